@@ -1,0 +1,85 @@
+/**
+ * The prover's compute backend. Two implementations share this contract:
+ *  - `native` (src/backend/native.ts): the C++ addon, multithreaded, off the JS thread;
+ *  - `reference` (src/backend/reference.ts): TypeScript/bigint + @noble/curves, the slow twin
+ *    every fast path is tested against.
+ * A CUDA backend will implement the same interface.
+ *
+ * All buffers use the layout of src/field/layout.ts (Montgomery Fr/Fq limbs, affine points,
+ * identity = all zero bytes). Lengths are validated at the boundary: a wrong length throws a
+ * RangeError (or rejects the promise) and never crashes the process.
+ */
+
+/** Sparse matrix in CSR form over Fr. Coefficients are stored once in a table (`coeffs`, Montgomery
+ *  Fr, 32 B each) and referenced by index, because circuits reuse few distinct constants. */
+export interface CsrMatrix {
+  rows: number;
+  cols: number;
+  /** rows + 1 offsets into colIdx / coeffIdx. */
+  rowPtr: Uint32Array;
+  colIdx: Uint32Array;
+  coeffIdx: Uint32Array;
+  coeffs: Uint8Array;
+}
+
+export interface MsmOptions {
+  /** Base k is paired with scalar scalarIndex[k] (a query's dense subset of the witness).
+   *  Without it, base k pairs with scalar k and the counts must be equal. */
+  scalarIndex?: Uint32Array;
+}
+
+/** Timings (milliseconds) of one query MSM split into its parts. */
+export interface MsmTimings {
+  classify: number;
+  batchAdd: number;
+  msm: number;
+}
+
+export interface MsmResult {
+  /** Affine point in native layout (96 B for G1, 192 B for G2). */
+  point: Uint8Array;
+  timings: MsmTimings;
+}
+
+export interface Capabilities {
+  backend: string;
+  threads: number;
+  cuda: boolean;
+  gpus: { ordinal: number; name: string; memoryBytes: number }[];
+}
+
+export interface Backend {
+  readonly name: string;
+  capabilities(): Capabilities;
+
+  /** A buffer of `bytes` zeroed bytes in backend memory (native: outside the JS heap, 64-byte
+   *  aligned). Free it with `release` when done; it is also freed when garbage collected. */
+  alloc(bytes: number): Uint8Array;
+  /** Frees a buffer from `alloc` now. Using it afterwards is an error (it is detached). */
+  release(buf: Uint8Array): void;
+
+  /** Σ scalar_k · base_k in G1. Scalars 0 are skipped; scalars equal to 1 are summed by batched
+   *  affine addition; the rest go through Pippenger with signed digits. */
+  msmG1(bases: Uint8Array, scalars: Uint8Array, opts?: MsmOptions): Promise<MsmResult>;
+  /** Same in G2. */
+  msmG2(bases: Uint8Array, scalars: Uint8Array, opts?: MsmOptions): Promise<MsmResult>;
+  /** Σ bases[indices[k]] in G1 (the batched addition of the bases whose scalar is 1). */
+  batchAddG1(bases: Uint8Array, indices: Uint32Array): Promise<Uint8Array>;
+
+  /** In-place radix-2 NTT over Fr of a power-of-two length vector. `inverse` computes the inverse
+   *  transform (with the 1/n factor); `coset` evaluates on (or interpolates from) the coset g·H with
+   *  g = 7, as bellperson does. */
+  ntt(values: Uint8Array, opts: { inverse: boolean; coset: boolean }): Promise<void>;
+  /** The Groth16 quotient: given evaluations a, b, c over H (length n = 2^k each, modified in place),
+   *  computes the coefficients of h = (a·b − c)/Z: iNTT, coset NTT, pointwise (a·b − c)·Z(g)^-1,
+   *  coset iNTT. Returns h in `a` (n coefficients; the last is zero for a satisfied system). */
+  quotient(a: Uint8Array, b: Uint8Array, c: Uint8Array): Promise<void>;
+
+  /** out = M · w over Fr. `out` has M.rows elements; w has M.cols elements. */
+  csrMatVec(m: CsrMatrix, w: Uint8Array, out: Uint8Array): Promise<void>;
+
+  /** [scalar_k]·base for every scalar: the fixed-base multiplications of a setup. Returns n affine
+   *  points. */
+  fixedBaseMulG1(base: Uint8Array, scalars: Uint8Array): Promise<Uint8Array>;
+  fixedBaseMulG2(base: Uint8Array, scalars: Uint8Array): Promise<Uint8Array>;
+}

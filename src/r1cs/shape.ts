@@ -1,0 +1,406 @@
+/**
+ * ShapeRecorder: compiles a circuit into CSR matrices A, B, C (backend.ts CsrMatrix) and the query
+ * densities, without ever calling a value closure or evaluating a name.
+ *
+ * Per row, the terms of each linear combination are merged by variable (coefficients summed mod r),
+ * zero coefficients dropped, and sorted by column (inputs first, then aux): rows are canonical.
+ * Coefficients live once in a table shared by A, B and C (Montgomery Fr, deduplicated through a
+ * Map keyed by the reduced value). Storage is typed arrays grown geometrically, so a circuit costs
+ * about 8 bytes per non-zero plus 12 bytes per row and matrix.
+ *
+ * Also: shapeDigest (SHA-256 of a canonical form, for caching parameters) and
+ * serializeShape / deserializeShape (a versioned binary form, for caching compiled shapes).
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import type { CsrMatrix } from '../backend/backend.js';
+import { FR_BYTES, FR_MODULUS, readFr, writeFr } from '../field/layout.js';
+import {
+  type CircuitShape,
+  type ConstraintSystem,
+  type LinearCombination,
+  type Name,
+  type Variable,
+  auxIndex,
+  auxVariable,
+} from './cs.js';
+
+// Host byte order: the binary forms write typed arrays as they lie in memory.
+if (new Uint8Array(new Uint32Array([1]).buffer)[0] !== 1) {
+  throw new Error('kiln r1cs/shape: big-endian hosts are not supported');
+}
+
+/** Columns are recorded before the input count is final: aux j is stored as AUX_TAG + j and mapped
+ *  to numInputs + j by finish(). */
+const AUX_TAG = 0x8000_0000;
+
+class GrowableU32 {
+  data: Uint32Array;
+  length = 0;
+  constructor(capacity = 1024) {
+    this.data = new Uint32Array(capacity);
+  }
+  push(x: number): void {
+    if (this.length === this.data.length) {
+      const next = new Uint32Array(this.data.length * 2);
+      next.set(this.data);
+      this.data = next;
+    }
+    this.data[this.length++] = x;
+  }
+  /** A right-sized copy. */
+  trimmed(): Uint32Array {
+    return this.data.slice(0, this.length);
+  }
+}
+
+class MatrixBuilder {
+  readonly rowPtr = new GrowableU32();
+  readonly col = new GrowableU32(4096);
+  readonly coeff = new GrowableU32(4096);
+  constructor() {
+    this.rowPtr.push(0);
+  }
+  endRow(): void {
+    this.rowPtr.push(this.col.length);
+  }
+}
+
+export class ShapeRecorder implements ConstraintSystem {
+  readonly computesValues = false;
+  private nInputs = 1; // ONE
+  private nAux = 0;
+  private nConstraints = 0;
+  private readonly mats = [new MatrixBuilder(), new MatrixBuilder(), new MatrixBuilder()];
+  private coeffTable = new Uint8Array(64 * FR_BYTES);
+  private nCoeffs = 0;
+  private readonly coeffIndex = new Map<bigint, number>();
+  private finished: CircuitShape | undefined;
+  // scratch for merging one linear combination
+  private scratchCols: number[] = [];
+  private scratchCoeffs: bigint[] = [];
+
+  get numConstraints(): number {
+    return this.nConstraints;
+  }
+  get numInputs(): number {
+    return this.nInputs;
+  }
+  get numAux(): number {
+    return this.nAux;
+  }
+
+  alloc(_name: Name, _value: () => bigint): Variable {
+    this.assertOpen();
+    if (this.nAux >= AUX_TAG) throw new RangeError('too many aux variables');
+    return auxVariable(this.nAux++);
+  }
+
+  allocInput(_name: Name, _value: () => bigint): Variable {
+    this.assertOpen();
+    if (this.nInputs >= AUX_TAG) throw new RangeError('too many inputs');
+    return this.nInputs++;
+  }
+
+  enforce(_name: Name, a: LinearCombination, b: LinearCombination, c: LinearCombination): void {
+    this.assertOpen();
+    this.addRow(this.mats[0], a);
+    this.addRow(this.mats[1], b);
+    this.addRow(this.mats[2], c);
+    this.nConstraints++;
+  }
+
+  namespace<T>(_name: Name, fn: () => T): T {
+    return fn();
+  }
+
+  value(_v: Variable): undefined {
+    return undefined;
+  }
+
+  /** The compiled shape. Recording ends here; later calls return the same shape. */
+  finish(): CircuitShape {
+    if (this.finished) return this.finished;
+    const numInputs = this.nInputs;
+    const numAux = this.nAux;
+    const cols = numInputs + numAux;
+    const coeffs = this.coeffTable.slice(0, this.nCoeffs * FR_BYTES);
+    const [a, b, c] = this.mats.map((m): CsrMatrix => {
+      const colIdx = m.col.trimmed();
+      for (let k = 0; k < colIdx.length; k++) {
+        const x = colIdx[k];
+        if (x >= AUX_TAG) colIdx[k] = numInputs + (x - AUX_TAG);
+      }
+      return { rows: this.nConstraints, cols, rowPtr: m.rowPtr.trimmed(), colIdx, coeffIdx: m.coeff.trimmed(), coeffs };
+    });
+    this.finished = { numInputs, numAux, numConstraints: this.nConstraints, a, b, c, ...densities(a, b, numInputs, numAux) };
+    // release the builders' memory
+    this.mats.length = 0;
+    this.coeffIndex.clear();
+    return this.finished;
+  }
+
+  private assertOpen(): void {
+    if (this.finished) throw new Error('ShapeRecorder: the shape is already finished');
+  }
+
+  private encode(v: Variable): number {
+    if (v >= 0) {
+      if (v >= this.nInputs || !Number.isInteger(v)) throw new RangeError(`enforce: unknown input ${v}`);
+      return v;
+    }
+    const j = auxIndex(v);
+    if (j >= this.nAux || !Number.isInteger(j)) throw new RangeError(`enforce: unknown aux variable ${j}`);
+    return AUX_TAG + j;
+  }
+
+  private coefficientIndex(c: bigint): number {
+    let k = this.coeffIndex.get(c);
+    if (k === undefined) {
+      k = this.nCoeffs++;
+      if (k * FR_BYTES >= this.coeffTable.length) {
+        const next = new Uint8Array(this.coeffTable.length * 2);
+        next.set(this.coeffTable);
+        this.coeffTable = next;
+      }
+      writeFr(this.coeffTable, k, c);
+      this.coeffIndex.set(c, k);
+    }
+    return k;
+  }
+
+  private addRow(m: MatrixBuilder, lc: LinearCombination): void {
+    const n = lc.vars.length;
+    if (n === 1) {
+      const c = reduce(lc.coeffs[0]);
+      const col = this.encode(lc.vars[0]);
+      if (c !== 0n) {
+        m.col.push(col);
+        m.coeff.push(this.coefficientIndex(c));
+      }
+    } else if (n > 1) {
+      // merge duplicates: sort term indices by column, then sum runs
+      const cols = this.scratchCols;
+      const cfs = this.scratchCoeffs;
+      cols.length = 0;
+      cfs.length = 0;
+      const order: number[] = new Array(n);
+      const enc: number[] = new Array(n);
+      let sorted = true;
+      for (let k = 0; k < n; k++) {
+        enc[k] = this.encode(lc.vars[k]);
+        order[k] = k;
+        if (k > 0 && enc[k] <= enc[k - 1]) sorted = false;
+      }
+      if (!sorted) order.sort((x, y) => enc[x] - enc[y] || x - y);
+      for (let t = 0; t < n; ) {
+        const col = enc[order[t]];
+        let sum = 0n;
+        for (; t < n && enc[order[t]] === col; t++) sum += lc.coeffs[order[t]];
+        sum = reduce(sum);
+        if (sum !== 0n) {
+          cols.push(col);
+          cfs.push(sum);
+        }
+      }
+      for (let k = 0; k < cols.length; k++) {
+        m.col.push(cols[k]);
+        m.coeff.push(this.coefficientIndex(cfs[k]));
+      }
+    }
+    m.endRow();
+  }
+}
+
+function reduce(c: bigint): bigint {
+  if (c === 1n) return 1n;
+  const r = c % FR_MODULUS;
+  return r < 0n ? r + FR_MODULUS : r;
+}
+
+function densities(
+  a: CsrMatrix,
+  b: CsrMatrix,
+  numInputs: number,
+  numAux: number,
+): Pick<CircuitShape, 'aAuxDensity' | 'bInputDensity' | 'bAuxDensity'> {
+  // every stored term has a non-zero coefficient (zero terms are dropped when recording)
+  const aAuxDensity = new Uint8Array(numAux);
+  const bInputDensity = new Uint8Array(numInputs);
+  const bAuxDensity = new Uint8Array(numAux);
+  for (let k = 0; k < a.colIdx.length; k++) {
+    const col = a.colIdx[k];
+    if (col >= numInputs) aAuxDensity[col - numInputs] = 1;
+  }
+  for (let k = 0; k < b.colIdx.length; k++) {
+    const col = b.colIdx[k];
+    if (col >= numInputs) bAuxDensity[col - numInputs] = 1;
+    else bInputDensity[col] = 1;
+  }
+  return { aAuxDensity, bInputDensity, bAuxDensity };
+}
+
+/** Runs `synthesize` on a fresh ShapeRecorder and returns the shape. */
+export function recordShape(synthesize: (cs: ConstraintSystem) => void): CircuitShape {
+  const rec = new ShapeRecorder();
+  synthesize(rec);
+  return rec.finish();
+}
+
+// ---------------------------------------------------------------- digest
+
+const DIGEST_TAG = new TextEncoder().encode('kiln/r1cs-shape-digest/v1\0');
+const CHUNK = 1 << 16;
+
+const u32le = (...xs: number[]): Uint8Array => new Uint8Array(new Uint32Array(xs).buffer);
+const bytesOf = (a: Uint32Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+/**
+ * SHA-256 (hex) of a canonical form of the shape: counts, then per matrix A, B, C its dimensions,
+ * rowPtr, colIdx, the distinct coefficient values (canonical, 32 bytes little-endian, in order of
+ * first use) and the coefficient indices renumbered into that order. It therefore does not depend
+ * on how the coefficient table happens to be ordered or deduplicated, nor on the Montgomery form;
+ * it does depend on the order of terms within a row (ShapeRecorder sorts them by column).
+ * Densities are derived from the matrices and not hashed.
+ */
+export function shapeDigest(shape: CircuitShape): string {
+  const h = sha256.create();
+  h.update(DIGEST_TAG);
+  h.update(u32le(shape.numInputs, shape.numAux, shape.numConstraints));
+  for (const m of [shape.a, shape.b, shape.c]) {
+    const nnz = m.colIdx.length;
+    h.update(u32le(m.rows, m.cols, nnz));
+    h.update(bytesOf(m.rowPtr));
+    h.update(bytesOf(m.colIdx));
+    // renumber coefficients by value, in order of first use
+    const nTable = m.coeffs.length / FR_BYTES;
+    const remap = new Int32Array(nTable).fill(-1);
+    const byValue = new Map<bigint, number>();
+    const values: bigint[] = [];
+    for (let k = 0; k < nnz; k++) {
+      const old = m.coeffIdx[k];
+      if (old >= nTable) throw new RangeError(`shapeDigest: coefficient index ${old} out of range`);
+      if (remap[old] !== -1) continue;
+      const v = readFr(m.coeffs, old);
+      let idx = byValue.get(v);
+      if (idx === undefined) {
+        idx = values.length;
+        values.push(v);
+        byValue.set(v, idx);
+      }
+      remap[old] = idx;
+    }
+    h.update(u32le(values.length));
+    const vbuf = new Uint8Array(values.length * 32);
+    values.forEach((v, i) => {
+      for (let b = 0; b < 32; b++) vbuf[i * 32 + b] = Number((v >> BigInt(8 * b)) & 0xffn);
+    });
+    h.update(vbuf);
+    const chunk = new Uint32Array(Math.min(CHUNK, nnz));
+    for (let start = 0; start < nnz; start += CHUNK) {
+      const end = Math.min(nnz, start + CHUNK);
+      for (let k = start; k < end; k++) chunk[k - start] = remap[m.coeffIdx[k]];
+      h.update(bytesOf(chunk.subarray(0, end - start)));
+    }
+  }
+  return bytesToHex(h.digest());
+}
+
+// ---------------------------------------------------------------- binary form
+
+/** "KILNSHP" + NUL. */
+export const SHAPE_MAGIC = new Uint8Array([0x4b, 0x49, 0x4c, 0x4e, 0x53, 0x48, 0x50, 0x00]);
+export const SHAPE_FORMAT_VERSION = 1;
+
+/**
+ * The binary form as a list of chunks (views of the shape's own arrays: nothing large is copied),
+ * ready for a vectored write. Layout, all integers u32 little-endian:
+ *   magic (8) ‖ version ‖ numInputs ‖ numAux ‖ numConstraints
+ *   then for A, B, C: rows ‖ cols ‖ nnz ‖ nCoeffs ‖ rowPtr[rows+1] ‖ colIdx[nnz] ‖ coeffIdx[nnz]
+ *                     ‖ coeffs[nCoeffs] (32 B Montgomery each)
+ *   then aAuxDensity[numAux] ‖ bInputDensity[numInputs] ‖ bAuxDensity[numAux] (one byte each).
+ * Every u32 array starts at a multiple of 4 bytes.
+ */
+export function shapeChunks(shape: CircuitShape): Uint8Array[] {
+  const out: Uint8Array[] = [SHAPE_MAGIC, u32le(SHAPE_FORMAT_VERSION, shape.numInputs, shape.numAux, shape.numConstraints)];
+  for (const m of [shape.a, shape.b, shape.c]) {
+    out.push(u32le(m.rows, m.cols, m.colIdx.length, m.coeffs.length / FR_BYTES));
+    out.push(bytesOf(m.rowPtr), bytesOf(m.colIdx), bytesOf(m.coeffIdx), m.coeffs);
+  }
+  out.push(shape.aAuxDensity, shape.bInputDensity, shape.bAuxDensity);
+  return out;
+}
+
+export function serializeShape(shape: CircuitShape): Uint8Array {
+  const chunks = shapeChunks(shape);
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let o = 0;
+  for (const c of chunks) {
+    out.set(c, o);
+    o += c.length;
+  }
+  return out;
+}
+
+/** Parses serializeShape's output, checking magic, version, every length and every index. The
+ *  result owns its memory (copied out of `bytes`). Throws an Error naming the first problem. */
+export function deserializeShape(bytes: Uint8Array): CircuitShape {
+  let o = 0;
+  const need = (n: number, what: string): void => {
+    if (o + n > bytes.length) throw new Error(`shape file truncated: ${what} needs ${n} bytes at offset ${o}, ${bytes.length - o} left`);
+  };
+  const u32s = (n: number, what: string): Uint32Array => {
+    need(4 * n, what);
+    const a = new Uint32Array(n);
+    new Uint8Array(a.buffer).set(bytes.subarray(o, o + 4 * n));
+    o += 4 * n;
+    return a;
+  };
+  const raw = (n: number, what: string): Uint8Array => {
+    need(n, what);
+    const a = bytes.slice(o, o + n);
+    o += n;
+    return a;
+  };
+
+  need(SHAPE_MAGIC.length, 'magic');
+  for (let k = 0; k < SHAPE_MAGIC.length; k++) {
+    if (bytes[k] !== SHAPE_MAGIC[k]) throw new Error('not a kiln shape file (bad magic)');
+  }
+  o = SHAPE_MAGIC.length;
+  const [version, numInputs, numAux, numConstraints] = u32s(4, 'header');
+  if (version !== SHAPE_FORMAT_VERSION) {
+    throw new Error(`unsupported shape format version ${version} (expected ${SHAPE_FORMAT_VERSION})`);
+  }
+  if (numInputs < 1) throw new Error('shape file: numInputs must be ≥ 1');
+  const cols = numInputs + numAux;
+  const mats: CsrMatrix[] = [];
+  for (const name of ['A', 'B', 'C']) {
+    const [rows, mcols, nnz, nCoeffs] = u32s(4, `${name} header`);
+    if (rows !== numConstraints || mcols !== cols) {
+      throw new Error(`shape file: ${name} is ${rows}×${mcols}, expected ${numConstraints}×${cols}`);
+    }
+    const rowPtr = u32s(rows + 1, `${name} rowPtr`);
+    const colIdx = u32s(nnz, `${name} colIdx`);
+    const coeffIdx = u32s(nnz, `${name} coeffIdx`);
+    const coeffs = raw(nCoeffs * FR_BYTES, `${name} coeffs`);
+    if (rowPtr[0] !== 0 || rowPtr[rows] !== nnz) throw new Error(`shape file: ${name} rowPtr does not span ${nnz} entries`);
+    for (let i = 0; i < rows; i++) {
+      if (rowPtr[i] > rowPtr[i + 1]) throw new Error(`shape file: ${name} rowPtr decreases at row ${i}`);
+    }
+    for (let k = 0; k < nnz; k++) {
+      if (colIdx[k] >= cols) throw new Error(`shape file: ${name} column ${colIdx[k]} out of range`);
+      if (coeffIdx[k] >= nCoeffs) throw new Error(`shape file: ${name} coefficient index ${coeffIdx[k]} out of range`);
+    }
+    mats.push({ rows, cols, rowPtr, colIdx, coeffIdx, coeffs });
+  }
+  const aAuxDensity = raw(numAux, 'aAuxDensity');
+  const bInputDensity = raw(numInputs, 'bInputDensity');
+  const bAuxDensity = raw(numAux, 'bAuxDensity');
+  if (o !== bytes.length) throw new Error(`shape file: ${bytes.length - o} trailing bytes`);
+  for (const [d, what] of [[aAuxDensity, 'aAuxDensity'], [bInputDensity, 'bInputDensity'], [bAuxDensity, 'bAuxDensity']] as const) {
+    if (d.some((x) => x > 1)) throw new Error(`shape file: ${what} is not 0/1`);
+  }
+  const [a, b, c] = mats;
+  return { numInputs, numAux, numConstraints, a, b, c, aAuxDensity, bInputDensity, bAuxDensity };
+}

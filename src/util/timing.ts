@@ -1,0 +1,99 @@
+/**
+ * Timing spans: every stage of a proof is a span with a parent (job → partition → synth / prove →
+ * kernel phases). A parent's "gap" is its wall time minus the sum of its children's: time that no
+ * child accounts for. Gaps over 2 % are flagged, because that is how unexplained work (such as a
+ * synchronous free of large buffers) is found.
+ */
+import { performance } from 'node:perf_hooks';
+
+export const GAP_WARN_FRACTION = 0.02;
+
+export class Span {
+  readonly children: Span[] = [];
+  readonly startMs: number;
+  endMs: number | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly parent?: Span,
+    startMs = performance.now(),
+  ) {
+    this.startMs = startMs;
+    parent?.children.push(this);
+  }
+
+  /** Starts a child span now. */
+  child(name: string): Span {
+    return new Span(name, this);
+  }
+
+  /** Records an already measured child (e.g. a phase timed inside the native addon), laid end to
+   *  end after the previous child. */
+  record(name: string, durationMs: number): Span {
+    const prev = this.children[this.children.length - 1];
+    const start = prev?.endMs ?? this.startMs;
+    const s = new Span(name, this, start);
+    s.endMs = start + durationMs;
+    return s;
+  }
+
+  end(): this {
+    if (this.endMs === undefined) this.endMs = performance.now();
+    return this;
+  }
+
+  get durationMs(): number {
+    return (this.endMs ?? performance.now()) - this.startMs;
+  }
+
+  /** Runs fn inside a child span that ends when fn settles. */
+  async time<T>(name: string, fn: (span: Span) => Promise<T> | T): Promise<T> {
+    const s = this.child(name);
+    try {
+      return await fn(s);
+    } finally {
+      s.end();
+    }
+  }
+
+  /** Wall time minus the children's time (0 for a leaf). */
+  get gapMs(): number {
+    if (this.children.length === 0) return 0;
+    return this.durationMs - this.children.reduce((t, c) => t + c.durationMs, 0);
+  }
+
+  toJSON(): SpanJson {
+    return {
+      name: this.name,
+      ms: round(this.durationMs),
+      gapMs: this.children.length ? round(this.gapMs) : undefined,
+      children: this.children.length ? this.children.map((c) => c.toJSON()) : undefined,
+    };
+  }
+}
+
+export interface SpanJson {
+  name: string;
+  ms: number;
+  gapMs?: number;
+  children?: SpanJson[];
+}
+
+const round = (x: number): number => Math.round(x * 100) / 100;
+
+/** An indented, human readable breakdown with percentages of the parent and flagged gaps. */
+export function formatSpanTree(root: Span): string {
+  const lines: string[] = [];
+  const walk = (s: Span, depth: number, parentMs: number): void => {
+    const pct = parentMs > 0 ? ` ${((100 * s.durationMs) / parentMs).toFixed(1).padStart(5)}%` : '';
+    lines.push(`${'  '.repeat(depth)}${s.name.padEnd(Math.max(1, 28 - 2 * depth))}${s.durationMs.toFixed(1).padStart(10)} ms${pct}`);
+    for (const c of s.children) walk(c, depth + 1, s.durationMs);
+    if (s.children.length) {
+      const gap = s.gapMs;
+      const flag = gap > GAP_WARN_FRACTION * s.durationMs ? '  <-- over 2 %' : '';
+      lines.push(`${'  '.repeat(depth + 1)}${'(gap)'.padEnd(Math.max(1, 26 - 2 * depth))}${gap.toFixed(1).padStart(10)} ms${flag}`);
+    }
+  };
+  walk(root, 0, 0);
+  return lines.join('\n');
+}
