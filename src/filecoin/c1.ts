@@ -1,0 +1,364 @@
+/**
+ * Parsing and format validation of the SealCommitPhase1Output JSON (FACTS §3) and of the
+ * lotus-bench / Curio `Commit2In` wrapper around it. Every malformed input is refused with a
+ * `C1FormatError` naming the JSON path of the offending field; nothing here trusts the input's shape.
+ *
+ * Representation choices (what the circuit consumes): SHA256-domain values (comm_d tree, labeling
+ * parents, ids, seed, ticket) stay 32-byte arrays; Poseidon-domain values (tree_r_last, tree_c,
+ * column rows) become canonical bigints. Indices are JS numbers (< 2^31 for every sector size).
+ * Cryptographic consistency (paths, labels, parents) is checked separately by `verify.ts`.
+ */
+import { FR_MODULUS } from '../field/layout.js';
+import { bytesToBigintLE } from './hash/fr32.js';
+import type { MerkleProof, MerkleProofShape, PathElement } from './tree/path.js';
+import { DRG_DEGREE, EXP_DEGREE, LABEL_PARENTS } from './graph.js';
+import { sealProofInfo, type SealProofInfo, type TreeShape } from './registry.js';
+
+export class C1FormatError extends Error {
+  /** JSON path of the offending field inside the C1 JSON (or the wrapper field), e.g. `comm_r` or `vanilla_proofs.StackedDrg2KiBV1[0][1].labeling_proofs`. */
+  readonly path: string;
+
+  constructor(path: string, detail: string, prefix = '') {
+    super(`${prefix}${path === '' ? '(root)' : path}: ${detail}`);
+    this.name = 'C1FormatError';
+    this.path = path;
+  }
+}
+
+export interface ColumnProof {
+  /** Node index of the column. */
+  readonly index: number;
+  /** One label per layer (layer 1 first), as field elements. */
+  readonly rows: readonly bigint[];
+  /** Inclusion of the column hash in tree_c (root = comm_c). */
+  readonly inclusion: MerkleProof<bigint>;
+}
+
+export interface LabelingProof {
+  /** The 37 parent labels hashed into this label, 32 bytes each. */
+  readonly parents: readonly Uint8Array[];
+  /** 1-based layer. */
+  readonly layerIndex: number;
+  readonly node: number;
+}
+
+export interface ChallengeProof {
+  /** The challenged node (= c_x.column.index). */
+  readonly challenge: number;
+  readonly commDProof: MerkleProof<Uint8Array>;
+  readonly commRLastProof: MerkleProof<bigint>;
+  readonly cX: ColumnProof;
+  /** Columns of the 6 DRG parents. */
+  readonly drgParents: readonly ColumnProof[];
+  /** Columns of the 8 expander parents. */
+  readonly expParents: readonly ColumnProof[];
+  /** One labeling proof per layer. */
+  readonly labelingProofs: readonly LabelingProof[];
+  readonly encodingProof: LabelingProof;
+}
+
+export interface C1Output {
+  readonly registeredProof: SealProofInfo;
+  readonly commR: Uint8Array;
+  readonly commD: Uint8Array;
+  readonly replicaId: Uint8Array;
+  readonly seed: Uint8Array;
+  readonly ticket: Uint8Array;
+  /** vanilla proofs: [partition][challenge]. */
+  readonly partitions: readonly (readonly ChallengeProof[])[];
+}
+
+export interface Commit2In {
+  readonly sectorNum: number;
+  readonly sectorSize: number;
+  /** "f0…" ID address when the wrapper carries one (the fixtures do; lotus-bench does not). */
+  readonly miner: string | undefined;
+  readonly phase1Out: C1Output;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Path-tracking readers
+
+type Json = unknown;
+
+function typeName(v: Json): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}
+
+function show(v: Json): string {
+  const s = JSON.stringify(v) ?? typeName(v);
+  return s.length > 40 ? `${s.slice(0, 37)}...` : s;
+}
+
+function asObject(v: Json, path: string): Record<string, Json> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new C1FormatError(path, `expected an object, got ${typeName(v)}`);
+  return v as Record<string, Json>;
+}
+
+function field(o: Record<string, Json>, key: string, path: string): [Json, string] {
+  const p = path === '' ? key : `${path}.${key}`;
+  if (!Object.prototype.hasOwnProperty.call(o, key) || o[key] === undefined) throw new C1FormatError(p, 'missing field');
+  return [o[key], p];
+}
+
+function asArray(v: Json, path: string, length?: number): Json[] {
+  if (!Array.isArray(v)) throw new C1FormatError(path, `expected an array, got ${typeName(v)}`);
+  if (length !== undefined && v.length !== length) throw new C1FormatError(path, `expected ${length} elements, got ${v.length}`);
+  return v;
+}
+
+function asUint(v: Json, path: string, bound?: number, what = 'value'): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new C1FormatError(path, `expected a non-negative integer, got ${show(v)}`);
+  if (bound !== undefined && v >= bound) throw new C1FormatError(path, `${what} ${v} out of range (must be < ${bound})`);
+  return v;
+}
+
+function asBytes32(v: Json, path: string): Uint8Array {
+  const a = asArray(v, path);
+  if (a.length !== 32) throw new C1FormatError(path, `expected 32 bytes, got ${a.length}`);
+  const out = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) {
+    const b = a[i];
+    if (typeof b !== 'number' || !Number.isInteger(b) || b < 0 || b > 255) throw new C1FormatError(`${path}[${i}]`, `expected a byte 0..255, got ${show(b)}`);
+    out[i] = b;
+  }
+  return out;
+}
+
+/** 32 bytes that must encode a canonical field element (little-endian, < r). */
+function asFrBytes(v: Json, path: string): Uint8Array {
+  const b = asBytes32(v, path);
+  if (bytesToBigintLE(b) >= FR_MODULUS) throw new C1FormatError(path, 'field element not canonical (≥ r)');
+  return b;
+}
+
+function asFr(v: Json, path: string): bigint {
+  const b = asBytes32(v, path);
+  const x = bytesToBigintLE(b);
+  if (x >= FR_MODULUS) throw new C1FormatError(path, 'field element not canonical (≥ r)');
+  return x;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Merkle proofs
+
+interface PathSpec {
+  /** Per level arity of this path segment. */
+  readonly arities: readonly number[];
+}
+
+function parsePath<T>(v: Json, path: string, spec: PathSpec, leafOf: (v: Json, p: string) => T): PathElement<T>[] {
+  const o = asObject(v, path);
+  const [raw, p] = field(o, 'path', path);
+  const levels = asArray(raw, p, spec.arities.length);
+  return levels.map((lv, i) => {
+    const lp = `${p}[${i}]`;
+    const lo = asObject(lv, lp);
+    const arity = spec.arities[i];
+    const [h, hp] = field(lo, 'hashes', lp);
+    const hashes = asArray(h, hp, arity - 1).map((x, j) => leafOf(x, `${hp}[${j}]`));
+    const [idx, ip] = field(lo, 'index', lp);
+    return { hashes, index: asUint(idx, ip, arity, 'path index') };
+  });
+}
+
+/** Expected path segments: [base, sub, top] arities (sub/top empty when absent). */
+function segments(tree: TreeShape): { shape: MerkleProofShape; base: number[]; sub: number[]; top: number[] } {
+  const base = new Array<number>(tree.baseLevels).fill(tree.baseArity);
+  const sub = tree.subArity ? [tree.subArity] : [];
+  const top = tree.topArity ? [tree.topArity] : [];
+  const shape: MerkleProofShape = top.length ? 'Top' : sub.length ? 'Sub' : 'Single';
+  return { shape, base, sub, top };
+}
+
+function parseMerkleProof<T>(
+  v: Json, path: string, seg: ReturnType<typeof segments>, leafOf: (v: Json, p: string) => T,
+): MerkleProof<T> {
+  const o = asObject(v, path);
+  const [d, dp] = field(o, 'data', path);
+  const data = asObject(d, dp);
+  const keys = Object.keys(data);
+  if (keys.length !== 1) throw new C1FormatError(dp, `expected exactly one of Single/Sub/Top, got ${keys.length === 0 ? 'none' : keys.join(', ')}`);
+  const shape = keys[0];
+  if (shape !== seg.shape) {
+    if (shape === 'Single' || shape === 'Sub' || shape === 'Top') throw new C1FormatError(`${dp}.${shape}`, `wrong proof shape for this sector size (expected ${seg.shape})`);
+    throw new C1FormatError(`${dp}.${shape}`, 'unknown proof shape (expected Single, Sub or Top)');
+  }
+  const [b, bp] = field(data, shape, dp);
+  const body = asObject(b, bp);
+  const [rootV, rp] = field(body, 'root', bp);
+  const [leafV, lp] = field(body, 'leaf', bp);
+  const root = leafOf(rootV, rp);
+  const leaf = leafOf(leafV, lp);
+  if (shape === 'Single') {
+    const [pv, pp] = field(body, 'path', bp);
+    return { shape, root, leaf, base: parsePath(pv, pp, { arities: seg.base }, leafOf), sub: [], top: [] };
+  }
+  const [bv, bpp] = field(body, 'base_proof', bp);
+  const [sv, spp] = field(body, 'sub_proof', bp);
+  const base = parsePath(bv, bpp, { arities: seg.base }, leafOf);
+  const sub = parsePath(sv, spp, { arities: seg.sub }, leafOf);
+  if (shape === 'Sub') return { shape, root, leaf, base, sub, top: [] };
+  const [tv, tpp] = field(body, 'top_proof', bp);
+  return { shape, root, leaf, base, sub, top: parsePath(tv, tpp, { arities: seg.top }, leafOf) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vanilla proof pieces
+
+interface Ctx {
+  readonly info: SealProofInfo;
+  readonly treeSeg: ReturnType<typeof segments>;
+  readonly commDSeg: ReturnType<typeof segments>;
+}
+
+function parseColumnProof(v: Json, path: string, ctx: Ctx): ColumnProof {
+  const o = asObject(v, path);
+  const [c, cp] = field(o, 'column', path);
+  const col = asObject(c, cp);
+  const [iv, ip] = field(col, 'index', cp);
+  const index = asUint(iv, ip, ctx.info.nodes, 'node index');
+  const [rv, rp] = field(col, 'rows', cp);
+  const rows = asArray(rv, rp, ctx.info.layers).map((x, i) => asFr(x, `${rp}[${i}]`));
+  const [pv, pp] = field(o, 'inclusion_proof', path);
+  const inclusion = parseMerkleProof(pv, pp, ctx.treeSeg, asFr);
+  return { index, rows, inclusion };
+}
+
+function parseLabelingProof(v: Json, path: string, ctx: Ctx): LabelingProof {
+  const o = asObject(v, path);
+  const [pv, pp] = field(o, 'parents', path);
+  const parents = asArray(pv, pp, LABEL_PARENTS).map((x, i) => asFrBytes(x, `${pp}[${i}]`));
+  const [lv, lp] = field(o, 'layer_index', path);
+  const layerIndex = asUint(lv, lp, ctx.info.layers + 1, 'layer index');
+  if (layerIndex === 0) throw new C1FormatError(lp, 'layer index 0 out of range (layers are 1-based)');
+  const [nv, np] = field(o, 'node', path);
+  return { parents, layerIndex, node: asUint(nv, np, ctx.info.nodes, 'node index') };
+}
+
+function parseChallengeProof(v: Json, path: string, ctx: Ctx): ChallengeProof {
+  const o = asObject(v, path);
+  const [dv, dp] = field(o, 'comm_d_proofs', path);
+  const commDProof = parseMerkleProof(dv, dp, ctx.commDSeg, asFrBytes);
+  const [rv, rp] = field(o, 'comm_r_last_proof', path);
+  const commRLastProof = parseMerkleProof(rv, rp, ctx.treeSeg, asFr);
+  const [cv, cp] = field(o, 'replica_column_proofs', path);
+  const cols = asObject(cv, cp);
+  const [xv, xp] = field(cols, 'c_x', cp);
+  const cX = parseColumnProof(xv, xp, ctx);
+  const [gv, gp] = field(cols, 'drg_parents', cp);
+  const drgParents = asArray(gv, gp, DRG_DEGREE).map((x, i) => parseColumnProof(x, `${gp}[${i}]`, ctx));
+  const [ev, ep] = field(cols, 'exp_parents', cp);
+  const expParents = asArray(ev, ep, EXP_DEGREE).map((x, i) => parseColumnProof(x, `${ep}[${i}]`, ctx));
+  const [lv, lp] = field(o, 'labeling_proofs', path);
+  const labelingProofs = asArray(lv, lp, ctx.info.layers).map((x, i) => parseLabelingProof(x, `${lp}[${i}]`, ctx));
+  const [nv, np] = field(o, 'encoding_proof', path);
+  const encodingProof = parseLabelingProof(nv, np, ctx);
+  return { challenge: cX.index, commDProof, commRLastProof, cX, drgParents, expParents, labelingProofs, encodingProof };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry points
+
+function parseJsonText(input: string | Uint8Array, path: string, prefix: string): Json {
+  let text: string;
+  if (typeof input === 'string') text = input;
+  else {
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(input);
+    } catch {
+      throw new C1FormatError(path, 'input is not valid UTF-8', prefix);
+    }
+  }
+  try {
+    return JSON.parse(text) as Json;
+  } catch (e) {
+    throw new C1FormatError(path, `not valid JSON (${(e as Error).message})`, prefix);
+  }
+}
+
+/** Validates an already-decoded C1 JSON value. */
+export function parseC1Value(value: Json): C1Output {
+  const o = asObject(value, '');
+  const [rpv, rpp] = field(o, 'registered_proof', '');
+  if (typeof rpv !== 'string') throw new C1FormatError(rpp, `expected a string, got ${typeName(rpv)}`);
+  const info = sealProofInfo(rpv);
+  if (info === undefined) throw new C1FormatError(rpp, `unknown registered proof ${show(rpv)}`);
+  const ctx: Ctx = {
+    info,
+    treeSeg: segments(info.tree),
+    commDSeg: { shape: 'Single', base: new Array<number>(info.commDLevels).fill(2), sub: [], top: [] },
+  };
+  const [cr, crp] = field(o, 'comm_r', '');
+  const commR = asFrBytes(cr, crp);
+  const [cd, cdp] = field(o, 'comm_d', '');
+  const commD = asFrBytes(cd, cdp);
+  const [ri, rip] = field(o, 'replica_id', '');
+  const replicaId = asFrBytes(ri, rip);
+  const [sd, sdp] = field(o, 'seed', '');
+  const seed = asBytes32(sd, sdp);
+  const [tk, tkp] = field(o, 'ticket', '');
+  const ticket = asBytes32(tk, tkp);
+
+  const [vp, vpp] = field(o, 'vanilla_proofs', '');
+  const vo = asObject(vp, vpp);
+  const keys = Object.keys(vo);
+  if (keys.length !== 1 || keys[0] !== info.vanillaKey) {
+    throw new C1FormatError(vpp, `expected exactly the key ${info.vanillaKey} for ${info.name}, got ${keys.length ? keys.join(', ') : 'none'}`);
+  }
+  const [pv, pp] = field(vo, info.vanillaKey, vpp);
+  const parts = asArray(pv, pp, info.partitions);
+  if (parts.length === 0) throw new C1FormatError(pp, 'no partitions');
+  let perPartition = info.challengesPerPartition;
+  const partitions = parts.map((part, k) => {
+    const kp = `${pp}[${k}]`;
+    const challenges = asArray(part, kp, perPartition);
+    if (challenges.length === 0) throw new C1FormatError(kp, 'no challenges');
+    perPartition ??= challenges.length; // NI-PoRep: counts not pinned, but every partition must agree
+    return challenges.map((c, i) => parseChallengeProof(c, `${kp}[${i}]`, ctx));
+  });
+  return { registeredProof: info, commR, commD, replicaId, seed, ticket, partitions };
+}
+
+/** Parses raw C1 JSON text (or UTF-8 bytes). */
+export function parseC1(input: string | Uint8Array): C1Output {
+  return parseC1Value(parseJsonText(input, '', ''));
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** Strict standard base64 (with padding, as Go's encoding/json writes []byte). */
+function decodeBase64(s: string, path: string): Uint8Array {
+  if (!BASE64.test(s)) throw new C1FormatError(path, 'not valid base64');
+  return new Uint8Array(Buffer.from(s, 'base64'));
+}
+
+/** Parses the lotus-bench / Curio wrapper `{SectorNum, Phase1Out: base64(C1 JSON), SectorSize, Miner?}`. */
+export function parseCommit2In(input: string | Uint8Array): Commit2In {
+  const o = asObject(parseJsonText(input, '', ''), '');
+  const [sn, snp] = field(o, 'SectorNum', '');
+  const sectorNum = asUint(sn, snp);
+  const [ss, ssp] = field(o, 'SectorSize', '');
+  const sectorSize = asUint(ss, ssp);
+  let miner: string | undefined;
+  if (o.Miner !== undefined && o.Miner !== null) {
+    if (typeof o.Miner !== 'string') throw new C1FormatError('Miner', `expected a string, got ${typeName(o.Miner)}`);
+    miner = o.Miner;
+  }
+  const [po, pop] = field(o, 'Phase1Out', '');
+  if (typeof po !== 'string') throw new C1FormatError(pop, `expected a base64 string, got ${typeName(po)}`);
+  const bytes = decodeBase64(po, pop);
+  let phase1Out: C1Output;
+  try {
+    phase1Out = parseC1Value(parseJsonText(bytes, '', ''));
+  } catch (e) {
+    if (e instanceof C1FormatError) throw new C1FormatError(e.path, e.message.slice(e.message.indexOf(': ') + 2), 'Phase1Out → ');
+    throw e;
+  }
+  if (phase1Out.registeredProof.sectorSize !== sectorSize) {
+    throw new C1FormatError(ssp, `${sectorSize} does not match ${phase1Out.registeredProof.name} (${phase1Out.registeredProof.sectorSize})`);
+  }
+  return { sectorNum, sectorSize, miner, phase1Out };
+}

@@ -1,0 +1,111 @@
+/**
+ * Registered seal proofs (rust-filecoin-proofs-api `RegisteredSealProof`) and the PoRep shape each
+ * implies (FACTS §1). Ids: 0–4 V1, 5–9 V1_1, 10–14 V1_1_Feat_SyntheticPoRep,
+ * 15–19 V1_2_Feat_NonInteractivePoRep, in the size order 2 KiB, 8 MiB, 512 MiB, 32 GiB, 64 GiB.
+ */
+export type SealProofVersion = 'V1' | 'V1_1' | 'V1_1_Feat_SyntheticPoRep' | 'V1_2_Feat_NonInteractivePoRep';
+
+/** Shape of the Poseidon trees (tree_r_last and tree_c): oct base, optional sub level, optional top level. */
+export interface TreeShape {
+  readonly baseArity: 8;
+  /** Arity of the sub-tree level (0 = none). */
+  readonly subArity: 0 | 8;
+  /** Arity of the top-tree level (0 = none). */
+  readonly topArity: 0 | 2;
+  /** Number of oct levels in each base tree (path length of `base_proof`). */
+  readonly baseLevels: number;
+}
+
+export interface SealProofInfo {
+  readonly name: string;
+  readonly id: number;
+  readonly version: SealProofVersion;
+  readonly sectorSize: number;
+  /** Sector size in 32-byte nodes. */
+  readonly nodes: number;
+  readonly layers: number;
+  /** Partitions of the proof; undefined where not pinned here (NI-PoRep). */
+  readonly partitions: number | undefined;
+  /** Challenges per partition for interactive PoRep (V1, V1_1, Synthetic); undefined where not pinned here (NI-PoRep). */
+  readonly challengesPerPartition: number | undefined;
+  readonly tree: TreeShape;
+  /** Height of the binary comm_d tree (path length). */
+  readonly commDLevels: number;
+  /** Key of `vanilla_proofs` in the C1 JSON (the V1 name of the size, e.g. "StackedDrg2KiBV1"). */
+  readonly vanillaKey: string;
+  /** V1 puts the DRG predecessor last; V1_1 and later put it first. */
+  readonly drgPredecessorFirst: boolean;
+  readonly porepId: Uint8Array;
+}
+
+interface SizeRow {
+  label: string;
+  sectorSize: number;
+  layers: number;
+  partitions: number;
+  challenges: number;
+  tree: TreeShape;
+}
+
+const SIZES: readonly SizeRow[] = [
+  { label: '2KiB', sectorSize: 2048, layers: 2, partitions: 1, challenges: 2, tree: { baseArity: 8, subArity: 0, topArity: 0, baseLevels: 2 } },
+  { label: '8MiB', sectorSize: 8 << 20, layers: 2, partitions: 1, challenges: 2, tree: { baseArity: 8, subArity: 0, topArity: 0, baseLevels: 6 } },
+  { label: '512MiB', sectorSize: 512 << 20, layers: 2, partitions: 1, challenges: 2, tree: { baseArity: 8, subArity: 0, topArity: 0, baseLevels: 8 } },
+  { label: '32GiB', sectorSize: 32 * 2 ** 30, layers: 11, partitions: 10, challenges: 18, tree: { baseArity: 8, subArity: 8, topArity: 0, baseLevels: 9 } },
+  { label: '64GiB', sectorSize: 64 * 2 ** 30, layers: 11, partitions: 10, challenges: 18, tree: { baseArity: 8, subArity: 8, topArity: 2, baseLevels: 9 } },
+];
+
+const VERSIONS: readonly SealProofVersion[] = ['V1', 'V1_1', 'V1_1_Feat_SyntheticPoRep', 'V1_2_Feat_NonInteractivePoRep'];
+
+/** porep_id = registered proof id as u64 LE ‖ nonce as u64 LE ‖ 16 zero bytes (nonce is 0 for all of them). */
+export function porepIdFor(id: number, nonce = 0n): Uint8Array {
+  const out = new Uint8Array(32);
+  const dv = new DataView(out.buffer);
+  dv.setBigUint64(0, BigInt(id), true);
+  dv.setBigUint64(8, nonce, true);
+  return out;
+}
+
+function build(): Map<string, SealProofInfo> {
+  const m = new Map<string, SealProofInfo>();
+  VERSIONS.forEach((version, vi) => {
+    SIZES.forEach((s, si) => {
+      const id = vi * 5 + si;
+      const name = `StackedDrg${s.label}${version}`;
+      const nodes = s.sectorSize / 32;
+      const interactive = version !== 'V1_2_Feat_NonInteractivePoRep';
+      m.set(name, Object.freeze({
+        name,
+        id,
+        version,
+        sectorSize: s.sectorSize,
+        nodes,
+        layers: s.layers,
+        partitions: interactive ? s.partitions : undefined,
+        challengesPerPartition: interactive ? s.challenges : undefined,
+        tree: Object.freeze(s.tree),
+        commDLevels: Math.log2(nodes),
+        vanillaKey: `StackedDrg${s.label}V1`,
+        drgPredecessorFirst: version !== 'V1',
+        porepId: porepIdFor(id),
+      }));
+    });
+  });
+  return m;
+}
+
+const BY_NAME = build();
+
+/** Looks a registered seal proof up by its name (e.g. "StackedDrg32GiBV1_1"); undefined when unknown. */
+export function sealProofInfo(name: string): SealProofInfo | undefined {
+  return BY_NAME.get(name);
+}
+
+export function sealProofById(id: number): SealProofInfo | undefined {
+  for (const info of BY_NAME.values()) if (info.id === id) return info;
+  return undefined;
+}
+
+export function allSealProofs(): SealProofInfo[] {
+  return [...BY_NAME.values()];
+}

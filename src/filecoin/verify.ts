@@ -1,0 +1,132 @@
+/**
+ * Consistency checks of a parsed C1 (what the vanilla verifier and shared/reference/check_c1.py check):
+ * challenge derivation, every inclusion path against its root, column hashes, comm_r = H(comm_c,
+ * comm_r_last), parent indices against the graph, labels recomputed from their parents, encoding.
+ * Returns the list of failures (empty = consistent) instead of throwing, so a caller can report all.
+ */
+import { FR_MODULUS } from '../field/layout.js';
+import type { C1Output, ChallengeProof, ColumnProof, LabelingProof } from './c1.js';
+import { DrgParents, ExpanderParents, computeLabel, interactiveChallenges, labelParentOrder, replicaId } from './graph.js';
+import { bytesEqual, bytesToBigintLE } from './hash/fr32.js';
+import { poseidonHash } from './hash/poseidon.js';
+import { fullPath, pathLeafIndex, poseidonPathRoot, sha256PathRoot } from './tree/path.js';
+
+export interface VerifyOptions {
+  /** When given with `sectorId`, replica_id is recomputed from them, the ticket, comm_d and porep_id. */
+  readonly proverId?: Uint8Array;
+  readonly sectorId?: bigint | number;
+}
+
+/** Whether the proof's challenges are derived interactively from (replica_id, seed) (V1, V1_1). */
+export function hasInteractiveChallenges(c1: C1Output): boolean {
+  const v = c1.registeredProof.version;
+  return v === 'V1' || v === 'V1_1';
+}
+
+export function columnHash(rows: readonly bigint[]): bigint {
+  return poseidonHash(rows);
+}
+
+export function verifyC1(c1: C1Output, opts: VerifyOptions = {}): string[] {
+  const failures: string[] = [];
+  const fail = (where: string, what: string): void => {
+    failures.push(`${where}: ${what}`);
+  };
+  const info = c1.registeredProof;
+  const drg = new DrgParents(info.porepId, info.drgPredecessorFirst);
+  const exp = new ExpanderParents(info.porepId, info.nodes);
+  const commR = bytesToBigintLE(c1.commR);
+
+  if (opts.proverId !== undefined && opts.sectorId !== undefined) {
+    const rid = replicaId(opts.proverId, opts.sectorId, c1.ticket, c1.commD, info.porepId);
+    if (!bytesEqual(rid, c1.replicaId)) fail('replica_id', 'does not match SHA256(prover_id ‖ sector_id ‖ ticket ‖ comm_d ‖ porep_id)');
+  }
+
+  let commC: bigint | undefined;
+  let commRLast: bigint | undefined;
+  c1.partitions.forEach((part, k) => {
+    const expected = hasInteractiveChallenges(c1)
+      ? interactiveChallenges(c1.replicaId, c1.seed, info.nodes, part.length, k)
+      : undefined;
+    part.forEach((p, i) => {
+      const at = `partition ${k} challenge ${i} (node ${p.challenge})`;
+      if (expected !== undefined && expected[i] !== p.challenge) fail(at, `challenge should be ${expected[i]}`);
+      const roots = checkChallenge(c1, p, drg, exp, (what) => fail(at, what));
+      if (commC === undefined) {
+        commC = roots.commC;
+        commRLast = roots.commRLast;
+        if (poseidonHash([roots.commC, roots.commRLast]) !== commR) fail(at, 'comm_r ≠ Poseidon2(comm_c, comm_r_last)');
+      } else {
+        if (roots.commC !== commC) fail(at, 'comm_c differs from the first challenge');
+        if (roots.commRLast !== commRLast) fail(at, 'comm_r_last differs from the first challenge');
+      }
+    });
+  });
+  return failures;
+}
+
+function checkColumn(col: ColumnProof, commC: bigint, name: string, fail: (w: string) => void): void {
+  const h = columnHash(col.rows);
+  if (h !== col.inclusion.leaf) fail(`${name}: column hash ≠ inclusion leaf`);
+  const path = fullPath(col.inclusion);
+  if (pathLeafIndex(path) !== col.index) fail(`${name}: inclusion path proves node ${pathLeafIndex(path)}, column is ${col.index}`);
+  if (col.inclusion.root !== commC) fail(`${name}: inclusion root ≠ comm_c`);
+  if (poseidonPathRoot(h, path) !== commC) fail(`${name}: inclusion path does not lead to comm_c`);
+}
+
+function sameLabeling(a: LabelingProof, b: LabelingProof): boolean {
+  return a.layerIndex === b.layerIndex && a.node === b.node && a.parents.every((x, i) => bytesEqual(x, b.parents[i]));
+}
+
+function checkChallenge(
+  c1: C1Output, p: ChallengeProof, drg: DrgParents, exp: ExpanderParents, fail: (w: string) => void,
+): { commC: bigint; commRLast: bigint } {
+  const info = c1.registeredProof;
+  const c = p.challenge;
+  // comm_d
+  const dPath = fullPath(p.commDProof);
+  if (!bytesEqual(p.commDProof.root, c1.commD)) fail('comm_d proof root ≠ comm_d');
+  if (!bytesEqual(sha256PathRoot(p.commDProof.leaf, dPath), c1.commD)) fail('comm_d path does not lead to comm_d');
+  if (pathLeafIndex(dPath) !== c) fail('comm_d path proves another node');
+  // comm_r_last
+  const rPath = fullPath(p.commRLastProof);
+  const commRLast = p.commRLastProof.root;
+  if (poseidonPathRoot(p.commRLastProof.leaf, rPath) !== commRLast) fail('comm_r_last path does not lead to its root');
+  if (pathLeafIndex(rPath) !== c) fail('comm_r_last path proves another node');
+  // columns
+  const commC = p.cX.inclusion.root;
+  checkColumn(p.cX, commC, 'c_x', fail);
+  const drgIdx = drg.parents(c);
+  const expIdx = exp.parents(c);
+  p.drgParents.forEach((col, j) => {
+    if (col.index !== drgIdx[j]) fail(`drg_parents[${j}]: index ${col.index}, graph says ${drgIdx[j]}`);
+    checkColumn(col, commC, `drg_parents[${j}]`, fail);
+  });
+  p.expParents.forEach((col, j) => {
+    if (col.index !== expIdx[j]) fail(`exp_parents[${j}]: index ${col.index}, graph says ${expIdx[j]}`);
+    checkColumn(col, commC, `exp_parents[${j}]`, fail);
+  });
+  // labels: layer l hashes the DRG parents' layer-l labels and the expander parents' layer-(l−1) labels
+  p.labelingProofs.forEach((lp, l) => {
+    const layer = l + 1;
+    const name = `labeling_proofs[${l}]`;
+    if (lp.layerIndex !== layer) fail(`${name}: layer_index ${lp.layerIndex}, expected ${layer}`);
+    if (lp.node !== c) fail(`${name}: node ${lp.node}, expected ${c}`);
+    const base = [
+      ...p.drgParents.map((col) => col.rows[layer - 1]),
+      ...(layer > 1 ? p.expParents.map((col) => col.rows[layer - 2]) : []),
+    ];
+    const order = labelParentOrder(layer);
+    order.forEach((src, i) => {
+      if (bytesToBigintLE(lp.parents[i]) !== base[src]) fail(`${name}.parents[${i}]: not the label of parent column ${src}`);
+    });
+    const label = bytesToBigintLE(computeLabel(c1.replicaId, layer, lp.node, lp.parents));
+    if (label !== p.cX.rows[l]) fail(`${name}: recomputed label ≠ c_x row ${l}`);
+  });
+  // encoding: replica node = last label + data leaf
+  const last = p.labelingProofs[p.labelingProofs.length - 1];
+  if (!sameLabeling(p.encodingProof, last)) fail('encoding_proof differs from the last labeling proof');
+  const encoded = (p.cX.rows[info.layers - 1] + bytesToBigintLE(p.commDProof.leaf)) % FR_MODULUS;
+  if (encoded !== p.commRLastProof.leaf) fail('encoding: last label + data ≠ replica leaf');
+  return { commC, commRLast };
+}

@@ -1,0 +1,302 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { C1FormatError, parseC1, parseC1Value, parseCommit2In } from '../src/filecoin/c1.js';
+import { actorIdFromAddress, proverIdFromActorId } from '../src/filecoin/graph.js';
+import { partitionPublicInputs } from '../src/filecoin/public-inputs.js';
+import { sealProofInfo } from '../src/filecoin/registry.js';
+import { verifyC1 } from '../src/filecoin/verify.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const shared = path.resolve(repoRoot, '..', 'shared');
+const fixturePath = (name: string): string => path.join(shared, 'fixtures', name);
+const c1Text = readFileSync(fixturePath('2KiB.c1.json'), 'utf8');
+const wrapperText = readFileSync(fixturePath('2KiB.commit2in.json'), 'utf8');
+
+type AnyJson = any;
+const fresh = (): AnyJson => JSON.parse(c1Text);
+const VP = 'vanilla_proofs.StackedDrg2KiBV1';
+
+function refused(fn: () => unknown, fieldPath: string, detail?: RegExp): void {
+  assert.throws(fn, (e: unknown) => {
+    assert.ok(e instanceof C1FormatError, `expected C1FormatError, got ${String(e)}`);
+    assert.equal(e.path, fieldPath);
+    assert.ok(e.message.includes(fieldPath === '' ? '(root)' : fieldPath), e.message);
+    if (detail) assert.match(e.message, detail);
+    return true;
+  });
+}
+
+function mutated(edit: (c: AnyJson) => void): string {
+  const c = fresh();
+  edit(c);
+  return JSON.stringify(c);
+}
+
+test('the 2 KiB fixture parses into the expected shape', () => {
+  const c1 = parseC1(c1Text);
+  assert.equal(c1.registeredProof.name, 'StackedDrg2KiBV1_1');
+  assert.equal(c1.partitions.length, 1);
+  assert.equal(c1.partitions[0].length, 2);
+  const p = c1.partitions[0][0];
+  assert.equal(p.challenge, 56);
+  assert.equal(p.drgParents.length, 6);
+  assert.equal(p.expParents.length, 8);
+  assert.equal(p.labelingProofs.length, 2);
+  assert.equal(p.labelingProofs[0].parents.length, 37);
+  assert.equal(p.commDProof.base.length, 6);
+  assert.equal(p.commRLastProof.base.length, 2);
+  assert.equal(p.cX.rows.length, 2);
+  assert.equal(typeof p.cX.rows[0], 'bigint');
+});
+
+test('the Commit2In wrapper parses to the same C1 as the raw file', () => {
+  const w = parseCommit2In(wrapperText);
+  assert.equal(w.sectorNum, 0);
+  assert.equal(w.sectorSize, 2048);
+  assert.equal(w.miner, 'f01001');
+  assert.deepEqual(w.phase1Out, parseC1(c1Text));
+  assert.deepEqual(parseCommit2In(Buffer.from(wrapperText)).phase1Out, w.phase1Out);
+});
+
+test('public inputs of partition 0 equal 2KiB.public_inputs.json', () => {
+  const expected = JSON.parse(readFileSync(fixturePath('2KiB.public_inputs.json'), 'utf8')) as string[];
+  const got = partitionPublicInputs(parseC1(c1Text), 0);
+  assert.equal(got.length, 3 + 18 * 2);
+  assert.deepEqual(got.map(String), expected);
+  assert.throws(() => partitionPublicInputs(parseC1(c1Text), 1), RangeError);
+});
+
+test('every path, column, label and the encoding of the fixture verify (as check_c1.py)', () => {
+  const oracle = execFileSync('python3', [path.join(shared, 'reference', 'check_c1.py'), fixturePath('2KiB.c1.json')], {
+    cwd: path.join(shared, 'reference'), encoding: 'utf8',
+  });
+  assert.match(oracle, /ALL OK/);
+  const w = parseCommit2In(wrapperText);
+  const failures = verifyC1(w.phase1Out, {
+    proverId: proverIdFromActorId(actorIdFromAddress(w.miner!)), sectorId: w.sectorNum,
+  });
+  assert.deepEqual(failures, []);
+});
+
+test('verification catches tampered proofs that are still well formed', () => {
+  const cases: [string, (c: AnyJson) => void, RegExp][] = [
+    ['label parent', (c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][0].labeling_proofs[1].parents[4][0] ^= 1; }, /labeling_proofs\[1\]/],
+    ['comm_d sibling', (c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][1].comm_d_proofs.data.Single.path.path[2].hashes[0][5] ^= 1; }, /comm_d path/],
+    ['exp parent index', (c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][0].replica_column_proofs.exp_parents[2].column.index ^= 1; }, /exp_parents\[2\]/],
+    ['column row', (c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][0].replica_column_proofs.drg_parents[1].column.rows[0][3] ^= 1; }, /drg_parents\[1\]/],
+    ['comm_r', (c) => { c.comm_r[0] ^= 1; }, /comm_r/],
+    ['seed', (c) => { c.seed[0] ^= 1; }, /challenge should be/],
+    ['data leaf', (c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][1].comm_d_proofs.data.Single.leaf[0] ^= 1; }, /encoding|comm_d path/],
+  ];
+  for (const [name, edit, expect] of cases) {
+    const failures = verifyC1(parseC1(mutated(edit)));
+    assert.ok(failures.length > 0, `${name}: no failure reported`);
+    assert.ok(failures.some((f) => expect.test(f)), `${name}: ${failures.join('; ')}`);
+  }
+});
+
+test('format errors name the offending JSON path', () => {
+  const ch = (k: number, i: number): string => `${VP}[${k}][${i}]`;
+  refused(() => parseC1(mutated((c) => { c.comm_r.pop(); })), 'comm_r', /expected 32 bytes, got 31/);
+  refused(() => parseC1(mutated((c) => {
+    c.vanilla_proofs.StackedDrg2KiBV1[0][1].replica_column_proofs.drg_parents[3].column.rows.push(c.comm_d);
+  })), `${ch(0, 1)}.replica_column_proofs.drg_parents[3].column.rows`, /expected 2 elements, got 3/);
+  refused(() => parseC1(mutated((c) => { delete c.vanilla_proofs.StackedDrg2KiBV1[0][0].labeling_proofs; })),
+    `${ch(0, 0)}.labeling_proofs`, /missing field/);
+  refused(() => parseC1(mutated((c) => { delete c.ticket; })), 'ticket', /missing field/);
+  refused(() => parseC1(mutated((c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][0].replica_column_proofs.c_x.column.index = 64; })),
+    `${ch(0, 0)}.replica_column_proofs.c_x.column.index`, /out of range/);
+  refused(() => parseC1(mutated((c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][1].comm_r_last_proof.data.Single.path.path[1].index = 8; })),
+    `${ch(0, 1)}.comm_r_last_proof.data.Single.path.path[1].index`, /out of range/);
+  refused(() => parseC1(mutated((c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][0].comm_d_proofs.data.Single.path.path[0].index = 2; })),
+    `${ch(0, 0)}.comm_d_proofs.data.Single.path.path[0].index`, /out of range/);
+  refused(() => parseC1(mutated((c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][0].labeling_proofs[0].layer_index = 3; })),
+    `${ch(0, 0)}.labeling_proofs[0].layer_index`, /out of range/);
+  refused(() => parseC1(mutated((c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][0].encoding_proof.node = 2048; })),
+    `${ch(0, 0)}.encoding_proof.node`, /out of range/);
+  refused(() => parseC1(mutated((c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][1].comm_r_last_proof.data.Single.leaf = new Array(32).fill(255); })),
+    `${ch(0, 1)}.comm_r_last_proof.data.Single.leaf`, /≥ r/);
+  refused(() => parseC1(mutated((c) => { c.replica_id = new Array(32).fill(255); })), 'replica_id', /≥ r/);
+  refused(() => parseC1(mutated((c) => { c.seed[3] = 256; })), 'seed[3]', /byte/);
+  refused(() => parseC1(mutated((c) => { c.seed[3] = 1.5; })), 'seed[3]', /byte/);
+  refused(() => parseC1(mutated((c) => { c.ticket[0] = '7'; })), 'ticket[0]', /byte/);
+  refused(() => parseC1(mutated((c) => { c.registered_proof = 5; })), 'registered_proof', /string/);
+  refused(() => parseC1(mutated((c) => { c.registered_proof = 'StackedDrg4KiBV1_1'; })), 'registered_proof', /unknown/);
+  refused(() => parseC1(mutated((c) => { c.registered_proof = 'StackedDrg32GiBV1_1'; })), 'vanilla_proofs', /StackedDrg32GiBV1/);
+  refused(() => parseC1(mutated((c) => { c.vanilla_proofs.StackedDrg2KiBV1.push([]); })), VP, /expected 1 elements, got 2/);
+  refused(() => parseC1(mutated((c) => { c.vanilla_proofs.StackedDrg2KiBV1[0].pop(); })), `${VP}[0]`, /expected 2 elements, got 1/);
+  refused(() => parseC1(mutated((c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][0].replica_column_proofs.exp_parents.pop(); })),
+    `${ch(0, 0)}.replica_column_proofs.exp_parents`, /expected 8/);
+  refused(() => parseC1(mutated((c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][0].labeling_proofs[1].parents.pop(); })),
+    `${ch(0, 0)}.labeling_proofs[1].parents`, /expected 37/);
+  refused(() => parseC1(mutated((c) => {
+    const d = c.vanilla_proofs.StackedDrg2KiBV1[0][0].comm_r_last_proof.data;
+    d.Sub = d.Single;
+    delete d.Single;
+  })), `${ch(0, 0)}.comm_r_last_proof.data.Sub`, /wrong proof shape/);
+  refused(() => parseC1(mutated((c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][0].comm_r_last_proof.data.Single.path.path[0].hashes.pop(); })),
+    `${ch(0, 0)}.comm_r_last_proof.data.Single.path.path[0].hashes`, /expected 7/);
+  refused(() => parseC1(mutated((c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][0].comm_d_proofs = null; })),
+    `${ch(0, 0)}.comm_d_proofs`, /object/);
+});
+
+test('garbage input is refused, never crashes', () => {
+  refused(() => parseC1('not json'), '', /JSON/);
+  refused(() => parseC1(''), '', /JSON/);
+  refused(() => parseC1(Uint8Array.of(0xff, 0xfe, 0x00, 0x81)), '', /UTF-8/);
+  refused(() => parseC1('null'), '', /object/);
+  refused(() => parseC1('[]'), '', /object/);
+  refused(() => parseC1('{}'), 'registered_proof', /missing/);
+  refused(() => parseC1('['.repeat(100000)), '', /JSON/);
+  refused(() => parseC1Value(42), '', /object/);
+
+  // Random structural mutations: each parse either succeeds or throws C1FormatError.
+  let s = 7;
+  const rand = (n: number): number => {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    return s % n;
+  };
+  const junk: unknown[] = [null, -1, 2 ** 60, 'x', [], {}, true, 3.5, [1, 2], { data: {} }];
+  const c1 = fresh();
+  for (let iter = 0; iter < 300; iter++) {
+    const c = structuredClone(c1);
+    // walk to a random node
+    let node: AnyJson = c;
+    for (let depth = 0; depth < 12; depth++) {
+      const keys = Object.keys(node);
+      if (keys.length === 0) break;
+      const key = keys[rand(keys.length)];
+      const child = node[key];
+      if (child === null || typeof child !== 'object' || rand(4) === 0) {
+        node[key] = junk[rand(junk.length)];
+        break;
+      }
+      node = child;
+    }
+    try {
+      parseC1(JSON.stringify(c));
+    } catch (e) {
+      assert.ok(e instanceof C1FormatError, `iteration ${iter}: ${String(e)}`);
+    }
+  }
+});
+
+test('Commit2In wrapper errors: bad base64, bad inner JSON, wrong sizes and types', () => {
+  const w = JSON.parse(wrapperText) as AnyJson;
+  const wrap = (edit: (x: AnyJson) => void): string => {
+    const x = structuredClone(w);
+    edit(x);
+    return JSON.stringify(x);
+  };
+  refused(() => parseCommit2In(wrap((x) => { x.Phase1Out = '!!not base64!!'; })), 'Phase1Out', /base64/);
+  refused(() => parseCommit2In(wrap((x) => { x.Phase1Out = x.Phase1Out.slice(0, -1); })), 'Phase1Out', /base64/);
+  refused(() => parseCommit2In(wrap((x) => { x.Phase1Out = Buffer.from('{"registered_proof":').toString('base64'); })), '', /Phase1Out.*JSON/);
+  refused(() => parseCommit2In(wrap((x) => { x.Phase1Out = Buffer.from([0xc3, 0x28, 0xa0]).toString('base64'); })), '', /UTF-8/);
+  refused(() => parseCommit2In(wrap((x) => { x.Phase1Out = 17; })), 'Phase1Out', /string/);
+  refused(() => parseCommit2In(wrap((x) => { delete x.Phase1Out; })), 'Phase1Out', /missing/);
+  refused(() => parseCommit2In(wrap((x) => { x.SectorSize = 4096; })), 'SectorSize', /does not match/);
+  refused(() => parseCommit2In(wrap((x) => { x.SectorNum = -3; })), 'SectorNum', /non-negative/);
+  refused(() => parseCommit2In(wrap((x) => { x.Miner = 1001; })), 'Miner', /string/);
+  refused(() => parseCommit2In(wrap((x) => {
+    x.Phase1Out = Buffer.from(mutated((c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][1].replica_column_proofs.drg_parents[3].column.rows.pop(); })).toString('base64');
+  })), `${VP}[0][1].replica_column_proofs.drg_parents[3].column.rows`, /Phase1Out/);
+  refused(() => parseCommit2In('garbage'), '', /JSON/);
+  const noMiner = parseCommit2In(wrap((x) => { delete x.Miner; }));
+  assert.equal(noMiner.miner, undefined);
+});
+
+test('registry: sizes, layers, partitions, challenges (FACTS §1)', () => {
+  const expect: [string, number, number, number, number | undefined][] = [
+    ['StackedDrg2KiBV1_1', 2048, 2, 1, 2],
+    ['StackedDrg8MiBV1_1', 8 << 20, 2, 1, 2],
+    ['StackedDrg512MiBV1_1', 512 << 20, 2, 1, 2],
+    ['StackedDrg32GiBV1_1', 2 ** 35, 11, 10, 18],
+    ['StackedDrg64GiBV1_1', 2 ** 36, 11, 10, 18],
+    ['StackedDrg32GiBV1', 2 ** 35, 11, 10, 18],
+    ['StackedDrg32GiBV1_1_Feat_SyntheticPoRep', 2 ** 35, 11, 10, 18],
+  ];
+  for (const [name, size, layers, partitions, challenges] of expect) {
+    const info = sealProofInfo(name)!;
+    assert.ok(info, name);
+    assert.equal(info.sectorSize, size);
+    assert.equal(info.layers, layers);
+    assert.equal(info.partitions, partitions);
+    assert.equal(info.challengesPerPartition, challenges);
+  }
+  assert.equal(sealProofInfo('StackedDrg32GiBV1_1')!.vanillaKey, 'StackedDrg32GiBV1');
+  assert.deepEqual(sealProofInfo('StackedDrg64GiBV1_1')!.tree, { baseArity: 8, subArity: 8, topArity: 2, baseLevels: 9 });
+  assert.equal(sealProofInfo('StackedDrg8MiBV1_1')!.tree.baseLevels, 6);
+  assert.equal(sealProofInfo('StackedDrg512MiBV1_1')!.tree.baseLevels, 8);
+  assert.equal(sealProofInfo('StackedDrg32GiBV1')!.drgPredecessorFirst, false);
+  assert.equal(sealProofInfo('nope'), undefined);
+});
+
+/** A well-formed (not cryptographically valid) C1 JSON value of the given compound shape. */
+function syntheticC1(name: string): AnyJson {
+  const info = sealProofInfo(name)!;
+  const b32 = (x: number): number[] => Array.from({ length: 32 }, (_, i) => (i === 31 ? 0 : (x + i) & 0xff));
+  const level = (arity: number, index: number): AnyJson => ({ hashes: Array.from({ length: arity - 1 }, (_, j) => b32(j)), index });
+  const poseidonProof = (): AnyJson => {
+    const base = { path: Array.from({ length: info.tree.baseLevels }, (_, l) => level(8, l % 8)) };
+    const sub = { path: [level(8, 3)] };
+    if (info.tree.topArity === 0) return { data: { Sub: { base_proof: base, sub_proof: sub, root: b32(1), leaf: b32(2) } } };
+    return { data: { Top: { base_proof: base, sub_proof: sub, top_proof: { path: [level(2, 1)] }, root: b32(1), leaf: b32(2) } } };
+  };
+  const column = (index: number): AnyJson => ({
+    column: { index, rows: Array.from({ length: info.layers }, (_, l) => b32(l)), _h: null },
+    inclusion_proof: poseidonProof(),
+  });
+  const labeling = (layer: number): AnyJson => ({ parents: Array.from({ length: 37 }, (_, j) => b32(j)), layer_index: layer, node: 12345 });
+  const challenge = (): AnyJson => ({
+    comm_d_proofs: { data: { Single: { root: b32(9), leaf: b32(8), path: { path: Array.from({ length: info.commDLevels }, (_, l) => level(2, l & 1)) } } } },
+    comm_r_last_proof: poseidonProof(),
+    replica_column_proofs: {
+      c_x: column(12345),
+      drg_parents: Array.from({ length: 6 }, (_, j) => column(j)),
+      exp_parents: Array.from({ length: 8 }, (_, j) => column(1000 + j)),
+    },
+    labeling_proofs: Array.from({ length: info.layers }, (_, l) => labeling(l + 1)),
+    encoding_proof: labeling(info.layers),
+  });
+  return {
+    registered_proof: name,
+    vanilla_proofs: { [info.vanillaKey]: Array.from({ length: info.partitions! }, () => Array.from({ length: info.challengesPerPartition! }, challenge)) },
+    comm_r: b32(3), comm_d: b32(4), replica_id: b32(5), seed: b32(6), ticket: b32(7),
+  };
+}
+
+test('32 GiB (Sub) and 64 GiB (Top) proof layouts parse; shapes are enforced', () => {
+  for (const name of ['StackedDrg32GiBV1_1', 'StackedDrg64GiBV1_1']) {
+    const value = syntheticC1(name);
+    const text = JSON.stringify(value);
+    const t0 = performance.now();
+    const c1 = parseC1(text);
+    const ms = performance.now() - t0;
+    assert.ok(ms < 10_000, `${name}: parsing ${text.length} bytes took ${ms} ms`);
+    assert.equal(c1.partitions.length, 10);
+    assert.equal(c1.partitions[9].length, 18);
+    const p = c1.partitions[9][17];
+    assert.equal(p.commRLastProof.shape, name.startsWith('StackedDrg32') ? 'Sub' : 'Top');
+    assert.equal(p.commRLastProof.base.length, 9);
+    assert.equal(p.commRLastProof.sub.length, 1);
+    assert.equal(p.commRLastProof.top.length, name.startsWith('StackedDrg32') ? 0 : 1);
+    assert.equal(p.cX.rows.length, 11);
+    assert.equal(p.labelingProofs.length, 11);
+    assert.equal(p.commDProof.base.length, name.startsWith('StackedDrg32') ? 30 : 31);
+  }
+  const v = syntheticC1('StackedDrg32GiBV1_1');
+  const at = `vanilla_proofs.StackedDrg32GiBV1[4][7]`;
+  const cp = v.vanilla_proofs.StackedDrg32GiBV1[4][7];
+  cp.comm_r_last_proof.data.Sub.sub_proof.path[0].index = 8;
+  refused(() => parseC1Value(v), `${at}.comm_r_last_proof.data.Sub.sub_proof.path[0].index`, /out of range/);
+  cp.comm_r_last_proof.data.Sub.sub_proof.path[0].index = 0;
+  delete cp.replica_column_proofs.exp_parents[7].inclusion_proof.data.Sub.base_proof;
+  refused(() => parseC1Value(v), `${at}.replica_column_proofs.exp_parents[7].inclusion_proof.data.Sub.base_proof`, /missing/);
+  const t = syntheticC1('StackedDrg64GiBV1_1');
+  t.vanilla_proofs.StackedDrg64GiBV1[0][0].comm_r_last_proof.data.Top.top_proof.path[0].hashes.push(t.comm_d);
+  refused(() => parseC1Value(t), 'vanilla_proofs.StackedDrg64GiBV1[0][0].comm_r_last_proof.data.Top.top_proof.path[0].hashes', /expected 1 elements/);
+});
