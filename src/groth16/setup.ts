@@ -1,0 +1,272 @@
+/**
+ * INSECURE development setup: Groth16 parameters for tests and benchmarks ONLY.
+ *
+ * The toxic waste (τ, α, β, γ, δ) is derived from a public seed, so anyone can recompute it and
+ * forge proofs. Real proving uses the parameters of the Filecoin trusted setup (keys.ts reads
+ * them). The names say so: `insecureDevSetup`, `loadOrCreateDevParams`, files `dev-<digest>.params`.
+ *
+ * The QAP follows bellperson's generator: rows are the circuit's constraints then one
+ * `input_i · 0 = 0` per input (row numConstraints + i has A = input_i), the domain is the next
+ * power of two; with L_j(τ) the Lagrange basis of the domain at τ,
+ *   A_i(τ) = Σ_rows A[row][i]·L_row(τ)  (likewise B, C),
+ *   h_i = τ^i·Z(τ)/δ (i < n − 1),  l_j = (β·A_j + α·B_j + C_j)/δ (aux),  ic_i = (…)/γ (inputs),
+ *   a = A(τ) over queryIndices(shape).a, b_g1/b_g2 = B(τ) over queryIndices(shape).b.
+ * The query selection follows the shape's densities (which the prover uses), so a dense variable
+ * whose coefficients cancel exactly keeps an identity point rather than shifting every later base.
+ *
+ * Field work is TypeScript bigint with batch inversion (no per-element exponentiation): a few
+ * million multiplications for 2^17 constraints. Every point multiplication goes through the
+ * backend's fixedBaseMulG1/G2.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { sha512 } from '@noble/hashes/sha2.js';
+import { utf8ToBytes } from '@noble/hashes/utils.js';
+import type { Backend } from '../backend/backend.js';
+import {
+  FR_BYTES,
+  FR_MODULUS,
+  G1,
+  G1_BYTES,
+  G2,
+  G2_BYTES,
+  mod,
+  modInverse,
+  readFr,
+  readG1,
+  writeG1,
+  writeG2,
+  type G1Point,
+} from '../field/layout.js';
+import type { CircuitShape } from '../r1cs/cs.js';
+import { shapeDigest } from '../r1cs/shape.js';
+import { viewOf, writeFrFast } from './codec.js';
+import { ParamsFormatError, readParamsFile, writeParamsFile, type Parameters } from './keys.js';
+import { checkParamsForShape, domainSize, queryIndices } from './queries.js';
+
+const R = FR_MODULUS;
+/** Multiplicative generator of Fr* (bellperson's coset shift); ω_n = 7^((r−1)/n). */
+const FR_GENERATOR = 7n;
+
+/** The seed of the development setup when none is given. Public: the setup is insecure. */
+export const DEV_SETUP_DEFAULT_SEED = 'kiln insecure development setup v1';
+
+export interface DevSetupOptions {
+  /** Seed of the toxic waste (default DEV_SETUP_DEFAULT_SEED). */
+  seed?: string | Uint8Array;
+}
+
+/** The secret scalars of a setup. Exposed for tests; a real setup destroys them. */
+export interface ToxicWaste {
+  tau: bigint;
+  alpha: bigint;
+  beta: bigint;
+  gamma: bigint;
+  delta: bigint;
+}
+
+/** Derives the toxic waste from a seed (SHA-512 per label, reduced mod r, never 0). */
+export function insecureToxicWaste(seed: string | Uint8Array = DEV_SETUP_DEFAULT_SEED): ToxicWaste {
+  const seedBytes = typeof seed === 'string' ? utf8ToBytes(seed) : seed;
+  const draw = (label: string): bigint => {
+    for (let counter = 0; ; counter++) {
+      const h = sha512(concat(seedBytes, utf8ToBytes(`/${label}/${counter}`)));
+      let x = 0n;
+      for (const b of h) x = (x << 8n) | BigInt(b);
+      x %= R;
+      if (x !== 0n) return x;
+    }
+  };
+  return { tau: draw('tau'), alpha: draw('alpha'), beta: draw('beta'), gamma: draw('gamma'), delta: draw('delta') };
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+function powMod(base: bigint, exp: bigint): bigint {
+  let result = 1n;
+  let b = mod(base, R);
+  let e = exp;
+  while (e > 0n) {
+    if (e & 1n) result = (result * b) % R;
+    b = (b * b) % R;
+    e >>= 1n;
+  }
+  return result;
+}
+
+/** In-place batch inversion (Montgomery's trick): 3 multiplications per element, one inverse. */
+function batchInvert(xs: bigint[]): void {
+  const n = xs.length;
+  if (n === 0) return;
+  const prefix = new Array<bigint>(n);
+  let acc = 1n;
+  for (let i = 0; i < n; i++) {
+    prefix[i] = acc;
+    acc = (acc * xs[i]) % R;
+  }
+  let inv = modInverse(acc, R);
+  for (let i = n - 1; i >= 0; i--) {
+    const x = xs[i];
+    xs[i] = (inv * prefix[i]) % R;
+    inv = (inv * x) % R;
+  }
+}
+
+/**
+ * L_j(τ) for j < count over the domain of size n:  L_j(τ) = Z(τ)/n · ω^j / (τ − ω^j).
+ * (The same values as bellperson's iFFT of [1, τ, τ², …], in O(count) multiplications.)
+ */
+export function lagrangeAt(tau: bigint, n: number, count: number): bigint[] {
+  const omega = powMod(FR_GENERATOR, (R - 1n) / BigInt(n));
+  const z = mod(powMod(tau, BigInt(n)) - 1n, R);
+  if (z === 0n) throw new RangeError('τ lies in the evaluation domain');
+  const scale = (z * modInverse(BigInt(n), R)) % R;
+  const omegas = new Array<bigint>(count);
+  const denoms = new Array<bigint>(count);
+  let w = 1n;
+  for (let j = 0; j < count; j++) {
+    omegas[j] = w;
+    denoms[j] = mod(tau - w, R);
+    w = (w * omega) % R;
+  }
+  batchInvert(denoms);
+  for (let j = 0; j < count; j++) denoms[j] = (((scale * omegas[j]) % R) * denoms[j]) % R;
+  return denoms;
+}
+
+/** A_i(τ), B_i(τ), C_i(τ) for every variable (columns of the full assignment), input constraints
+ *  included. One pass over each CSR matrix, accumulating unreduced products per column. */
+export function qapEvaluations(shape: CircuitShape, lagrange: readonly bigint[]): { a: bigint[]; b: bigint[]; c: bigint[] } {
+  const cols = shape.numInputs + shape.numAux;
+  const evalMatrix = (m: CircuitShape['a'], name: string): bigint[] => {
+    if (m.rows !== shape.numConstraints || m.cols !== cols) {
+      throw new RangeError(`shape: matrix ${name} is ${m.rows}×${m.cols}, expected ${shape.numConstraints}×${cols}`);
+    }
+    const coeffs = new Array<bigint>(m.coeffs.length / FR_BYTES);
+    for (let k = 0; k < coeffs.length; k++) coeffs[k] = readFr(m.coeffs, k);
+    const acc = new Array<bigint>(cols).fill(0n);
+    for (let row = 0; row < m.rows; row++) {
+      const l = lagrange[row];
+      for (let k = m.rowPtr[row]; k < m.rowPtr[row + 1]; k++) acc[m.colIdx[k]] += coeffs[m.coeffIdx[k]] * l;
+    }
+    return acc;
+  };
+  const a = evalMatrix(shape.a, 'A');
+  const b = evalMatrix(shape.b, 'B');
+  const c = evalMatrix(shape.c, 'C');
+  for (let i = 0; i < shape.numInputs; i++) a[i] += lagrange[shape.numConstraints + i];
+  for (const v of [a, b, c]) for (let k = 0; k < cols; k++) v[k] %= R;
+  return { a, b, c };
+}
+
+function frBuffer(values: ArrayLike<bigint>, count = values.length, pick?: (k: number) => bigint): Uint8Array {
+  const out = new Uint8Array(count * FR_BYTES);
+  const v = viewOf(out);
+  for (let k = 0; k < count; k++) writeFrFast(v, k, pick ? pick(k) : values[k]);
+  return out;
+}
+
+/**
+ * INSECURE: builds Groth16 parameters for `shape` from seeded toxic waste. For tests and benchmarks
+ * only; proofs made with these parameters prove nothing.
+ */
+export async function insecureDevSetup(shape: CircuitShape, backend: Backend, opts: DevSetupOptions = {}): Promise<Parameters> {
+  const { tau, alpha, beta, gamma, delta } = insecureToxicWaste(opts.seed);
+  return setupWithToxicWaste(shape, backend, { tau, alpha, beta, gamma, delta });
+}
+
+/** The setup for given toxic waste (tests pin it; insecureDevSetup derives it from a seed). */
+export async function setupWithToxicWaste(shape: CircuitShape, backend: Backend, tw: ToxicWaste): Promise<Parameters> {
+  const { tau, alpha, beta, gamma, delta } = tw;
+  const n = domainSize(shape);
+  const numInputs = shape.numInputs;
+  const numAux = shape.numAux;
+  const q = queryIndices(shape);
+
+  const lagrange = lagrangeAt(tau, n, shape.numConstraints + numInputs);
+  const { a: at, b: bt, c: ct } = qapEvaluations(shape, lagrange);
+
+  const gammaInv = modInverse(gamma, R);
+  const deltaInv = modInverse(delta, R);
+  const z = mod(powMod(tau, BigInt(n)) - 1n, R);
+  const lc = (k: number): bigint => (beta * at[k] + alpha * bt[k] + ct[k]) % R;
+
+  // h_i = τ^i · Z(τ)/δ
+  const hScalars = new Uint8Array((n - 1) * FR_BYTES);
+  {
+    const v = viewOf(hScalars);
+    let t = (z * deltaInv) % R;
+    for (let i = 0; i < n - 1; i++) {
+      writeFrFast(v, i, t);
+      t = (t * tau) % R;
+    }
+  }
+  const lScalars = frBuffer(at, numAux, (j) => (lc(numInputs + j) * deltaInv) % R);
+  const icScalars = frBuffer(at, numInputs, (i) => (lc(i) * gammaInv) % R);
+  const aScalars = frBuffer(at, q.a.length, (k) => at[q.a[k]]);
+  const bScalars = frBuffer(bt, q.b.length, (k) => bt[q.b[k]]);
+
+  const g1 = new Uint8Array(G1_BYTES);
+  writeG1(g1, 0, G1.BASE);
+  const g2 = new Uint8Array(G2_BYTES);
+  writeG2(g2, 0, G2.BASE);
+
+  const h = await backend.fixedBaseMulG1(g1, hScalars);
+  const l = await backend.fixedBaseMulG1(g1, lScalars);
+  const a = await backend.fixedBaseMulG1(g1, aScalars);
+  const bG1 = await backend.fixedBaseMulG1(g1, bScalars);
+  const bG2 = await backend.fixedBaseMulG2(g2, bScalars);
+  const icPoints = await backend.fixedBaseMulG1(g1, icScalars);
+  const ic: G1Point[] = [];
+  for (let i = 0; i < numInputs; i++) ic.push(readG1(icPoints, i));
+
+  const vk = {
+    alphaG1: G1.BASE.multiply(alpha),
+    betaG1: G1.BASE.multiply(beta),
+    betaG2: G2.BASE.multiply(beta),
+    gammaG2: G2.BASE.multiply(gamma),
+    deltaG1: G1.BASE.multiply(delta),
+    deltaG2: G2.BASE.multiply(delta),
+    ic,
+  };
+  return { vk, h, l, a, bG1, bG2 };
+}
+
+/** `<cacheDir>/dev-<shapeDigest>.params`. */
+export function devParamsPath(shape: CircuitShape, cacheDir: string): string {
+  return join(cacheDir, `dev-${shapeDigest(shape)}.params`);
+}
+
+/**
+ * INSECURE development parameters for `shape`, cached on disk by the shape's digest. A cached file
+ * that is unreadable or does not fit the shape is rebuilt. Writes are atomic (temp file + rename),
+ * so concurrent callers never see a half-written file. Query buffers come from `backend.alloc`.
+ */
+export async function loadOrCreateDevParams(shape: CircuitShape, backend: Backend, cacheDir: string): Promise<Parameters> {
+  const path = devParamsPath(shape, cacheDir);
+  try {
+    const params = await readParamsFile(path, { memory: backend, checkVerifyingKey: false });
+    checkParamsForShape(params, shape);
+    return params;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && !(e instanceof ParamsFormatError) && !(e instanceof RangeError)) throw e;
+  }
+  const params = await insecureDevSetup(shape, backend);
+  await mkdir(cacheDir, { recursive: true });
+  const tmp = `${path}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
+  try {
+    await writeParamsFile(tmp, params);
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+  return params;
+}
