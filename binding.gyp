@@ -1,0 +1,48 @@
+# kiln native addon (CPU backend). Built by `npm install` / `npm ci` (node-gyp rebuild), offline,
+# against Node's own headers.
+#
+# Layout: native/src/{ff,ec,msm,ntt,sparse,util} are header-only arithmetic (KILN_HD marks what is
+# host+device); kernels_*.cpp instantiate the host entry points; addon.cpp is the N-API glue.
+# A CUDA build will add native/cuda/*.cu (compiled by nvcc, reusing the same headers with
+# KILN_HD = __host__ __device__) as a second target or an extra 'sources' entry behind a
+# `kiln_cuda` variable; nothing here needs CUDA today.
+#
+# -march is deliberately not set: machines differ. native/src/tools/cpu-flags.cjs adds -mbmi2 -madx
+# only when the building CPU has them (the code checks __BMI2__/__ADX__ and has a portable path);
+# KILN_PORTABLE=1 disables that.
+{
+  "targets": [
+    {
+      "target_name": "kiln_native",
+      "sources": [
+        "native/src/addon.cpp",
+        "native/src/kernels_g1.cpp",
+        "native/src/kernels_g2.cpp",
+        "native/src/kernels_fr.cpp"
+      ],
+      "include_dirs": [
+        "<!(node -p \"require('node-addon-api').include_dir\")",
+        "native/src"
+      ],
+      "defines": [
+        "NAPI_VERSION=8",
+        "NAPI_CPP_EXCEPTIONS",
+        "NODE_ADDON_API_CPP_EXCEPTIONS_ALL",
+        "KILN_VERSION=\"0.1.0\""
+      ],
+      "cflags!": ["-fno-exceptions"],
+      "cflags_cc!": ["-fno-exceptions"],
+      "cflags": ["-fexceptions", "-pthread"],
+      "cflags_cc": ["-O3", "-std=gnu++17", "-fexceptions", "-pthread", "<!@(node native/src/tools/cpu-flags.cjs)"],
+      "ldflags": ["-pthread"],
+      "xcode_settings": {
+        "GCC_ENABLE_CPP_EXCEPTIONS": "YES",
+        "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
+        "OTHER_CPLUSPLUSFLAGS": ["-O3"]
+      },
+      "msvs_settings": {
+        "VCCLCompilerTool": { "ExceptionHandling": 1 }
+      }
+    }
+  ]
+}

@@ -1,0 +1,806 @@
+// N-API glue of the native CPU backend (see native/API.md). Every call follows the same three
+// steps: parse and validate the arguments on the JS thread (TypeError / RangeError on bad input),
+// compute on a libuv worker that fans out to the process-wide pool, convert the result on the JS
+// thread. Input buffers are kept alive by references held by the worker, and buffers from alloc()
+// are pinned so that release() during a call defers the free until the call is done.
+#include <napi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <sys/mman.h>
+#include <type_traits>
+#include <vector>
+
+#include "kernels.hpp"
+
+#ifndef KILN_VERSION
+#define KILN_VERSION "0.1.0"
+#endif
+
+namespace kiln {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Native memory: alloc / release, with pins held by in-flight calls.
+
+struct Block {
+  uint8_t* mem;
+  size_t len;      // bytes visible to JS
+  size_t mapped;   // > 0: mmap'd length; 0: aligned_alloc
+  int pins = 0;
+  bool js_dropped = false;  // released, or finalized by the GC
+  bool finalized = false;   // the GC finalizer ran: the Block itself may go once unpinned
+};
+
+class Registry {
+ public:
+  void add(Block* b) {
+    std::lock_guard<std::mutex> g(m_);
+    blocks_[uintptr_t(b->mem)] = b;
+  }
+  // The block containing p (or null). Pins it when found.
+  Block* pin(const void* p) {
+    if (!p) return nullptr;
+    std::lock_guard<std::mutex> g(m_);
+    Block* b = find_locked(uintptr_t(p));
+    if (b) b->pins++;
+    return b;
+  }
+  void unpin(Block* b) {
+    std::lock_guard<std::mutex> g(m_);
+    b->pins--;
+    settle_locked(b);
+  }
+  // release(): true when p is the start of a live block (now dropped).
+  bool drop(const void* p) {
+    std::lock_guard<std::mutex> g(m_);
+    auto it = blocks_.find(uintptr_t(p));
+    if (it == blocks_.end()) return false;
+    Block* b = it->second;
+    blocks_.erase(it);
+    b->js_dropped = true;
+    settle_locked(b);
+    return true;
+  }
+  void finalize(Block* b) {
+    std::lock_guard<std::mutex> g(m_);
+    if (!b->js_dropped) {
+      b->js_dropped = true;
+      blocks_.erase(uintptr_t(b->mem));
+    }
+    b->finalized = true;
+    settle_locked(b);
+  }
+
+ private:
+  Block* find_locked(uintptr_t p) {
+    auto it = blocks_.upper_bound(p);
+    if (it == blocks_.begin()) return nullptr;
+    --it;
+    Block* b = it->second;
+    return p < it->first + b->len ? b : nullptr;
+  }
+  static void settle_locked(Block* b) {
+    if (b->js_dropped && b->pins == 0 && b->mem) {
+      if (b->mapped)
+        munmap(b->mem, b->mapped);
+      else
+        std::free(b->mem);
+      b->mem = nullptr;
+    }
+    if (b->finalized && b->pins == 0) delete b;
+  }
+  std::mutex m_;
+  std::map<uintptr_t, Block*> blocks_;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry();
+  return *r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Argument helpers.
+
+[[noreturn]] void throw_type(Napi::Env env, const std::string& msg) { throw Napi::TypeError::New(env, msg); }
+[[noreturn]] void throw_range(Napi::Env env, const std::string& msg) { throw Napi::RangeError::New(env, msg); }
+
+struct Bytes {
+  uint8_t* data = nullptr;
+  size_t len = 0;
+  Napi::Object obj;
+};
+
+Bytes u8_arg(const Napi::CallbackInfo& info, size_t i, const char* what) {
+  Napi::Env env = info.Env();
+  Napi::Value v = info[i];
+  Bytes b;
+  if (v.IsTypedArray()) {
+    Napi::TypedArray ta = v.As<Napi::TypedArray>();
+    if (ta.TypedArrayType() != napi_uint8_array) throw_type(env, std::string(what) + " must be a Uint8Array");
+    Napi::Uint8Array u8 = v.As<Napi::Uint8Array>();
+    b.data = u8.Data();
+    b.len = u8.ByteLength();
+    b.obj = u8;
+    return b;
+  }
+  if (v.IsArrayBuffer()) {
+    Napi::ArrayBuffer ab = v.As<Napi::ArrayBuffer>();
+    b.data = static_cast<uint8_t*>(ab.Data());
+    b.len = ab.ByteLength();
+    b.obj = ab;
+    return b;
+  }
+  throw_type(env, std::string(what) + " must be a Uint8Array");
+}
+
+struct U32s {
+  const u32* data = nullptr;
+  size_t len = 0;
+  Napi::Object obj;
+};
+
+U32s u32_arg(const Napi::CallbackInfo& info, size_t i, const char* what) {
+  Napi::Value v = info[i];
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+    throw_type(info.Env(), std::string(what) + " must be a Uint32Array");
+  Napi::Uint32Array a = v.As<Napi::Uint32Array>();
+  U32s r;
+  r.data = a.Data();
+  r.len = a.ElementLength();
+  r.obj = a;
+  return r;
+}
+
+size_t count_arg(const Napi::CallbackInfo& info, size_t i, const char* what, double max) {
+  Napi::Value v = info[i];
+  if (!v.IsNumber()) throw_type(info.Env(), std::string(what) + " must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= 0) || d != (double)(uint64_t)d || d > max)
+    throw_range(info.Env(), std::string(what) + " must be an integer in [0, " + std::to_string((uint64_t)max) + "]");
+  return (size_t)d;
+}
+
+bool bool_arg(const Napi::CallbackInfo& info, size_t i, const char* what) {
+  Napi::Value v = info[i];
+  if (!v.IsBoolean()) throw_type(info.Env(), std::string(what) + " must be a boolean");
+  return v.As<Napi::Boolean>().Value();
+}
+
+std::string string_arg(const Napi::CallbackInfo& info, size_t i, const char* what) {
+  Napi::Value v = info[i];
+  if (!v.IsString()) throw_type(info.Env(), std::string(what) + " must be a string");
+  return v.As<Napi::String>().Utf8Value();
+}
+
+// Element count of a packed vector; throws unless the byte length is a multiple of `elem`.
+size_t elems(Napi::Env env, const Bytes& b, size_t elem, const char* what) {
+  if (b.len % elem != 0)
+    throw_range(env, std::string(what) + ": byte length " + std::to_string(b.len) + " is not a multiple of " +
+                         std::to_string(elem));
+  return b.len / elem;
+}
+
+bool overlaps(const Bytes& a, const Bytes& b) {
+  if (a.len == 0 || b.len == 0) return false;
+  return a.data < b.data + b.len && b.data < a.data + a.len;
+}
+
+// Typed pointer over JS memory; if the memory is not aligned for T, works on an aligned copy
+// (copy_back() writes it back for in-place outputs). Layout is little-endian u64 limbs either way.
+template <class T>
+class Span {
+  using M = typename std::remove_const<T>::type;
+
+ public:
+  Span() = default;
+  Span(const Bytes& b) : raw_(b.data), n_(b.len / sizeof(T)) {
+    if (reinterpret_cast<uintptr_t>(raw_) % alignof(T) != 0 && n_ > 0) {
+      copy_.reset(new M[n_]);
+      std::memcpy(static_cast<void*>(copy_.get()), raw_, n_ * sizeof(T));
+      ptr_ = copy_.get();
+    } else {
+      ptr_ = reinterpret_cast<T*>(raw_);
+    }
+  }
+  T* get() const { return ptr_; }
+  size_t size() const { return n_; }
+  void copy_back() const {
+    if (copy_) std::memcpy(raw_, static_cast<const void*>(copy_.get()), n_ * sizeof(T));
+  }
+
+ private:
+  uint8_t* raw_ = nullptr;
+  T* ptr_ = nullptr;
+  size_t n_ = 0;
+  std::unique_ptr<M[]> copy_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Async calls: a Promise-returning AsyncWorker that keeps its inputs alive and pinned.
+
+enum class ErrKind { Generic, Type, Range };
+
+struct KilnError : std::runtime_error {
+  ErrKind kind;
+  KilnError(ErrKind k, const std::string& m) : std::runtime_error(m), kind(k) {}
+};
+
+class Call : public Napi::AsyncWorker {
+ public:
+  Call(Napi::Env env, const char* name)
+      : Napi::AsyncWorker(env, name), deferred_(Napi::Promise::Deferred::New(env)) {}
+  ~Call() override {
+    for (Block* b : pins_) registry().unpin(b);
+  }
+  Napi::Promise start() {
+    Queue();
+    return deferred_.Promise();
+  }
+
+ protected:
+  // Keeps a JS buffer alive for the duration of the call and pins native memory under it.
+  void hold(const Napi::Object& obj, const void* data) {
+    refs_.emplace_back(Napi::Persistent(obj));
+    if (Block* b = registry().pin(data)) pins_.push_back(b);
+  }
+  void hold(const Bytes& b) { hold(b.obj, b.data); }
+  void hold(const U32s& u) { hold(u.obj, u.data); }
+
+  virtual void run() = 0;
+  virtual Napi::Value result(Napi::Env env) { return env.Undefined(); }
+
+ private:
+  void Execute() final {
+    try {
+      run();
+    } catch (const KilnError& e) {
+      kind_ = e.kind;
+      SetError(e.what());
+    } catch (const std::bad_alloc&) {
+      kind_ = ErrKind::Range;
+      SetError("out of memory");
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+  void OnOK() final {
+    Napi::HandleScope scope(Env());
+    deferred_.Resolve(result(Env()));
+  }
+  void OnError(const Napi::Error& e) final {
+    Napi::HandleScope scope(Env());
+    const std::string msg = e.Message();
+    Napi::Value err = kind_ == ErrKind::Range  ? Napi::RangeError::New(Env(), msg).Value()
+                      : kind_ == ErrKind::Type ? Napi::TypeError::New(Env(), msg).Value()
+                                               : Napi::Error::New(Env(), msg).Value();
+    deferred_.Reject(err);
+  }
+
+  Napi::Promise::Deferred deferred_;
+  std::vector<Napi::ObjectReference> refs_;
+  std::vector<Block*> pins_;
+  ErrKind kind_ = ErrKind::Generic;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Curve traits for the templated glue.
+
+struct G1Ops {
+  using F = Fq;
+  using A = G1Affine;
+  static constexpr const char* name = "G1";
+  static A msm(const A* b, size_t nb, const Fr* s, const u32* idx, MsmTimings& tm) { return msm_g1(b, nb, s, idx, tm); }
+  static void fixed(const A& base, const Fr* s, size_t n, A* out) { fixed_base_mul_g1(base, s, n, out); }
+  static A add(const A& a, const A& b) { return g1_add(a, b); }
+  static A dbl(const A& a) { return g1_dbl(a); }
+  static A mul(const A& a, const Fr& k) { return g1_mul(a, k); }
+};
+struct G2Ops {
+  using F = Fq2;
+  using A = G2Affine;
+  static constexpr const char* name = "G2";
+  static A msm(const A* b, size_t nb, const Fr* s, const u32* idx, MsmTimings& tm) { return msm_g2(b, nb, s, idx, tm); }
+  static void fixed(const A& base, const Fr* s, size_t n, A* out) { fixed_base_mul_g2(base, s, n, out); }
+  static A add(const A& a, const A& b) { return g2_add(a, b); }
+  static A dbl(const A& a) { return g2_dbl(a); }
+  static A mul(const A& a, const Fr& k) { return g2_mul(a, k); }
+};
+
+Napi::Uint8Array new_u8(Napi::Env env, size_t len) { return Napi::Uint8Array::New(env, len); }
+
+// ---------------------------------------------------------------------------------------------
+// MSM.
+
+template <class C>
+class MsmCall : public Call {
+ public:
+  MsmCall(const Napi::CallbackInfo& info) : Call(info.Env(), "kiln.msm") {
+    Napi::Env env = info.Env();
+    const std::string fn = std::string("msm") + C::name;
+    Bytes bases = u8_arg(info, 0, (fn + ": bases").c_str());
+    Bytes scalars = u8_arg(info, 1, (fn + ": scalars").c_str());
+    nb_ = elems(env, bases, sizeof(typename C::A), (fn + ": bases").c_str());
+    const size_t ns = elems(env, scalars, sizeof(Fr), (fn + ": scalars").c_str());
+    if (nb_ > 0xffffffffu) throw_range(env, fn + ": too many bases (max 2^32 - 1)");
+    if (info.Length() > 2 && !info[2].IsUndefined() && !info[2].IsNull()) {
+      U32s idx = u32_arg(info, 2, (fn + ": scalarIndex").c_str());
+      if (idx.len != nb_)
+        throw_range(env, fn + ": scalarIndex has " + std::to_string(idx.len) + " entries for " +
+                             std::to_string(nb_) + " bases");
+      for (size_t k = 0; k < idx.len; k++)
+        if (idx.data[k] >= ns)
+          throw_range(env, fn + ": scalarIndex[" + std::to_string(k) + "] = " + std::to_string(idx.data[k]) +
+                               " out of range (" + std::to_string(ns) + " scalars)");
+      idx_ = idx.data;
+      hold(idx);
+    } else if (nb_ != ns) {
+      throw_range(env, fn + ": " + std::to_string(nb_) + " bases but " + std::to_string(ns) +
+                           " scalars (pass scalarIndex to select a subset)");
+    }
+    bases_ = Span<const typename C::A>(bases);
+    scalars_ = Span<const Fr>(scalars);
+    hold(bases);
+    hold(scalars);
+  }
+  void run() override { point_ = C::msm(bases_.get(), nb_, scalars_.get(), idx_, tm_); }
+  Napi::Value result(Napi::Env env) override {
+    Napi::Object o = Napi::Object::New(env);
+    Napi::Uint8Array p = new_u8(env, sizeof(point_));
+    std::memcpy(p.Data(), &point_, sizeof(point_));
+    Napi::Object t = Napi::Object::New(env);
+    t.Set("classify", tm_.classify);
+    t.Set("batchAdd", tm_.batch_add);
+    t.Set("msm", tm_.msm);
+    o.Set("point", p);
+    o.Set("timings", t);
+    return o;
+  }
+
+ private:
+  Span<const typename C::A> bases_;
+  Span<const Fr> scalars_;
+  const u32* idx_ = nullptr;
+  size_t nb_ = 0;
+  typename C::A point_;
+  MsmTimings tm_;
+};
+
+class BatchAddCall : public Call {
+ public:
+  BatchAddCall(const Napi::CallbackInfo& info) : Call(info.Env(), "kiln.batchAddG1") {
+    Napi::Env env = info.Env();
+    Bytes bases = u8_arg(info, 0, "batchAddG1: bases");
+    U32s idx = u32_arg(info, 1, "batchAddG1: indices");
+    const size_t nb = elems(env, bases, sizeof(G1Affine), "batchAddG1: bases");
+    for (size_t k = 0; k < idx.len; k++)
+      if (idx.data[k] >= nb)
+        throw_range(env, "batchAddG1: indices[" + std::to_string(k) + "] = " + std::to_string(idx.data[k]) +
+                             " out of range (" + std::to_string(nb) + " bases)");
+    bases_ = Span<const G1Affine>(bases);
+    idx_ = idx.data;
+    n_ = idx.len;
+    hold(bases);
+    hold(idx);
+  }
+  void run() override { point_ = batch_add_g1(bases_.get(), idx_, n_); }
+  Napi::Value result(Napi::Env env) override {
+    Napi::Uint8Array p = new_u8(env, sizeof(point_));
+    std::memcpy(p.Data(), &point_, sizeof(point_));
+    return p;
+  }
+
+ private:
+  Span<const G1Affine> bases_;
+  const u32* idx_ = nullptr;
+  size_t n_ = 0;
+  G1Affine point_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// NTT and quotient.
+
+unsigned log2_len(Napi::Env env, size_t n, const char* what) {
+  if (n == 0 || (n & (n - 1)) != 0)
+    throw_range(env, std::string(what) + ": length " + std::to_string(n) + " is not a power of two");
+  unsigned k = 0;
+  while ((size_t(1) << k) < n) k++;
+  if (k > (unsigned)FrParams::TWO_ADICITY)
+    throw_range(env, std::string(what) + ": length 2^" + std::to_string(k) + " exceeds the 2-adicity of Fr (2^32)");
+  return k;
+}
+
+class NttCall : public Call {
+ public:
+  NttCall(const Napi::CallbackInfo& info) : Call(info.Env(), "kiln.ntt") {
+    Napi::Env env = info.Env();
+    Bytes v = u8_arg(info, 0, "ntt: values");
+    inverse_ = bool_arg(info, 1, "ntt: inverse");
+    coset_ = bool_arg(info, 2, "ntt: coset");
+    log_n_ = log2_len(env, elems(env, v, sizeof(Fr), "ntt: values"), "ntt");
+    bytes_ = v;
+    hold(v);
+  }
+  void run() override {
+    Span<Fr> a(bytes_);
+    ntt_fr(a.get(), log_n_, inverse_, coset_);
+    a.copy_back();
+  }
+
+ private:
+  Bytes bytes_;
+  bool inverse_ = false, coset_ = false;
+  unsigned log_n_ = 0;
+};
+
+class QuotientCall : public Call {
+ public:
+  QuotientCall(const Napi::CallbackInfo& info) : Call(info.Env(), "kiln.quotient") {
+    Napi::Env env = info.Env();
+    a_ = u8_arg(info, 0, "quotient: a");
+    b_ = u8_arg(info, 1, "quotient: b");
+    c_ = u8_arg(info, 2, "quotient: c");
+    const size_t n = elems(env, a_, sizeof(Fr), "quotient: a");
+    if (b_.len != a_.len || c_.len != a_.len)
+      throw_range(env, "quotient: a, b and c must have the same length (" + std::to_string(a_.len) + ", " +
+                           std::to_string(b_.len) + ", " + std::to_string(c_.len) + " bytes)");
+    if (overlaps(a_, b_) || overlaps(a_, c_) || overlaps(b_, c_))
+      throw_range(env, "quotient: a, b and c must not overlap");
+    log_n_ = log2_len(env, n, "quotient");
+    hold(a_);
+    hold(b_);
+    hold(c_);
+  }
+  void run() override {
+    Span<Fr> a(a_), b(b_), c(c_);
+    quotient_fr(a.get(), b.get(), c.get(), log_n_);
+    a.copy_back();
+    b.copy_back();
+    c.copy_back();
+  }
+
+ private:
+  Bytes a_, b_, c_;
+  unsigned log_n_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// CSR matrix-vector product: csrMatVec(rows, cols, rowPtr, colIdx, coeffIdx, coeffs, w, out).
+
+class CsrCall : public Call {
+ public:
+  CsrCall(const Napi::CallbackInfo& info) : Call(info.Env(), "kiln.csrMatVec") {
+    Napi::Env env = info.Env();
+    m_.rows = count_arg(info, 0, "csrMatVec: rows", 4294967295.0);
+    m_.cols = count_arg(info, 1, "csrMatVec: cols", 4294967295.0);
+    U32s row_ptr = u32_arg(info, 2, "csrMatVec: rowPtr");
+    U32s col_idx = u32_arg(info, 3, "csrMatVec: colIdx");
+    U32s coeff_idx = u32_arg(info, 4, "csrMatVec: coeffIdx");
+    Bytes coeffs = u8_arg(info, 5, "csrMatVec: coeffs");
+    w_ = u8_arg(info, 6, "csrMatVec: w");
+    out_ = u8_arg(info, 7, "csrMatVec: out");
+    if (row_ptr.len != m_.rows + 1)
+      throw_range(env, "csrMatVec: rowPtr has " + std::to_string(row_ptr.len) + " entries, expected rows + 1 = " +
+                           std::to_string(m_.rows + 1));
+    if (col_idx.len != coeff_idx.len)
+      throw_range(env, "csrMatVec: colIdx and coeffIdx lengths differ (" + std::to_string(col_idx.len) + " vs " +
+                           std::to_string(coeff_idx.len) + ")");
+    m_.n_coeffs = elems(env, coeffs, sizeof(Fr), "csrMatVec: coeffs");
+    if (w_.len != m_.cols * sizeof(Fr))
+      throw_range(env, "csrMatVec: w has " + std::to_string(w_.len) + " bytes, expected cols * 32 = " +
+                           std::to_string(m_.cols * sizeof(Fr)));
+    if (out_.len != m_.rows * sizeof(Fr))
+      throw_range(env, "csrMatVec: out has " + std::to_string(out_.len) + " bytes, expected rows * 32 = " +
+                           std::to_string(m_.rows * sizeof(Fr)));
+    if (overlaps(out_, w_) || overlaps(out_, coeffs)) throw_range(env, "csrMatVec: out must not overlap w or coeffs");
+    m_.nnz = col_idx.len;
+    m_.row_ptr = row_ptr.data;
+    m_.col_idx = col_idx.data;
+    m_.coeff_idx = coeff_idx.data;
+    coeffs_ = Span<const Fr>(coeffs);
+    m_.coeffs = coeffs_.get();
+    hold(row_ptr);
+    hold(col_idx);
+    hold(coeff_idx);
+    hold(coeffs);
+    hold(w_);
+    hold(out_);
+  }
+  void run() override {
+    const std::string err = csr_validate(m_);
+    if (!err.empty()) throw KilnError(ErrKind::Range, "csrMatVec: " + err);
+    Span<const Fr> w(w_);
+    Span<Fr> out(out_);
+    csr_mat_vec_fr(m_, w.get(), out.get());
+    out.copy_back();
+  }
+
+ private:
+  CsrView m_{};
+  Span<const Fr> coeffs_;
+  Bytes w_, out_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Fixed-base multiplication.
+
+template <class C>
+class FixedBaseCall : public Call {
+ public:
+  FixedBaseCall(const Napi::CallbackInfo& info) : Call(info.Env(), "kiln.fixedBaseMul") {
+    Napi::Env env = info.Env();
+    const std::string fn = std::string("fixedBaseMul") + C::name;
+    Bytes base = u8_arg(info, 0, (fn + ": base").c_str());
+    Bytes scalars = u8_arg(info, 1, (fn + ": scalars").c_str());
+    if (base.len != sizeof(typename C::A))
+      throw_range(env, fn + ": base must be " + std::to_string(sizeof(typename C::A)) + " bytes, got " +
+                           std::to_string(base.len));
+    std::memcpy(static_cast<void*>(&base_), base.data, sizeof(base_));
+    n_ = elems(env, scalars, sizeof(Fr), (fn + ": scalars").c_str());
+    scalars_ = Span<const Fr>(scalars);
+    Napi::Uint8Array out = new_u8(env, n_ * sizeof(typename C::A));
+    out_bytes_.data = out.Data();
+    out_bytes_.len = out.ByteLength();
+    out_ref_ = Napi::Persistent(out.As<Napi::Object>());
+    hold(scalars);
+  }
+  void run() override {
+    Span<typename C::A> out(out_bytes_);
+    C::fixed(base_, scalars_.get(), n_, out.get());
+    out.copy_back();
+  }
+  Napi::Value result(Napi::Env) override { return out_ref_.Value(); }
+
+ private:
+  typename C::A base_;
+  Span<const Fr> scalars_;
+  size_t n_ = 0;
+  Bytes out_bytes_;
+  Napi::ObjectReference out_ref_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Synchronous helpers (small inputs, JS thread): fieldOp, g1Op, g2Op.
+
+template <class F, class Op>
+void field_map(const uint8_t* a, const uint8_t* b, uint8_t* out, size_t n, Op op) {
+  for (size_t i = 0; i < n; i++) {
+    F x, y = F::zero();
+    std::memcpy(static_cast<void*>(&x), a + i * sizeof(F), sizeof(F));
+    if (b) std::memcpy(static_cast<void*>(&y), b + i * sizeof(F), sizeof(F));
+    const F r = op(x, y);
+    std::memcpy(out + i * sizeof(F), static_cast<const void*>(&r), sizeof(F));
+  }
+}
+
+template <class F>
+void field_op(const std::string& op, const uint8_t* a, const uint8_t* b, uint8_t* out, size_t n) {
+  if (op == "add") field_map<F>(a, b, out, n, [](const F& x, const F& y) { return x + y; });
+  else if (op == "sub") field_map<F>(a, b, out, n, [](const F& x, const F& y) { return x - y; });
+  else if (op == "mul") field_map<F>(a, b, out, n, [](const F& x, const F& y) { return x * y; });
+  else if (op == "sqr") field_map<F>(a, b, out, n, [](const F& x, const F&) { return x.sqr(); });
+  else if (op == "neg") field_map<F>(a, b, out, n, [](const F& x, const F&) { return -x; });
+  else field_map<F>(a, b, out, n, [](const F& x, const F&) { return x.inverse(); });  // inv(0) = 0
+}
+
+// Diagnostics: nanoseconds per operation of a dependent chain of `iters` operations.
+Napi::Value MicroBench(const Napi::CallbackInfo& info) {
+  const std::string what = string_arg(info, 0, "microBench: op");
+  const size_t iters = count_arg(info, 1, "microBench: iterations", 1e9);
+  auto t0 = std::chrono::steady_clock::now();
+  u64 sink = 0;
+  if (what == "fq_mul") {
+    Fq a = Fq::from_u64(3), b = Fq::from_u64(5);
+    for (size_t i = 0; i < iters; i++) a = a * b;
+    sink = a.v[0];
+  } else if (what == "fq_sqr") {
+    Fq a = Fq::from_u64(3);
+    for (size_t i = 0; i < iters; i++) a = a.sqr();
+    sink = a.v[0];
+  } else if (what == "fr_mul") {
+    Fr a = Fr::from_u64(3), b = Fr::from_u64(5);
+    for (size_t i = 0; i < iters; i++) a = a * b;
+    sink = a.v[0];
+  } else if (what == "fq_add") {
+    Fq a = Fq::from_u64(3), b = Fq::from_u64(5);
+    for (size_t i = 0; i < iters; i++) a = a + b;
+    sink = a.v[0];
+  } else if (what == "fq_inv") {
+    Fq a = Fq::from_u64(3);
+    for (size_t i = 0; i < iters; i++) a = a.inverse();
+    sink = a.v[0];
+  } else if (what == "fq2_mul") {
+    Fq2 a = {Fq::from_u64(3), Fq::from_u64(4)}, b = {Fq::from_u64(5), Fq::from_u64(6)};
+    for (size_t i = 0; i < iters; i++) a = a * b;
+    sink = a.c0.v[0];
+  } else {
+    throw_range(info.Env(), "microBench: unknown op '" + what + "'");
+  }
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  volatile u64 keep = sink;
+  (void)keep;
+  return Napi::Number::New(info.Env(), iters ? ns / (double)iters : 0);
+}
+
+Napi::Value FieldOp(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const std::string field = string_arg(info, 0, "fieldOp: field");
+  const std::string op = string_arg(info, 1, "fieldOp: op");
+  size_t size;
+  if (field == "fr") size = sizeof(Fr);
+  else if (field == "fq") size = sizeof(Fq);
+  else if (field == "fq2") size = sizeof(Fq2);
+  else throw_range(env, "fieldOp: field must be 'fr', 'fq' or 'fq2', got '" + field + "'");
+  const bool binary = op == "add" || op == "sub" || op == "mul";
+  if (!binary && op != "sqr" && op != "neg" && op != "inv")
+    throw_range(env, "fieldOp: op must be add, sub, mul, sqr, neg or inv, got '" + op + "'");
+  Bytes a = u8_arg(info, 2, "fieldOp: a");
+  const size_t n = elems(env, a, size, "fieldOp: a");
+  Bytes b;
+  if (binary) {
+    b = u8_arg(info, 3, "fieldOp: b");
+    if (b.len != a.len) throw_range(env, "fieldOp: a and b must have the same length");
+  }
+  Napi::Uint8Array out = new_u8(env, a.len);
+  const uint8_t* bp = binary ? b.data : nullptr;
+  if (field == "fr") field_op<Fr>(op, a.data, bp, out.Data(), n);
+  else if (field == "fq") field_op<Fq>(op, a.data, bp, out.Data(), n);
+  else field_op<Fq2>(op, a.data, bp, out.Data(), n);
+  return out;
+}
+
+template <class C>
+Napi::Value CurveOp(const Napi::CallbackInfo& info) {
+  using A = typename C::A;
+  Napi::Env env = info.Env();
+  const std::string fn = std::string(C::name == std::string("G1") ? "g1Op" : "g2Op");
+  const std::string op = string_arg(info, 0, (fn + ": op").c_str());
+  const bool binary = op == "add" || op == "mul";
+  if (!binary && op != "double" && op != "neg")
+    throw_range(env, fn + ": op must be add, double, neg or mul, got '" + op + "'");
+  Bytes a = u8_arg(info, 1, (fn + ": a").c_str());
+  const size_t n = elems(env, a, sizeof(A), (fn + ": a").c_str());
+  Bytes b;
+  if (binary) {
+    b = u8_arg(info, 2, (fn + ": b").c_str());
+    const size_t want = op == "mul" ? n * sizeof(Fr) : a.len;
+    if (b.len != want)
+      throw_range(env, fn + ": b must have " + std::to_string(want) + " bytes, got " + std::to_string(b.len));
+  }
+  Napi::Uint8Array out = new_u8(env, a.len);
+  for (size_t i = 0; i < n; i++) {
+    A x, r;
+    std::memcpy(static_cast<void*>(&x), a.data + i * sizeof(A), sizeof(A));
+    if (op == "add") {
+      A y;
+      std::memcpy(static_cast<void*>(&y), b.data + i * sizeof(A), sizeof(A));
+      r = C::add(x, y);
+    } else if (op == "mul") {
+      Fr k;
+      std::memcpy(static_cast<void*>(&k), b.data + i * sizeof(Fr), sizeof(Fr));
+      r = C::mul(x, k);
+    } else if (op == "double") {
+      r = C::dbl(x);
+    } else {
+      r = x.neg();
+    }
+    std::memcpy(out.Data() + i * sizeof(A), static_cast<const void*>(&r), sizeof(A));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory, threads, capabilities.
+
+void finalize_block(Napi::Env, void*, Block* b) { registry().finalize(b); }
+
+Napi::Value Alloc(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const size_t bytes = count_arg(info, 0, "alloc: bytes", 9007199254740991.0);
+  if (bytes == 0) return Napi::ArrayBuffer::New(env, 0);  // nothing to free; release() is a no-op
+  const size_t rounded = std::max<size_t>(64, (bytes + 63) & ~size_t(63));
+  Block* b = new Block();
+  b->len = bytes;
+  if (rounded >= (size_t(1) << 20)) {
+    // Large buffers: anonymous pages, zeroed lazily by the kernel, page (hence 64-byte) aligned.
+    void* p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      delete b;
+      throw_range(env, "alloc: out of memory (" + std::to_string(bytes) + " bytes)");
+    }
+    b->mem = static_cast<uint8_t*>(p);
+    b->mapped = rounded;
+  } else {
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p) {
+      delete b;
+      throw_range(env, "alloc: out of memory (" + std::to_string(bytes) + " bytes)");
+    }
+    std::memset(p, 0, rounded);
+    b->mem = static_cast<uint8_t*>(p);
+    b->mapped = 0;
+  }
+  registry().add(b);
+  return Napi::ArrayBuffer::New(env, b->mem, bytes, finalize_block, b);
+}
+
+Napi::Value Release(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Value v = info[0];
+  Napi::ArrayBuffer ab;
+  if (v.IsArrayBuffer()) {
+    ab = v.As<Napi::ArrayBuffer>();
+  } else if (v.IsTypedArray()) {
+    ab = v.As<Napi::TypedArray>().ArrayBuffer();
+  } else {
+    throw_type(env, "release: argument must be a buffer returned by alloc");
+  }
+  if (ab.IsDetached() || ab.ByteLength() == 0) return env.Undefined();  // released already, or empty
+  void* data = ab.Data();
+  if (!registry().drop(data)) throw_type(env, "release: buffer was not returned by alloc");
+  ab.Detach();
+  return env.Undefined();
+}
+
+Napi::Value SetThreads(const Napi::CallbackInfo& info) {
+  const size_t n = count_arg(info, 0, "setThreads: n", 1024);
+  pool().resize(n == 0 ? ThreadPool::default_threads() : unsigned(n));
+  return Napi::Number::New(info.Env(), pool().size());
+}
+
+Napi::Value Capabilities(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("backend", "native-cpu");
+  o.Set("threads", pool().size());
+  o.Set("cuda", false);
+  o.Set("gpus", Napi::Array::New(env));
+#ifdef KILN_MONT_X86
+  o.Set("mulx", true);
+#else
+  o.Set("mulx", false);
+#endif
+  return o;
+}
+
+Napi::Value Version(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), KILN_VERSION); }
+
+template <class W>
+Napi::Value Start(const Napi::CallbackInfo& info) {
+  return (new W(info))->start();
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("version", Napi::Function::New(env, Version, "version"));
+  exports.Set("capabilities", Napi::Function::New(env, Capabilities, "capabilities"));
+  exports.Set("setThreads", Napi::Function::New(env, SetThreads, "setThreads"));
+  exports.Set("alloc", Napi::Function::New(env, Alloc, "alloc"));
+  exports.Set("release", Napi::Function::New(env, Release, "release"));
+  exports.Set("microBench", Napi::Function::New(env, MicroBench, "microBench"));
+  exports.Set("fieldOp", Napi::Function::New(env, FieldOp, "fieldOp"));
+  exports.Set("g1Op", Napi::Function::New(env, CurveOp<G1Ops>, "g1Op"));
+  exports.Set("g2Op", Napi::Function::New(env, CurveOp<G2Ops>, "g2Op"));
+  exports.Set("msmG1", Napi::Function::New(env, Start<MsmCall<G1Ops>>, "msmG1"));
+  exports.Set("msmG2", Napi::Function::New(env, Start<MsmCall<G2Ops>>, "msmG2"));
+  exports.Set("batchAddG1", Napi::Function::New(env, Start<BatchAddCall>, "batchAddG1"));
+  exports.Set("ntt", Napi::Function::New(env, Start<NttCall>, "ntt"));
+  exports.Set("quotient", Napi::Function::New(env, Start<QuotientCall>, "quotient"));
+  exports.Set("csrMatVec", Napi::Function::New(env, Start<CsrCall>, "csrMatVec"));
+  exports.Set("fixedBaseMulG1", Napi::Function::New(env, Start<FixedBaseCall<G1Ops>>, "fixedBaseMulG1"));
+  exports.Set("fixedBaseMulG2", Napi::Function::New(env, Start<FixedBaseCall<G2Ops>>, "fixedBaseMulG2"));
+  return exports;
+}
+
+}  // namespace
+}  // namespace kiln
+
+static Napi::Object KilnInit(Napi::Env env, Napi::Object exports) { return kiln::Init(env, exports); }
+
+NODE_API_MODULE(kiln_native, KilnInit)

@@ -1,0 +1,43 @@
+// Host entry points of the native CPU backend (non-template, one translation unit per group so
+// the build compiles them in parallel). addon.cpp is the only caller; a CUDA build will add the
+// same entry points for the device next to these (native/cuda/*.cu) and dispatch between them.
+#pragma once
+#include <string>
+
+#include "ec/xyzz.hpp"
+#include "ff/bls12_381.hpp"
+#include "msm/pippenger.hpp"
+#include "sparse/csr.hpp"
+
+namespace kiln {
+
+using G1Affine = Affine<Fq>;
+using G2Affine = Affine<Fq2>;
+using G1Xyzz = Xyzz<Fq>;
+using G2Xyzz = Xyzz<Fq2>;
+
+static_assert(sizeof(Fr) == 32 && sizeof(Fq) == 48, "field layout");
+static_assert(sizeof(G1Affine) == 96 && sizeof(G2Affine) == 192, "point layout");
+
+// kernels_g1.cpp
+G1Affine msm_g1(const G1Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm);
+G1Affine batch_add_g1(const G1Affine* bases, const u32* idx, size_t n);
+void fixed_base_mul_g1(const G1Affine& base, const Fr* scalars, size_t n, G1Affine* out);
+G1Affine g1_add(const G1Affine& a, const G1Affine& b);
+G1Affine g1_dbl(const G1Affine& a);
+G1Affine g1_mul(const G1Affine& a, const Fr& k);
+
+// kernels_g2.cpp
+G2Affine msm_g2(const G2Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm);
+G2Affine batch_add_g2(const G2Affine* bases, const u32* idx, size_t n);
+void fixed_base_mul_g2(const G2Affine& base, const Fr* scalars, size_t n, G2Affine* out);
+G2Affine g2_add(const G2Affine& a, const G2Affine& b);
+G2Affine g2_dbl(const G2Affine& a);
+G2Affine g2_mul(const G2Affine& a, const Fr& k);
+
+// kernels_fr.cpp
+void ntt_fr(Fr* a, unsigned log_n, bool inverse, bool coset);
+void quotient_fr(Fr* a, Fr* b, Fr* c, unsigned log_n);
+void csr_mat_vec_fr(const CsrView& m, const Fr* w, Fr* out);
+
+}  // namespace kiln

@@ -1,0 +1,31 @@
+// G1 entry points: instantiates the MSM, batch addition and fixed-base templates over Fq.
+#include "kernels.hpp"
+#include "msm/fixed_base.hpp"
+
+namespace kiln {
+
+G1Affine msm_g1(const G1Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm) {
+  return msm<Fq>(bases, nb, scalars, sidx, pool(), tm);
+}
+
+G1Affine batch_add_g1(const G1Affine* bases, const u32* idx, size_t n) {
+  return batch_sum<Fq>(bases, idx, n, pool()).to_affine();
+}
+
+void fixed_base_mul_g1(const G1Affine& base, const Fr* scalars, size_t n, G1Affine* out) {
+  fixed_base_mul<Fq>(base, scalars, n, out, pool());
+}
+
+G1Affine g1_add(const G1Affine& a, const G1Affine& b) {
+  return G1Xyzz::from_affine(a).add_affine(b).to_affine();
+}
+
+G1Affine g1_dbl(const G1Affine& a) { return G1Xyzz::dbl_affine(a).to_affine(); }
+
+G1Affine g1_mul(const G1Affine& a, const Fr& k) {
+  u64 c[4];
+  k.to_canonical(c);
+  return scalar_mul<Fq>(a, c, 4).to_affine();
+}
+
+}  // namespace kiln

@@ -1,0 +1,31 @@
+// G2 entry points: instantiates the MSM, batch addition and fixed-base templates over Fq2.
+#include "kernels.hpp"
+#include "msm/fixed_base.hpp"
+
+namespace kiln {
+
+G2Affine msm_g2(const G2Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm) {
+  return msm<Fq2>(bases, nb, scalars, sidx, pool(), tm);
+}
+
+G2Affine batch_add_g2(const G2Affine* bases, const u32* idx, size_t n) {
+  return batch_sum<Fq2>(bases, idx, n, pool()).to_affine();
+}
+
+void fixed_base_mul_g2(const G2Affine& base, const Fr* scalars, size_t n, G2Affine* out) {
+  fixed_base_mul<Fq2>(base, scalars, n, out, pool());
+}
+
+G2Affine g2_add(const G2Affine& a, const G2Affine& b) {
+  return G2Xyzz::from_affine(a).add_affine(b).to_affine();
+}
+
+G2Affine g2_dbl(const G2Affine& a) { return G2Xyzz::dbl_affine(a).to_affine(); }
+
+G2Affine g2_mul(const G2Affine& a, const Fr& k) {
+  u64 c[4];
+  k.to_canonical(c);
+  return scalar_mul<Fq2>(a, c, 4).to_affine();
+}
+
+}  // namespace kiln

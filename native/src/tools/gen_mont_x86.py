@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Generates native/src/ff/mont_x86.hpp: fully unrolled CIOS Montgomery multiplication with
+MULX/ADCX/ADOX (BMI2 + ADX) for 4 and 6 limbs. Run: python3 native/src/tools/gen_mont_x86.py > native/src/ff/mont_x86.hpp
+
+Per outer iteration i, with t held in N+1 registers (T[N] is zero on entry):
+  t += a*b_i        two carry chains: CF adds the low halves into T[j], OF the high halves into T[j+1]
+  m = T[0]*inv; t += m*q (same two chains), after which T[0] == 0 and t is shifted down one word by
+  renaming the registers (the zero T[0] becomes the next T[N]).
+t < 2q after every iteration and q < 2^(64N-2), so t + a*b_i and t + m*q fit in N+1 words and no
+carry leaves T[N]. The result (< 2q) is reduced once in C++.
+Register budget (N = 6): 7 for t, lo, hi, three pointers and rdx = 13, which fits with the frame
+pointer kept (Node builds with -fno-omit-frame-pointer); hence "memory" rather than "m" operands,
+which could each want an address register.
+"""
+
+def gen(n):
+    T = [f"t{k}" for k in range(n + 1)]
+    lines = []
+    for k in range(n + 1):
+        lines.append(f"xorl %k[{T[k]}], %k[{T[k]}]")
+    for i in range(n):
+        lines.append(f"movq {8*i}(%[b]), %%rdx")
+        lines.append("xorl %k[lo], %k[lo]")
+        for j in range(n):
+            lines.append(f"mulxq {8*j}(%[a]), %[lo], %[hi]")
+            lines.append(f"adcxq %[lo], %[{T[j]}]")
+            lines.append(f"adoxq %[hi], %[{T[j+1]}]")
+        lines.append(f"adcq $0, %[{T[n]}]")
+        lines.append(f"movq %[{T[0]}], %%rdx")
+        lines.append(f"imulq {8*n}(%[q]), %%rdx")
+        lines.append("xorl %k[lo], %k[lo]")
+        for j in range(n):
+            lines.append(f"mulxq {8*j}(%[q]), %[lo], %[hi]")
+            lines.append(f"adcxq %[lo], %[{T[j]}]")
+            lines.append(f"adoxq %[hi], %[{T[j+1]}]")
+        lines.append(f"adcq $0, %[{T[n]}]")
+        T = T[1:] + T[:1]
+    body = "\n".join(f'      "{l}\\n\\t"' for l in lines)
+    outs = ", ".join(f'[t{k}] "=&r"(t{k})' for k in range(n + 1))
+    decl = ", ".join(f"t{k}" for k in range(n + 1))
+    store = "\n".join(f"  t[{j}] = {T[j]};" for j in range(n))
+    return f"""
+// t (< 2q) = a*b*2^(-{64*n}) mod q, q_inv = {{q[0..{n-1}], -q^-1 mod 2^64}}.
+KILN_INLINE void mont_mul_x86_{n}(u64* t, const u64* a, const u64* b, const u64* q_inv) {{
+  u64 {decl}, lo, hi;
+  asm(
+{body}
+      : {outs}, [lo] "=&r"(lo), [hi] "=&r"(hi)
+      : [a] "r"(a), [b] "r"(b), [q] "r"(q_inv)
+      : "rdx", "cc", "memory");
+{store}
+}}
+"""
+
+def gen_mul_wide(n):
+    T = [f"t{k}" for k in range(n + 1)]
+    lines = [f"xorl %k[{T[k]}], %k[{T[k]}]" for k in range(n + 1)]
+    for i in range(n):
+        lines.append(f"movq {8*i}(%[b]), %%rdx")
+        if i > 0:
+            lines.append(f"xorl %k[{T[n]}], %k[{T[n]}]")  # zero the new top word, clear CF/OF
+        for j in range(n):
+            lines.append(f"mulxq {8*j}(%[a]), %[lo], %[hi]")
+            lines.append(f"adcxq %[lo], %[{T[j]}]")
+            lines.append(f"adoxq %[hi], %[{T[j+1]}]")
+        lines.append(f"adcq $0, %[{T[n]}]")
+        lines.append(f"movq %[{T[0]}], {8*i}(%[out])")
+        T = T[1:] + T[:1]
+    for j in range(n):
+        lines.append(f"movq %[{T[j]}], {8*(n+j)}(%[out])")
+    body = "\n".join(f'      "{l}\\n\\t"' for l in lines)
+    outs = ", ".join(f'[t{k}] "=&r"(t{k})' for k in range(n + 1))
+    decl = ", ".join(f"t{k}" for k in range(n + 1))
+    return f"""
+// out[0..{2*n-1}] = a*b (full product, no reduction).
+KILN_INLINE void mul_wide_x86_{n}(u64* out, const u64* a, const u64* b) {{
+  u64 {decl}, lo, hi;
+  asm volatile(
+{body}
+      : {outs}, [lo] "=&r"(lo), [hi] "=&r"(hi)
+      : [a] "r"(a), [b] "r"(b), [out] "r"(out)
+      : "rdx", "cc", "memory");
+}}
+"""
+
+
+def gen_redc_low(n):
+    T = [f"t{k}" for k in range(n + 1)]
+    lines = [f"movq {8*k}(%[in]), %[{T[k]}]" for k in range(n)]
+    lines.append(f"xorl %k[{T[n]}], %k[{T[n]}]")
+    for i in range(n):
+        lines.append(f"movq %[{T[0]}], %%rdx")
+        lines.append(f"imulq {8*n}(%[q]), %%rdx")
+        lines.append("xorl %k[lo], %k[lo]")
+        for j in range(n):
+            lines.append(f"mulxq {8*j}(%[q]), %[lo], %[hi]")
+            lines.append(f"adcxq %[lo], %[{T[j]}]")
+            lines.append(f"adoxq %[hi], %[{T[j+1]}]")
+        lines.append(f"adcq $0, %[{T[n]}]")
+        T = T[1:] + T[:1]
+    body = "\n".join(f'      "{l}\\n\\t"' for l in lines)
+    outs = ", ".join(f'[t{k}] "=&r"(t{k})' for k in range(n + 1))
+    decl = ", ".join(f"t{k}" for k in range(n + 1))
+    store = "\n".join(f"  t[{j}] = {T[j]};" for j in range(n))
+    return f"""
+// t (≤ q) = (in + m*q) / 2^{64*n} for the m that clears the low {n} words of in (in[0..{n-1}]).
+KILN_INLINE void redc_low_x86_{n}(u64* t, const u64* in, const u64* q_inv) {{
+  u64 {decl}, lo, hi;
+  asm(
+{body}
+      : {outs}, [lo] "=&r"(lo), [hi] "=&r"(hi)
+      : [in] "r"(in), [q] "r"(q_inv)
+      : "rdx", "cc", "memory");
+{store}
+}}
+"""
+
+
+print("""// GENERATED by native/src/tools/gen_mont_x86.py — do not edit by hand.
+// Montgomery multiplication with MULX/ADCX/ADOX; compiled only when the build enables BMI2 and ADX
+// (binding.gyp adds -mbmi2 -madx when the build machine has them, see native/src/tools/cpu-flags.cjs).
+#pragma once
+#include "../util/hd.hpp"
+
+#if defined(__x86_64__) && defined(__BMI2__) && defined(__ADX__) && !defined(__CUDA_ARCH__)
+#define KILN_MONT_X86 1
+namespace kiln {""")
+print(gen(4))
+print(gen(6))
+print(gen_mul_wide(6))
+print(gen_redc_low(6))
+print("}  // namespace kiln\n#endif")
