@@ -366,3 +366,24 @@ test('serializeShape / deserializeShape round trip and rejection of damaged file
   const empty = recordShape(() => undefined);
   assert.deepEqual(deserializeShape(serializeShape(empty)).numInputs, 1);
 });
+
+test('DensityCounter: counts and A/B densities equal the recorded shape (cancelling terms included)', async () => {
+  const { DensityCounter } = await import('../src/r1cs/density.js');
+  const { DemoCircuit } = await import('../src/r1cs/demo.js');
+  const sum = (d: Uint8Array): number => d.reduce((t, x) => t + x, 0);
+  const circuits: Circuit[] = [1, 2, 3, 4, 5, 6].map((s) => new RandomCircuit(s, 300));
+  circuits.push(new DemoCircuit({ constraints: 1000, seed: 3 }));
+  for (const circuit of circuits) {
+    const dc = new DensityCounter();
+    circuit.synthesize(dc);
+    const shape = recordShape((cs) => circuit.synthesize(cs));
+    assert.deepEqual(dc.densityCounts(), {
+      constraints: shape.numConstraints,
+      inputs: shape.numInputs,
+      aux: shape.numAux,
+      aAuxDense: sum(shape.aAuxDensity),
+      bInputDense: sum(shape.bInputDensity),
+      bAuxDense: sum(shape.bAuxDensity),
+    });
+  }
+});
