@@ -1,0 +1,59 @@
+/**
+ * `kiln demo`: the main job until the PoRep circuit lands. Builds the demo circuit's shape, its
+ * witness, loads (or creates and caches) insecure development parameters, proves, verifies, and
+ * prints the span tree.
+ */
+import type { Backend } from '../backend/backend.js';
+import { encodeProof, loadOrCreateDevParams, prepareVerifyingKey, prove, verifyProof } from '../groth16/index.js';
+import { devParamsPath } from '../groth16/setup.js';
+import { DemoCircuit } from '../r1cs/demo.js';
+import { recordShape } from '../r1cs/shape.js';
+import { WitnessGenerator } from '../r1cs/witness.js';
+import { existsSync } from 'node:fs';
+import { Span, formatSpanTree } from '../util/timing.js';
+
+export interface DemoRun {
+  constraints: number;
+  seed: number;
+  backend: Backend;
+  cacheDir: string;
+  json: boolean;
+}
+
+export async function runDemo(o: DemoRun): Promise<void> {
+  const circuit = new DemoCircuit({ constraints: o.constraints, seed: o.seed });
+  const root = new Span('demo');
+  const log = (msg: string): void => {
+    if (!o.json) console.log(msg);
+  };
+  log(`kiln demo: ${o.constraints} constraints, backend ${o.backend.name} (${o.backend.capabilities().threads} threads)`);
+
+  const shape = await root.time('shape', () => recordShape((cs) => circuit.synthesize(cs)));
+  log(`  shape: ${shape.numConstraints} constraints, ${shape.numInputs} inputs (with ONE), ${shape.numAux} aux`);
+
+  const cached = existsSync(devParamsPath(shape, o.cacheDir));
+  log(`  parameters: ${cached ? 'cached' : 'generating'} INSECURE development parameters in ${o.cacheDir}`);
+  const params = await root.time('srs', () => loadOrCreateDevParams(shape, o.backend, o.cacheDir));
+
+  const witness = await root.time('synth', () => {
+    const wg = new WitnessGenerator(shape.numInputs);
+    circuit.synthesize(wg);
+    return { assignment: wg.assignment(), inputs: wg.inputs() };
+  });
+
+  const proving = root.child('prove');
+  const result = await prove(params, shape, witness.assignment, o.backend, proving);
+  proving.end();
+
+  const ok = await root.time('verify', () => verifyProof(prepareVerifyingKey(params.vk), result.proof, witness.inputs));
+  root.end();
+  const proofBytes = encodeProof(result.proof);
+  if (o.json) {
+    console.log(JSON.stringify({ verified: ok, proof: Buffer.from(proofBytes).toString('hex'), spans: root.toJSON() }, null, 2));
+  } else {
+    console.log(formatSpanTree(root));
+    console.log(`proof (${proofBytes.length} B): ${Buffer.from(proofBytes).toString('hex')}`);
+    console.log(ok ? 'verified: yes' : 'verified: NO');
+  }
+  if (!ok) throw new Error('the proof did not verify');
+}

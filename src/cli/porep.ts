@@ -1,0 +1,131 @@
+/**
+ * `kiln prove`, `kiln verify`, `kiln circuit-info`: PoRep C2 from a C1 file on this machine.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Backend } from '../backend/backend.js';
+import { type C1Output, parseC1, parseCommit2In } from '../filecoin/c1.js';
+import { stackedShapeCircuit } from '../filecoin/circuit/index.js';
+import {
+  loadPorepParams,
+  loadPorepVerifyingKey,
+  parseSectorSize,
+  porepCircuitId,
+  porepInfoForSize,
+  porepParamsSource,
+  porepShape,
+  provePorep,
+  verifyPorep,
+} from '../filecoin/porep.js';
+import { DensityCounter } from '../r1cs/density.js';
+import { Span, formatSpanTree } from '../util/timing.js';
+
+/** Reads a C1 file: the lotus-bench / Curio Commit2In wrapper or the raw C1 JSON. */
+export function readC1File(path: string): C1Output {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new Error(`cannot read ${path}: ${(e as Error).message}`);
+  }
+  const wrapped = /"Phase1Out"\s*:/.test(text.slice(0, 4096)) || /"Phase1Out"\s*:/.test(text);
+  return wrapped ? parseCommit2In(text).phase1Out : parseC1(text);
+}
+
+export interface ProveOptions {
+  c1: string;
+  out?: string;
+  paramsDir: string;
+  cacheDir: string;
+  backend: Backend;
+  json: boolean;
+}
+
+export async function runProve(o: ProveOptions): Promise<void> {
+  const root = new Span('prove');
+  const c1 = await root.time('parse', () => readC1File(o.c1));
+  const info = c1.registeredProof;
+  const say = (m: string): void => {
+    if (!o.json) console.error(m);
+  };
+  say(`kiln prove: ${info.name}, ${c1.partitions.length} partition(s), backend ${o.backend.name}`);
+  const { shape, cached } = await root.time('shape', () => porepShape(info, o.cacheDir));
+  say(`  circuit ${porepCircuitId(info.sectorSize)}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux (shape ${cached ? 'cached' : 'recorded'})`);
+  const devDir = join(o.cacheDir, 'dev-params');
+  const source = await porepParamsSource(info, shape, o.paramsDir, devDir);
+  say(
+    source.kind === 'official'
+      ? `  parameters: ${source.path}`
+      : `  parameters: no official parameters in ${o.paramsDir}: using INSECURE development parameters (${source.path}; generated once, slow)`,
+  );
+  const params = await root.time('srs', () => loadPorepParams(source, shape, o.backend, devDir));
+  const { bytes } = await provePorep(c1, shape, params, o.backend, root);
+  root.end();
+  if (o.out) writeFileSync(o.out, bytes);
+  const hex = Buffer.from(bytes).toString('hex');
+  if (o.json) {
+    console.log(JSON.stringify({ proof: hex, bytes: bytes.length, params: source, spans: root.toJSON() }, null, 2));
+    return;
+  }
+  console.log(formatSpanTree(root));
+  console.log(`proof: ${bytes.length} B${o.out ? ` written to ${o.out}` : ''}, every partition verified`);
+  if (!o.out) console.log(hex);
+}
+
+export interface VerifyOptions {
+  c1: string;
+  proof: string;
+  paramsDir: string;
+  cacheDir: string;
+}
+
+/** Returns true when every partition verifies. */
+export async function runVerify(o: VerifyOptions): Promise<boolean> {
+  const c1 = readC1File(o.c1);
+  const info = c1.registeredProof;
+  const { shape } = porepShape(info, o.cacheDir);
+  const source = await porepParamsSource(info, shape, o.paramsDir, join(o.cacheDir, 'dev-params'));
+  const vk = await loadPorepVerifyingKey(source).catch((e: unknown) => {
+    throw new Error(`no verifying key for ${info.name}: ${(e as Error).message}`);
+  });
+  const proofBytes = new Uint8Array(readFileSync(o.proof));
+  const results = verifyPorep(c1, proofBytes, vk);
+  results.forEach((ok, k) => console.log(`partition ${k}: ${ok ? 'valid' : 'INVALID'}`));
+  const all = results.every(Boolean);
+  console.log(all ? `valid (${source.kind} verifying key ${source.path})` : 'INVALID');
+  return all;
+}
+
+export interface CircuitInfoOptions {
+  sectorSize?: string;
+  c1?: string;
+}
+
+/** Counts (never stores) the partition circuit: constraints with and without the prover's input
+ *  constraints, public inputs, aux variables, A/B densities. */
+export function runCircuitInfo(o: CircuitInfoOptions): Record<string, unknown> {
+  const info = o.c1 ? readC1File(o.c1).registeredProof : porepInfoForSize(parseSectorSize(o.sectorSize ?? ''));
+  const t0 = performance.now();
+  const dc = new DensityCounter();
+  stackedShapeCircuit(info).synthesize(dc);
+  const d = dc.densityCounts();
+  const withInputs = d.constraints + d.inputs;
+  let n = 1;
+  while (n < withInputs) n *= 2;
+  return {
+    registeredProof: info.name,
+    circuitId: porepCircuitId(info.sectorSize),
+    sectorSize: info.sectorSize,
+    partitions: info.partitions,
+    challengesPerPartition: info.challengesPerPartition,
+    constraints: d.constraints,
+    constraintsWithInputConstraints: withInputs,
+    publicInputs: d.inputs - 1,
+    publicInputsWithOne: d.inputs,
+    auxVariables: d.aux,
+    domainSize: n,
+    aDensity: { inputs: d.inputs, aux: d.aAuxDense, total: d.inputs + d.aAuxDense },
+    bDensity: { inputs: d.bInputDense, aux: d.bAuxDense, total: d.bInputDense + d.bAuxDense },
+    countMs: Math.round(performance.now() - t0),
+  };
+}

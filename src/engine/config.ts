@@ -1,0 +1,289 @@
+/**
+ * The daemon's configuration: cuzk's TOML file (FACTS §5; sections and defaults as cuzk-core's
+ * config.rs at curio e0294b0f) plus a few kiln keys, marked below. Read once by the daemon and
+ * passed down; nothing else reads the file or the environment.
+ *
+ * Unknown sections/keys are reported as warnings (cuzk's deprecated keys too); a value of the
+ * wrong type or out of range is refused with a ConfigError naming `section.key`.
+ */
+import { readFile } from 'node:fs/promises';
+import { totalmem } from 'node:os';
+import { parse as parseToml } from 'smol-toml';
+
+export class ConfigError extends Error {
+  constructor(
+    readonly key: string,
+    detail: string,
+  ) {
+    super(`config ${key}: ${detail}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+
+export interface EngineConfig {
+  daemon: {
+    /** gRPC listen address: `host:port` or `unix:///path`. cuzk default `unix:///run/curio/cuzk.sock`. */
+    listen: string;
+    /** HTTP status API (`GET /status`, `/metrics`, `/trace/<job>`); '' = disabled. */
+    status_listen: string;
+  };
+  srs: {
+    /** Directory of the Filecoin .params/.vk files (cuzk default /data/zk/params). */
+    param_cache: string;
+    /** kiln: allow INSECURE development parameters (generated and cached in param_cache) for
+     *  circuits without official parameters. Default false. Tests and benches only. */
+    dev_params: boolean;
+  };
+  memory: {
+    /** Bytes; resolved from "auto" (total RAM − safety_margin) or an explicit size. */
+    total_budget: number;
+    /** The configured text ("auto" or a size), for status. */
+    total_budget_text: string;
+    safety_margin: number;
+    /** Idle time (ms) before a cached SRS may be evicted under pressure (cuzk "5m"). */
+    eviction_min_idle_ms: number;
+  };
+  gpus: {
+    devices: number[];
+    gpu_threads: number;
+    gpu_workers_per_device: number;
+  };
+  scheduler: {
+    max_batch_size: number;
+    max_batch_wait_ms: number;
+    sort_by_type: boolean;
+  };
+  synthesis: {
+    /** Synthesis worker threads; 0 = auto (half the CPUs, at least 1). */
+    threads: number;
+  };
+  pipeline: {
+    enabled: boolean;
+    synthesis_lookahead: number;
+    synthesis_concurrency: number;
+  };
+  logging: {
+    level: LogLevel;
+    format: string;
+  };
+  kiln: {
+    /** Compute backend: 'native' (default) or 'reference'. */
+    backend: 'native' | 'reference';
+    /** How long finished jobs are kept for AwaitProof / traces (seconds, default 600). */
+    job_retention_s: number;
+  };
+}
+
+const GIB = 1024 ** 3;
+
+export function defaultConfig(totalRamBytes = totalmem()): EngineConfig {
+  const margin = 5 * GIB;
+  return {
+    daemon: { listen: 'unix:///run/curio/cuzk.sock', status_listen: '' },
+    srs: { param_cache: '/data/zk/params', dev_params: false },
+    memory: {
+      total_budget: Math.max(0, totalRamBytes - margin),
+      total_budget_text: 'auto',
+      safety_margin: margin,
+      eviction_min_idle_ms: 5 * 60_000,
+    },
+    gpus: { devices: [], gpu_threads: 0, gpu_workers_per_device: 2 },
+    scheduler: { max_batch_size: 1, max_batch_wait_ms: 10_000, sort_by_type: true },
+    synthesis: { threads: 0 },
+    pipeline: { enabled: true, synthesis_lookahead: 1, synthesis_concurrency: 1 },
+    logging: { level: 'info', format: '' },
+    kiln: { backend: 'native', job_retention_s: 600 },
+  };
+}
+
+/** Keys cuzk still accepts but ignores. */
+const DEPRECATED = new Set([
+  'srs.preload',
+  'memory.pinned_budget',
+  'memory.working_memory_budget',
+  'synthesis.partition_workers',
+  'pipeline.max_parallel_synthesis',
+  'pipeline.slot_size',
+  'pipeline.max_gpu_queue_depth',
+]);
+
+const SIZE_UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  k: 1024,
+  kb: 1000,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1000 ** 2,
+  mib: 1024 ** 2,
+  g: GIB,
+  gb: 1000 ** 3,
+  gib: GIB,
+  t: 1024 ** 4,
+  tb: 1000 ** 4,
+  tib: 1024 ** 4,
+};
+
+/** "5GiB", "512 MiB", "1.5GB", 1073741824 → bytes. */
+export function parseSize(v: unknown, key: string): number {
+  if (typeof v === 'number' || typeof v === 'bigint') {
+    const n = Number(v);
+    if (!Number.isSafeInteger(n) || n < 0) throw new ConfigError(key, `expected a non-negative byte count, got ${String(v)}`);
+    return n;
+  }
+  if (typeof v !== 'string') throw new ConfigError(key, `expected a size such as "5GiB", got ${typeof v}`);
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(v);
+  const unit = m ? SIZE_UNITS[m[2].toLowerCase()] : undefined;
+  if (!m || unit === undefined) throw new ConfigError(key, `expected a size such as "5GiB", got ${JSON.stringify(v)}`);
+  return Math.round(Number(m[1]) * unit);
+}
+
+/** "5m", "300s", "250ms", "1h" or an integer number of seconds → milliseconds. */
+export function parseDuration(v: unknown, key: string): number {
+  if (typeof v === 'number' || typeof v === 'bigint') {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0) throw new ConfigError(key, `expected a non-negative duration, got ${String(v)}`);
+    return n * 1000;
+  }
+  const m = typeof v === 'string' ? /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(v) : null;
+  if (!m) throw new ConfigError(key, `expected a duration such as "5m" or "300s", got ${JSON.stringify(v)}`);
+  const mult = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
+  return Number(m[1]) * mult;
+}
+
+function int(v: unknown, key: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const n = typeof v === 'bigint' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n)) throw new ConfigError(key, `expected an integer, got ${JSON.stringify(String(v))}`);
+  if (n < min || n > max) throw new ConfigError(key, `${n} out of range (${min}..${max === Number.MAX_SAFE_INTEGER ? '' : max})`);
+  return n;
+}
+
+function bool(v: unknown, key: string): boolean {
+  if (typeof v !== 'boolean') throw new ConfigError(key, `expected true or false, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function str(v: unknown, key: string): string {
+  if (typeof v !== 'string') throw new ConfigError(key, `expected a string, got ${typeof v}`);
+  return v;
+}
+
+export interface ParsedConfig {
+  config: EngineConfig;
+  /** Unknown or deprecated keys (the daemon logs them). */
+  warnings: string[];
+}
+
+/** Parses TOML text into a config (defaults for every missing key). */
+export function parseConfig(text: string, opts: { totalRamBytes?: number } = {}): ParsedConfig {
+  let doc: Record<string, unknown>;
+  try {
+    doc = parseToml(text) as Record<string, unknown>;
+  } catch (e) {
+    throw new ConfigError('(file)', `not valid TOML: ${(e as Error).message.split('\n')[0]}`);
+  }
+  return configFromObject(doc, opts);
+}
+
+/** Validates an already-parsed TOML document. */
+export function configFromObject(doc: Record<string, unknown>, opts: { totalRamBytes?: number } = {}): ParsedConfig {
+  const ram = opts.totalRamBytes ?? totalmem();
+  const c = defaultConfig(ram);
+  const warnings: string[] = [];
+  let totalBudget: unknown = 'auto';
+
+  const handlers: Record<string, Record<string, (v: unknown, key: string) => void>> = {
+    daemon: {
+      listen: (v, k) => {
+        c.daemon.listen = str(v, k);
+        if (c.daemon.listen === '') throw new ConfigError(k, 'must not be empty');
+      },
+      status_listen: (v, k) => (c.daemon.status_listen = str(v, k)),
+    },
+    srs: {
+      param_cache: (v, k) => (c.srs.param_cache = str(v, k)),
+      dev_params: (v, k) => (c.srs.dev_params = bool(v, k)),
+    },
+    memory: {
+      total_budget: (v, k) => {
+        if (v !== 'auto') parseSize(v, k);
+        totalBudget = v;
+      },
+      safety_margin: (v, k) => (c.memory.safety_margin = parseSize(v, k)),
+      eviction_min_idle: (v, k) => (c.memory.eviction_min_idle_ms = parseDuration(v, k)),
+    },
+    gpus: {
+      devices: (v, k) => {
+        if (!Array.isArray(v)) throw new ConfigError(k, `expected an array of GPU ordinals, got ${typeof v}`);
+        c.gpus.devices = v.map((x, i) => int(x, `${k}[${i}]`, 0, 1023));
+      },
+      gpu_threads: (v, k) => (c.gpus.gpu_threads = int(v, k, 0, 4096)),
+      gpu_workers_per_device: (v, k) => (c.gpus.gpu_workers_per_device = int(v, k, 1, 16)),
+    },
+    scheduler: {
+      max_batch_size: (v, k) => (c.scheduler.max_batch_size = int(v, k, 1, 64)),
+      max_batch_wait_ms: (v, k) => (c.scheduler.max_batch_wait_ms = int(v, k, 0, 3_600_000)),
+      sort_by_type: (v, k) => (c.scheduler.sort_by_type = bool(v, k)),
+    },
+    synthesis: {
+      threads: (v, k) => (c.synthesis.threads = int(v, k, 0, 4096)),
+    },
+    pipeline: {
+      enabled: (v, k) => (c.pipeline.enabled = bool(v, k)),
+      synthesis_lookahead: (v, k) => (c.pipeline.synthesis_lookahead = int(v, k, 0, 32)),
+      synthesis_concurrency: (v, k) => (c.pipeline.synthesis_concurrency = int(v, k, 1, 64)),
+    },
+    logging: {
+      level: (v, k) => {
+        const s = str(v, k).toLowerCase();
+        if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(s)) {
+          throw new ConfigError(k, `expected one of trace, debug, info, warn, error, got ${JSON.stringify(v)}`);
+        }
+        c.logging.level = s as LogLevel;
+      },
+      format: (v, k) => (c.logging.format = str(v, k)),
+    },
+    kiln: {
+      backend: (v, k) => {
+        if (v !== 'native' && v !== 'reference') throw new ConfigError(k, `expected "native" or "reference", got ${JSON.stringify(v)}`);
+        c.kiln.backend = v;
+      },
+      job_retention_s: (v, k) => (c.kiln.job_retention_s = int(v, k, 0, 7 * 86_400)),
+    },
+  };
+
+  for (const [section, body] of Object.entries(doc)) {
+    const hs = handlers[section];
+    if (hs === undefined) {
+      warnings.push(`unknown config section [${section}] ignored`);
+      continue;
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ConfigError(section, 'expected a table');
+    for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+      const full = `${section}.${key}`;
+      const h = hs[key];
+      if (h !== undefined) h(value, full);
+      else if (DEPRECATED.has(full)) warnings.push(`config ${full} is deprecated in cuzk and ignored`);
+      else warnings.push(`unknown config key ${full} ignored`);
+    }
+  }
+  c.memory.total_budget_text = String(totalBudget);
+  c.memory.total_budget =
+    totalBudget === 'auto' ? Math.max(0, ram - c.memory.safety_margin) : parseSize(totalBudget, 'memory.total_budget');
+  if (c.memory.total_budget <= 0) throw new ConfigError('memory.total_budget', `resolves to ${c.memory.total_budget} bytes (RAM ${ram}, safety_margin ${c.memory.safety_margin})`);
+  return { config: c, warnings };
+}
+
+/** Reads and parses a TOML config file; no file = defaults. */
+export async function loadConfig(path?: string, opts: { totalRamBytes?: number } = {}): Promise<ParsedConfig> {
+  if (path === undefined) return { config: defaultConfig(opts.totalRamBytes), warnings: [] };
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError('(file)', `cannot read ${path}: ${(e as Error).message}`);
+  }
+  return parseConfig(text, opts);
+}

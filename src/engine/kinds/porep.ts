@@ -1,0 +1,167 @@
+/**
+ * POREP_SEAL_COMMIT (C2): the request's `vanilla_proof` is Curio's Commit2In wrapper
+ * `{"SectorNum", "Phase1Out": base64(C1 JSON), "SectorSize"}` (FACTS §3, §5). It is parsed and
+ * validated here (errors name the field), cross-checked with the request's sector_size,
+ * registered_proof and sector_number, and turned into one ProofWork of `partitions` partition
+ * circuits of circuit id `porep-<size>` (porep-2k, porep-8m, porep-512m, porep-32g, porep-64g).
+ *
+ * Synthesis runs in the worker pool (porep-synth.ts), the public inputs come from
+ * partitionPublicInputs (what a chain verifier uses) and must equal the circuit's.
+ *
+ * Parameters (SRS): `<param_cache>/<circuit id>.params` when present (place or link the official
+ * v28 file under that name); otherwise, only with `[srs] dev_params = true`, INSECURE development
+ * parameters generated and cached in `<param_cache>/kiln-dev/`.
+ */
+import { join } from 'node:path';
+import type { Backend } from '../../backend/backend.js';
+import { C1FormatError, parseCommit2In, type C1Output, type Commit2In } from '../../filecoin/c1.js';
+import { partitionPublicInputs } from '../../filecoin/public-inputs.js';
+import { sealProofById } from '../../filecoin/registry.js';
+import { findOfficialParams, porepCircuitId, porepInfoForCircuit as infoForCircuit, porepShape } from '../../filecoin/porep.js';
+import type { Parameters } from '../../groth16/keys.js';
+import { readParamsFile } from '../../groth16/keys.js';
+import { checkParamsForShape } from '../../groth16/queries.js';
+import { loadOrCreateDevParams } from '../../groth16/setup.js';
+import type { CircuitShape } from '../../r1cs/cs.js';
+import { recordShape } from '../../r1cs/shape.js';
+import { stackedShapeCircuit } from '../../filecoin/circuit/index.js';
+import type { EngineConfig } from '../config.js';
+import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork } from '../types.js';
+import { CircuitUnavailableError, loadStackedCircuit, type StackedCircuitModule } from './porep-circuit.js';
+import type { PorepWitnessArg } from './porep-synth.js';
+
+const SYNTH_MODULE = new URL('./porep-synth.js', import.meta.url).href;
+
+export { porepCircuitId };
+
+export interface PorepKindOptions {
+  config: EngineConfig;
+  backend: Backend;
+  /** Test hook: how the circuit module is loaded (default: the circuit module, porep-circuit.ts). */
+  loadCircuit?: () => Promise<StackedCircuitModule>;
+}
+
+export function createPorepKind(opts: PorepKindOptions): { planner: Planner; circuits: CircuitProvider } {
+  const load = opts.loadCircuit ?? loadStackedCircuit;
+  const shapes = new Map<string, Promise<CircuitShape>>();
+
+  const shapeCacheDir = join(opts.config.srs.param_cache, 'kiln-cache');
+  const officialFiles = new Map<string, string | undefined>();
+  /** `<param_cache>/<circuit id>.params`, or the official v28 file whose sizes match the circuit. */
+  const officialFile = async (id: string): Promise<string | undefined> => {
+    if (!officialFiles.has(id)) {
+      const info = infoForCircuit(id);
+      officialFiles.set(id, info ? await findOfficialParams(info, await circuits.shape(id), opts.config.srs.param_cache) : undefined);
+    }
+    return officialFiles.get(id);
+  };
+  const paramsFile = (id: string): string => join(opts.config.srs.param_cache, `${id}.params`);
+  const circuits: CircuitProvider = {
+    knows: (id) => infoForCircuit(id) !== undefined,
+    async available(id) {
+      await load().catch((e: unknown) => {
+        throw e instanceof CircuitUnavailableError ? e : new CircuitUnavailableError((e as Error).message);
+      });
+      if (!opts.config.srs.dev_params && (await officialFile(id)) === undefined) {
+        throw new Error(
+          `no parameters for ${id} in ${opts.config.srs.param_cache}: neither ${paramsFile(id)} nor an official v28 ` +
+            'stacked-proof-of-replication .params file of this size (or set [srs] dev_params = true for INSECURE development parameters)',
+        );
+      }
+      await load().catch((e: unknown) => {
+        throw e instanceof CircuitUnavailableError ? e : new CircuitUnavailableError((e as Error).message);
+      });
+    },
+    shape(id) {
+      let s = shapes.get(id);
+      if (s === undefined) {
+        const info = infoForCircuit(id);
+        if (info === undefined) return Promise.reject(new Error(`unknown PoRep circuit ${id}`));
+        s = load().then((mod) =>
+          mod.stackedShapeCircuit === stackedShapeCircuit
+            ? porepShape(info, shapeCacheDir).shape // compiled once per size, cached on disk
+            : recordShape((cs) => mod.stackedShapeCircuit(info).synthesize(cs)),
+        );
+        shapes.set(id, s);
+        s.catch(() => shapes.delete(id));
+      }
+      return s;
+    },
+    async params(id, span): Promise<Parameters> {
+      const shape = await circuits.shape(id);
+      const file = await officialFile(id);
+      if (file !== undefined) {
+        const p = await span.time('read', () => readParamsFile(file, { memory: opts.backend }));
+        checkParamsForShape(p, shape);
+        return p;
+      }
+      await circuits.available!(id);
+      return loadOrCreateDevParams(shape, opts.backend, join(opts.config.srs.param_cache, 'kiln-dev'));
+    },
+  };
+
+  const planner: Planner = {
+    kind: ProofKind.POREP_SEAL_COMMIT,
+    name: 'porep-c2',
+    defaultPriority: Priority.NORMAL,
+    async plan(req, ctx): Promise<ProofWork> {
+      if (req.vanillaProof.length === 0) throw new PlanError('vanilla_proof is empty: expected the Commit2In JSON wrapper {SectorNum, Phase1Out, SectorSize}');
+      let c2: Commit2In;
+      try {
+        c2 = parseCommit2In(req.vanillaProof);
+      } catch (e) {
+        if (e instanceof C1FormatError) throw new PlanError(`vanilla_proof (Commit2In): ${e.message}`);
+        throw new PlanError(`vanilla_proof (Commit2In): ${(e as Error).message}`);
+      }
+      const c1 = c2.phase1Out;
+      const info = c1.registeredProof;
+      if (req.sectorSize !== 0 && req.sectorSize !== c2.sectorSize) {
+        throw new PlanError(`sector_size ${req.sectorSize} does not match the Commit2In SectorSize ${c2.sectorSize} (${info.name})`);
+      }
+      if (req.registeredProof !== 0 && req.registeredProof !== info.id) {
+        const named = sealProofById(req.registeredProof)?.name ?? 'unknown';
+        throw new PlanError(`registered_proof ${req.registeredProof} (${named}) does not match the C1's ${info.name} (id ${info.id})`);
+      }
+      if (req.sectorNumber !== 0 && req.sectorNumber !== c2.sectorNum) {
+        throw new PlanError(`sector_number ${req.sectorNumber} does not match the Commit2In SectorNum ${c2.sectorNum}`);
+      }
+      const circuitId = porepCircuitId(info.sectorSize);
+      try {
+        await load();
+      } catch (e) {
+        throw new PlanError(e instanceof CircuitUnavailableError ? e.message : `PoRep circuit not available: ${(e as Error).message}`);
+      }
+      let inputs: bigint[][];
+      try {
+        inputs = c1.partitions.map((_, k) => partitionPublicInputs(c1, k));
+      } catch (e) {
+        throw new PlanError(`public inputs of ${info.name}: ${(e as Error).message}`);
+      }
+      let c1Ref: C1Output | undefined = c1;
+      return {
+        circuitId,
+        partitions: c1.partitions.length,
+        describe: `${info.name} sector ${c2.sectorNum}${c2.miner ? ` miner ${c2.miner}` : ''}`,
+        async synthesize(k, span) {
+          if (c1Ref === undefined) throw new Error('job disposed');
+          const only: C1Output = { ...c1Ref, partitions: c1Ref.partitions.map((p, i) => (i === k ? p : [])) };
+          const arg: PorepWitnessArg = { c1: only, partition: k, numInputs: inputs[k].length + 1 };
+          const t0 = performance.now();
+          const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'porepWitness', arg });
+          span.record('worker_wait', Math.max(0, performance.now() - t0 - r.ms));
+          span.record('witness', r.ms);
+          const want = inputs[k];
+          const bad = want.findIndex((x, i) => r.inputs[i] !== x);
+          if (r.inputs.length !== want.length || bad >= 0) {
+            throw new Error(`the circuit's public inputs differ from partitionPublicInputs (index ${bad < 0 ? r.inputs.length : bad})`);
+          }
+          return { assignment: r.assignment, inputs: want };
+        },
+        dispose() {
+          c1Ref = undefined;
+        },
+      };
+    },
+  };
+  return { planner, circuits };
+}

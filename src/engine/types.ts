@@ -1,0 +1,126 @@
+/**
+ * The engine's narrow interfaces. A request is turned by the planner of its proof kind into a
+ * ProofWork (what to synthesise, per partition, for which circuit); circuits (shape + Groth16
+ * parameters) come from CircuitProviders keyed by circuit id (the SRS cache key, e.g. 'porep-32g').
+ * The engine itself knows nothing about Filecoin: it schedules, budgets memory, caches SRS,
+ * proves, verifies and times.
+ */
+import type { Parameters } from '../groth16/keys.js';
+import type { CircuitShape } from '../r1cs/cs.js';
+import type { Span } from '../util/timing.js';
+
+/** cuzk.v1.ProofKind (FACTS §5), plus kiln's hidden demo kind. */
+export const ProofKind = {
+  UNSPECIFIED: 0,
+  POREP_SEAL_COMMIT: 1,
+  SNAP_DEALS_UPDATE: 2,
+  WINDOW_POST_PARTITION: 3,
+  WINNING_POST: 4,
+  /** kiln only, not in the proto enum: the demo circuit (tests, smoke runs). Accepted only when a
+   *  demo planner is registered. */
+  KILN_DEMO: 1000,
+} as const;
+
+/** cuzk.v1.Priority. Larger = more urgent. */
+export const Priority = { UNSPECIFIED: 0, LOW: 1, NORMAL: 2, HIGH: 3, CRITICAL: 4 } as const;
+export type PriorityValue = (typeof Priority)[keyof typeof Priority];
+
+export const PRIORITY_NAMES: Record<number, string> = { 0: 'UNSPECIFIED', 1: 'LOW', 2: 'NORMAL', 3: 'HIGH', 4: 'CRITICAL' };
+
+/** AwaitProofResponse.Status. */
+export const AwaitStatus = { UNKNOWN: 0, COMPLETED: 1, FAILED: 2, CANCELLED: 3, TIMEOUT: 4 } as const;
+
+/** A SubmitProofRequest in engine terms (the server converts the wire message). */
+export interface ProofRequest {
+  requestId: string;
+  proofKind: number;
+  sectorSize: number;
+  registeredProof: number;
+  priority: number;
+  vanillaProof: Uint8Array;
+  vanillaProofs: Uint8Array[];
+  sectorNumber: number;
+  minerId: number;
+  randomness: Uint8Array;
+  partitionIndex: number;
+  commROld: Uint8Array;
+  commRNew: Uint8Array;
+  commDNew: Uint8Array;
+}
+
+/** Fills the fields a caller left out with the wire defaults. */
+export function proofRequest(p: Partial<ProofRequest> & { proofKind: number }): ProofRequest {
+  return {
+    requestId: '',
+    sectorSize: 0,
+    registeredProof: 0,
+    priority: 0,
+    vanillaProof: new Uint8Array(0),
+    vanillaProofs: [],
+    sectorNumber: 0,
+    minerId: 0,
+    randomness: new Uint8Array(0),
+    partitionIndex: 0,
+    commROld: new Uint8Array(0),
+    commRNew: new Uint8Array(0),
+    commDNew: new Uint8Array(0),
+    ...p,
+  };
+}
+
+/** The witness of one partition: the full assignment (Montgomery Fr, ONE first) and the public
+ *  inputs the proof must verify against (without ONE). */
+export interface PartitionWitness {
+  assignment: Uint8Array;
+  inputs: bigint[];
+}
+
+/** One job's work, produced by the planner of its kind. */
+export interface ProofWork {
+  /** SRS cache key, e.g. 'porep-2k', 'porep-32g', 'demo-2000'. */
+  circuitId: string;
+  partitions: number;
+  /** Computes the witness of partition k. Runs on the synthesis stage; may use the engine's
+   *  worker pool (PlanContext.synthPool). Must throw (not crash) on bad input. */
+  synthesize(partition: number, span: Span): Promise<PartitionWitness>;
+  /** Called once when the job ends (frees parsed input). */
+  dispose?(): void;
+  /** Free-form description for status/logs (e.g. 'StackedDrg2KiBV1_1 sector 7'). */
+  describe?: string;
+}
+
+/** Refusal of a request by a planner: the job FAILS with this message. */
+export class PlanError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PlanError';
+  }
+}
+
+export interface PlanContext {
+  /** Worker pool for synthesis (may be used or not by a planner). */
+  synthPool: import('./synth-pool.js').SynthesisPool;
+}
+
+/** Turns requests of one proof kind into ProofWork. */
+export interface Planner {
+  readonly kind: number;
+  /** Queue label (cuzk's ProofKind display name: 'porep-c2', 'snap-update', 'window-post', 'winning-post'). */
+  readonly name: string;
+  /** Priority when the request says UNSPECIFIED. */
+  readonly defaultPriority: number;
+  plan(req: ProofRequest, ctx: PlanContext): Promise<ProofWork>;
+}
+
+/** Shapes and parameters of the circuits one planner family uses. */
+export interface CircuitProvider {
+  /** True when this provider serves `circuitId`. */
+  knows(circuitId: string): boolean;
+  /** Optional fast check that parameters can be had at all (e.g. the .params file exists), run
+   *  before the (possibly expensive) shape is compiled. Throws with a message when not. */
+  available?(circuitId: string): Promise<void>;
+  /** The compiled R1CS shape (memoised by the provider). */
+  shape(circuitId: string): Promise<CircuitShape>;
+  /** Loads the Groth16 parameters (the engine caches them: see SrsCache). */
+  params(circuitId: string, span: Span): Promise<Parameters>;
+}

@@ -1,0 +1,214 @@
+/**
+ * PoRep C2 as a service for the CLI and the engine: the circuit id of a sector size, the compiled
+ * partition shape (recorded once per size and cached on disk), where the parameters come from
+ * (official files in the parameter cache, else insecure development parameters), and the proving /
+ * verification of every partition of a C1.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Backend } from '../backend/backend.js';
+import { type Parameters, readParamsFile, readVerifyingKeyFile, type VerifyingKey } from '../groth16/keys.js';
+import { decodeProofs, encodeProofs, type Proof, PROOF_BYTES } from '../groth16/proof.js';
+import { prove } from '../groth16/prover.js';
+import { checkParamsForShape, domainSize } from '../groth16/queries.js';
+import { devParamsPath, loadOrCreateDevParams } from '../groth16/setup.js';
+import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
+import type { CircuitShape } from '../r1cs/cs.js';
+import { deserializeShape, recordShape, shapeChunks } from '../r1cs/shape.js';
+import { WitnessGenerator } from '../r1cs/witness.js';
+import { Span } from '../util/timing.js';
+import type { C1Output } from './c1.js';
+import { stackedCircuitFor, stackedShapeCircuit } from './circuit/index.js';
+import { partitionPublicInputs } from './public-inputs.js';
+import { allSealProofs, type SealProofInfo } from './registry.js';
+
+/** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
+export const STACKED_CIRCUIT_VERSION = 1;
+
+const SIZE_LABELS: Record<number, string> = {
+  2048: '2k',
+  [8 << 20]: '8m',
+  [512 << 20]: '512m',
+  [32 * 2 ** 30]: '32g',
+  [64 * 2 ** 30]: '64g',
+};
+
+/** Tree shape tag of the official parameter file names (poseidon_hasher-8-0-0 …). */
+const TREE_TAG: Record<number, string> = {
+  2048: '8-0-0',
+  [8 << 20]: '8-0-0',
+  [512 << 20]: '8-0-0',
+  [32 * 2 ** 30]: '8-8-0',
+  [64 * 2 ** 30]: '8-8-2',
+};
+
+/** cuzk's circuit ids: porep-2k, porep-8m, porep-512m, porep-32g, porep-64g. */
+export function porepCircuitId(sectorSize: number): string {
+  const label = SIZE_LABELS[sectorSize];
+  if (label === undefined) throw new RangeError(`no PoRep circuit for sector size ${sectorSize}`);
+  return `porep-${label}`;
+}
+
+/** The V1_1 seal proof of a circuit id (the partition circuit depends on the size only). */
+export function porepInfoForCircuit(circuitId: string): SealProofInfo | undefined {
+  const m = /^porep-(2k|8m|512m|32g|64g)$/.exec(circuitId);
+  if (!m) return undefined;
+  return allSealProofs().find((i) => i.version === 'V1_1' && SIZE_LABELS[i.sectorSize] === m[1]);
+}
+
+/** Parses `2KiB`, `8MiB`, `32GiB`, `2048`, … into bytes. */
+export function parseSectorSize(s: string): number {
+  const m = /^(\d+)\s*(KiB|MiB|GiB|K|M|G)?$/i.exec(s.trim());
+  if (!m) throw new RangeError(`bad sector size '${s}' (expected e.g. 2KiB, 8MiB, 512MiB, 32GiB, 64GiB)`);
+  const unit = (m[2] ?? '').toUpperCase()[0];
+  const mult = unit === 'K' ? 1024 : unit === 'M' ? 2 ** 20 : unit === 'G' ? 2 ** 30 : 1;
+  const size = Number(m[1]) * mult;
+  if (SIZE_LABELS[size] === undefined) throw new RangeError(`no PoRep circuit for sector size ${s} (2KiB, 8MiB, 512MiB, 32GiB or 64GiB)`);
+  return size;
+}
+
+/** The V1_1 seal proof info of a sector size in bytes. */
+export function porepInfoForSize(sectorSize: number): SealProofInfo {
+  const info = porepInfoForCircuit(porepCircuitId(sectorSize));
+  if (!info) throw new RangeError(`no seal proof for sector size ${sectorSize}`);
+  return info;
+}
+
+/**
+ * The compiled partition shape of a sector size: read from `<cacheDir>/shapes/` when a shape of the
+ * current circuit version is there, else recorded (and written there, atomically).
+ */
+export function porepShape(info: SealProofInfo, cacheDir?: string): { shape: CircuitShape; cached: boolean } {
+  const file = cacheDir ? join(cacheDir, 'shapes', `${porepCircuitId(info.sectorSize)}-v${STACKED_CIRCUIT_VERSION}.shape`) : undefined;
+  if (file && existsSync(file)) {
+    try {
+      return { shape: deserializeShape(readFileSync(file)), cached: true };
+    } catch {
+      /* unreadable or stale: record again below */
+    }
+  }
+  const circuit = stackedShapeCircuit(info);
+  const shape = recordShape((cs) => circuit.synthesize(cs));
+  if (file) {
+    mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, Buffer.concat(shapeChunks(shape)));
+    renameSync(tmp, file);
+  }
+  return { shape, cached: false };
+}
+
+export interface ParamsSource {
+  kind: 'official' | 'dev';
+  path: string;
+}
+
+/**
+ * The official parameter file for a sector size in `paramsDir`, if any: `<circuit id>.params`, or a
+ * `v28-stacked-proof-of-replication-merkletree-poseidon_hasher-<tree>-sha256_hasher-*.params` whose
+ * sizes match the shape (three sizes share the 8-0-0 tag; the h count tells them apart).
+ */
+export async function findOfficialParams(info: SealProofInfo, shape: CircuitShape, paramsDir: string): Promise<string | undefined> {
+  const byId = join(paramsDir, `${porepCircuitId(info.sectorSize)}.params`);
+  if (existsSync(byId)) return byId;
+  if (!existsSync(paramsDir)) return undefined;
+  const prefix = `v28-stacked-proof-of-replication-merkletree-poseidon_hasher-${TREE_TAG[info.sectorSize]}-sha256_hasher-`;
+  const hLen = domainSize(shape) - 1;
+  for (const f of readdirSync(paramsDir)) {
+    if (!f.startsWith(prefix) || !f.endsWith('.params')) continue;
+    const path = join(paramsDir, f);
+    try {
+      const vk = await readVerifyingKeyFile(path, { prefix: true, checkPoints: false });
+      if (vk.ic.length !== shape.numInputs) continue;
+      const { open } = await import('node:fs/promises');
+      const fh = await open(path, 'r');
+      try {
+        const b = Buffer.alloc(4);
+        const vkBytes = 864 + 4 + 96 * vk.ic.length;
+        await fh.read(b, 0, 4, vkBytes);
+        if (b.readUInt32BE(0) === hLen) return path;
+      } finally {
+        await fh.close();
+      }
+    } catch {
+      /* not a readable parameter file: skip */
+    }
+  }
+  return undefined;
+}
+
+/** Where the parameters of `shape` come from (without loading them). */
+export async function porepParamsSource(info: SealProofInfo, shape: CircuitShape, paramsDir: string, devCacheDir: string): Promise<ParamsSource> {
+  const official = await findOfficialParams(info, shape, paramsDir);
+  if (official) return { kind: 'official', path: official };
+  return { kind: 'dev', path: devParamsPath(shape, devCacheDir) };
+}
+
+/** Loads the parameters of `source` (generating development parameters when needed). */
+export async function loadPorepParams(source: ParamsSource, shape: CircuitShape, backend: Backend, devCacheDir: string): Promise<Parameters> {
+  if (source.kind === 'official') {
+    const p = await readParamsFile(source.path, { memory: backend });
+    checkParamsForShape(p, shape);
+    return p;
+  }
+  return loadOrCreateDevParams(shape, backend, devCacheDir);
+}
+
+/** The verifying key of `source` (read from the start of the parameter file). */
+export function loadPorepVerifyingKey(source: ParamsSource): Promise<VerifyingKey> {
+  const vkFile = source.path.replace(/\.params$/, '.vk');
+  if (source.kind === 'official' && existsSync(vkFile)) return readVerifyingKeyFile(vkFile);
+  return readVerifyingKeyFile(source.path, { prefix: true });
+}
+
+/** The witness (assignment) and public inputs of one partition; checks the circuit's inputs against
+ *  the public inputs a chain verifier derives from the C1. */
+export function porepWitness(c1: C1Output, partition: number, shape: CircuitShape): { assignment: Uint8Array; inputs: bigint[] } {
+  const wg = new WitnessGenerator(shape.numInputs);
+  stackedCircuitFor(c1, partition).synthesize(wg);
+  const inputs = wg.inputs();
+  const want = partitionPublicInputs(c1, partition);
+  const bad = want.findIndex((x, i) => inputs[i] !== x);
+  if (inputs.length !== want.length || bad >= 0) {
+    throw new Error(`partition ${partition}: the circuit's public inputs differ from the C1's (index ${bad < 0 ? inputs.length : bad})`);
+  }
+  if (wg.numAux !== shape.numAux) throw new Error(`partition ${partition}: ${wg.numAux} aux variables, the shape has ${shape.numAux}`);
+  return { assignment: wg.assignment(), inputs };
+}
+
+/** Proves every partition of `c1` (synthesis then proving, one partition after the other) and
+ *  verifies each proof. Spans: partition[k] → synth, prove (→ prover phases), verify. */
+export async function provePorep(
+  c1: C1Output,
+  shape: CircuitShape,
+  params: Parameters,
+  backend: Backend,
+  span: Span,
+): Promise<{ proofs: Proof[]; bytes: Uint8Array }> {
+  const pvk = prepareVerifyingKey(params.vk);
+  const proofs: Proof[] = [];
+  for (let k = 0; k < c1.partitions.length; k++) {
+    const ps = span.child(`partition[${k}]`);
+    const w = await ps.time('synth', () => porepWitness(c1, k, shape));
+    const pr = ps.child('prove');
+    const { proof } = await prove(params, shape, w.assignment, backend, pr);
+    pr.end();
+    const ok = await ps.time('verify', () => verifyProof(pvk, proof, w.inputs));
+    ps.end();
+    if (!ok) throw new Error(`partition ${k}: the proof does not verify (parameters do not match the circuit?)`);
+    proofs.push(proof);
+  }
+  return { proofs, bytes: encodeProofs(proofs) };
+}
+
+/** Verifies the concatenated partition proofs of a C1 against a verifying key; returns per-partition
+ *  results (throws on a proof length that is not 192 × partitions). */
+export function verifyPorep(c1: C1Output, proofBytes: Uint8Array, vk: VerifyingKey): boolean[] {
+  const n = c1.partitions.length;
+  if (proofBytes.length !== n * PROOF_BYTES) {
+    throw new RangeError(`proof is ${proofBytes.length} bytes; ${c1.registeredProof.name} has ${n} partition(s): expected ${n * PROOF_BYTES}`);
+  }
+  const pvk = prepareVerifyingKey(vk);
+  const proofs = decodeProofs(proofBytes);
+  return proofs.map((p, k) => verifyProof(pvk, p, partitionPublicInputs(c1, k)));
+}

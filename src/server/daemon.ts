@@ -1,0 +1,137 @@
+/**
+ * `kiln daemon`: reads the config once, builds the engine (backend, built-in proof kinds, optional
+ * demo kind), starts the gRPC ProvingEngine server and the HTTP status server, and shuts down
+ * gracefully on SIGINT/SIGTERM (stop listening, cancel queued jobs, let running ones finish within
+ * a grace period, free workers and SRS).
+ */
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { pino, type Logger } from 'pino';
+import type { Backend } from '../backend/backend.js';
+import { selectBackend } from '../backend/select.js';
+import { loadConfig, type EngineConfig } from '../engine/config.js';
+import { Engine } from '../engine/engine.js';
+import { builtinKinds, createDemoKind } from '../engine/kinds/index.js';
+import { startGrpcServer, type GrpcServerHandle } from './grpc.js';
+import { startHttpServer, type HttpServerHandle } from './http.js';
+
+export interface DaemonOptions {
+  /** TOML config file (cuzk's format); defaults when absent. */
+  configPath?: string;
+  /** Overrides [daemon] listen (host:port or unix:///path). */
+  listen?: string;
+  /** Overrides [daemon] status_listen (host:port; '' disables). */
+  httpListen?: string;
+  /** Overrides [kiln] backend. */
+  backend?: 'native' | 'reference';
+  /** Overrides [logging] level. */
+  logLevel?: string;
+  /** Edits applied to the parsed config (tests). */
+  configure?: (c: EngineConfig) => void;
+  /** Registers the demo proof kind (proof_kind 1000), for tests and smoke benches. */
+  demo?: { constraints?: number; partitions?: number; cacheDir?: string };
+  /** Install SIGINT/SIGTERM handlers that close the daemon (default true). */
+  handleSignals?: boolean;
+  /** Seconds running jobs get to finish on shutdown (default 30). */
+  shutdownGraceSeconds?: number;
+  /** A logger to use instead of a new pino logger on stdout. */
+  logger?: Logger;
+}
+
+export interface Daemon {
+  engine: Engine;
+  /** Bound gRPC address (real port when :0 was asked). */
+  grpcAddress: string;
+  /** Bound HTTP address, or undefined when disabled. */
+  httpAddress: string | undefined;
+  /** Graceful shutdown; resolves when everything is closed. */
+  close(): Promise<void>;
+  /** Resolves after close() completes (e.g. after a signal). */
+  closed: Promise<void>;
+}
+
+export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
+  const { config, warnings } = await loadConfig(opts.configPath);
+  if (opts.listen !== undefined) config.daemon.listen = opts.listen;
+  if (opts.httpListen !== undefined) config.daemon.status_listen = opts.httpListen;
+  if (opts.backend !== undefined) config.kiln.backend = opts.backend;
+  if (opts.logLevel !== undefined) config.logging.level = opts.logLevel as EngineConfig['logging']['level'];
+  opts.configure?.(config);
+  const log = opts.logger ?? pino({ level: config.logging.level, base: { service: 'kiln' } });
+  for (const w of warnings) log.warn(w);
+
+  let backend: Backend;
+  try {
+    backend = selectBackend(config.kiln.backend);
+    backend.capabilities();
+  } catch (e) {
+    if (config.kiln.backend !== 'native') throw e;
+    log.warn({ err: (e as Error).message }, 'native backend unavailable, falling back to the reference backend');
+    backend = selectBackend('reference');
+  }
+  const kinds = builtinKinds(config, backend);
+  const engine = new Engine({ config, backend, logger: log, planners: kinds.planners, providers: kinds.providers });
+  if (opts.demo) {
+    const demo = createDemoKind({
+      constraints: opts.demo.constraints,
+      partitions: opts.demo.partitions,
+      cacheDir: opts.demo.cacheDir ?? join(tmpdir(), 'kiln-dev-params'),
+      backend,
+    });
+    engine.registerPlanner(demo.planner);
+    engine.registerCircuits(demo.circuits);
+  }
+
+  let grpcServer: GrpcServerHandle | undefined;
+  let httpServer: HttpServerHandle | undefined;
+  try {
+    grpcServer = await startGrpcServer(engine, config.daemon.listen);
+    if (config.daemon.status_listen !== '') httpServer = await startHttpServer(engine, config.daemon.status_listen);
+  } catch (e) {
+    await grpcServer?.close();
+    await engine.close(0);
+    throw e;
+  }
+  const caps = backend.capabilities();
+  log.info(
+    {
+      grpc: grpcServer.address,
+      http: httpServer?.address,
+      backend: caps.backend,
+      threads: caps.threads,
+      gpus: caps.gpus.length,
+      lanes: engine.laneCount,
+      synthesisWorkers: engine.synthPool.size,
+      memoryBudget: config.memory.total_budget,
+      demo: opts.demo !== undefined,
+    },
+    'kiln daemon listening',
+  );
+
+  let closing: Promise<void> | undefined;
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((r) => (resolveClosed = r));
+  const onSignal = (sig: NodeJS.Signals): void => {
+    log.info({ signal: sig }, 'shutting down');
+    void close();
+  };
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      if (opts.handleSignals ?? true) {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+      await engine.close((opts.shutdownGraceSeconds ?? 30) * 1000);
+      await grpcServer!.close();
+      await httpServer?.close();
+      log.info('kiln daemon stopped');
+      resolveClosed();
+    })();
+    return closing;
+  };
+  if (opts.handleSignals ?? true) {
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  }
+  return { engine, grpcAddress: grpcServer.address, httpAddress: httpServer?.address, close, closed };
+}

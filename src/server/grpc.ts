@@ -1,0 +1,196 @@
+/**
+ * The gRPC ProvingEngine service (cuzk.v1, wire-compatible with Curio's cuzk client) over an
+ * Engine. Bad input never throws out of a handler: proof requests that cannot be proved become
+ * FAILED jobs with a message; unknown job ids are NOT_FOUND (as cuzk).
+ */
+import { chmod, lstat, unlink } from 'node:fs/promises';
+import { connect } from 'node:net';
+import * as grpc from '@grpc/grpc-js';
+import type { Engine, JobResult } from '../engine/engine.js';
+import { errorText } from '../engine/engine.js';
+import { UnknownCircuitError } from '../engine/srs-cache.js';
+import { proofRequest, type ProofRequest } from '../engine/types.js';
+import { MAX_MESSAGE_BYTES, loadProvingEngine, parseListen } from './proto.js';
+
+type Msg = Record<string, unknown>;
+type Handler = (call: grpc.ServerUnaryCall<Msg, Msg>, cb: grpc.sendUnaryData<Msg>) => void;
+
+const bytes = (v: unknown): Uint8Array => (v instanceof Uint8Array ? v : new Uint8Array(0));
+const num = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : 0);
+
+export function requestFromWire(m: Msg): ProofRequest {
+  return proofRequest({
+    requestId: typeof m.request_id === 'string' ? m.request_id : '',
+    proofKind: num(m.proof_kind),
+    sectorSize: num(m.sector_size),
+    registeredProof: num(m.registered_proof),
+    priority: num(m.priority),
+    vanillaProof: bytes(m.vanilla_proof),
+    vanillaProofs: Array.isArray(m.vanilla_proofs) ? m.vanilla_proofs.map(bytes) : [],
+    sectorNumber: num(m.sector_number),
+    minerId: num(m.miner_id),
+    randomness: bytes(m.randomness),
+    partitionIndex: num(m.partition_index),
+    commROld: bytes(m.comm_r_old),
+    commRNew: bytes(m.comm_r_new),
+    commDNew: bytes(m.comm_d_new),
+  });
+}
+
+/** uint64 milliseconds: a stage that took any time reports at least 1 ms. */
+const ms = (x: number): number => (x > 0 ? Math.max(1, Math.round(x)) : 0);
+
+export function resultToWire(r: JobResult): Msg {
+  return {
+    job_id: r.jobId,
+    status: r.status,
+    proof: Buffer.from(r.proof),
+    error_message: r.errorMessage,
+    queue_wait_ms: ms(r.timings.queueWaitMs),
+    srs_load_ms: ms(r.timings.srsLoadMs),
+    synthesis_ms: ms(r.timings.synthesisMs),
+    gpu_compute_ms: ms(r.timings.gpuComputeMs),
+    total_ms: ms(r.timings.totalMs),
+  };
+}
+
+function fail(cb: grpc.sendUnaryData<Msg>, code: grpc.status, details: string): void {
+  cb({ code, details, name: 'Error', message: details } as grpc.ServiceError, null);
+}
+
+export function serviceHandlers(engine: Engine): Record<string, Handler> {
+  const wrap =
+    (fn: (req: Msg, call: grpc.ServerUnaryCall<Msg, Msg>) => Promise<Msg | [grpc.status, string]>): Handler =>
+    (call, cb) => {
+      fn(call.request, call).then(
+        (r) => (Array.isArray(r) ? fail(cb, r[0], r[1]) : cb(null, r)),
+        (e: unknown) => {
+          engine.log.error({ err: errorText(e) }, 'gRPC handler failed');
+          fail(cb, grpc.status.INTERNAL, errorText(e));
+        },
+      );
+    };
+  const submit = async (m: Msg) => {
+    const { job, queuePosition } = await engine.submit(requestFromWire(m));
+    return { job_id: job.id, queue_position: queuePosition, assigned_gpu: [...job.lanes].map(String).join(',') };
+  };
+  return {
+    SubmitProof: wrap(async (m) => submit(m)),
+    AwaitProof: wrap(async (m) => {
+      const id = String(m.job_id ?? '');
+      const r = await engine.await(id, num(m.timeout_ms));
+      return r === undefined ? [grpc.status.NOT_FOUND, `job not found: ${id}`] : resultToWire(r);
+    }),
+    Prove: wrap(async (m) => {
+      if (m.submit === null || m.submit === undefined) return [grpc.status.INVALID_ARGUMENT, 'missing submit field'];
+      const { job } = await engine.submit(requestFromWire(m.submit as Msg));
+      const r = await engine.await(job.id, 0);
+      return { result: resultToWire(r ?? engine.resultOf(job)) };
+    }),
+    CancelProof: wrap(async (m) => {
+      const id = String(m.job_id ?? '');
+      const r = engine.cancel(id);
+      return r === undefined ? [grpc.status.NOT_FOUND, `job not found: ${id}`] : { was_running: r.wasRunning };
+    }),
+    GetStatus: wrap(async () => ({
+      gpus: engine.lanesStatus().map((l) => ({
+        ordinal: l.ordinal,
+        name: l.name,
+        vram_total_bytes: l.vramTotal,
+        vram_free_bytes: l.vramFree,
+        current_job_id: l.currentJobId,
+        current_proof_kind: l.currentProofKind,
+      })),
+      loaded_srs: engine.srs.status().map((s) => ({ circuit_id: s.circuitId, tier: s.tier, size_bytes: s.sizeBytes, ref_count: s.refCount })),
+      queues: engine.queueStats().map((q) => ({ proof_kind: q.kind, pending: q.pending, in_progress: q.inProgress })),
+      total_proofs_completed: engine.totals.completed,
+      total_proofs_failed: engine.totals.failed,
+      uptime_seconds: engine.uptimeSeconds,
+      pinned_memory_bytes: engine.budget.reserved,
+      pinned_memory_limit_bytes: engine.budget.limit,
+    })),
+    GetMetrics: wrap(async () => ({ prometheus_text: await engine.metrics.text() })),
+    PreloadSRS: wrap(async (m) => {
+      const id = String(m.circuit_id ?? '');
+      try {
+        const r = await engine.preloadSrs(id);
+        return { already_loaded: r.alreadyLoaded, load_time_ms: Math.round(r.loadTimeMs) };
+      } catch (e) {
+        if (e instanceof UnknownCircuitError) return [grpc.status.NOT_FOUND, e.message];
+        return [grpc.status.FAILED_PRECONDITION, `loading SRS ${id}: ${errorText(e)}`];
+      }
+    }),
+    EvictSRS: wrap(async (m) => {
+      const r = engine.evictSrs(String(m.circuit_id ?? ''));
+      return { was_loaded: r.wasLoaded, freed_bytes: r.freedBytes };
+    }),
+  };
+}
+
+export interface GrpcServerHandle {
+  server: grpc.Server;
+  /** The bound address: host:port (the real port when 0 was asked) or unix:///path. */
+  address: string;
+  close(): Promise<void>;
+}
+
+/** Removes a stale unix socket (one nobody listens on); refuses a live one. */
+async function clearStaleSocket(path: string): Promise<void> {
+  let st;
+  try {
+    st = await lstat(path);
+  } catch {
+    return;
+  }
+  if (!st.isSocket()) throw new Error(`listen unix://${path}: the path exists and is not a socket`);
+  const live = await new Promise<boolean>((resolve) => {
+    const s = connect(path);
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+  if (live) throw new Error(`listen unix://${path}: another process is listening on this socket`);
+  await unlink(path);
+}
+
+export async function startGrpcServer(engine: Engine, listen: string): Promise<GrpcServerHandle> {
+  const { service } = loadProvingEngine();
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+  });
+  server.addService(service, serviceHandlers(engine) as unknown as grpc.UntypedServiceImplementation);
+  const where = parseListen(listen);
+  let bindAddr: string;
+  if ('socket' in where) {
+    await clearStaleSocket(where.socket);
+    bindAddr = `unix://${where.socket}`;
+  } else bindAddr = `${where.host.includes(':') ? `[${where.host}]` : where.host}:${where.port}`;
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(bindAddr, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  let address: string;
+  if ('socket' in where) {
+    await chmod(where.socket, 0o600);
+    address = `unix://${where.socket}`;
+  } else address = `${where.host.includes(':') ? `[${where.host}]` : where.host}:${port}`;
+  return {
+    server,
+    address,
+    close: () =>
+      new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, 5000);
+        server.tryShutdown(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      }).then(async () => {
+        if ('socket' in where) await unlink(where.socket).catch(() => {});
+      }),
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * Loads proto/cuzk.proto at run time (@grpc/proto-loader), for the server and the bench client.
+ * Fields keep their snake_case wire names; uint64 become JS numbers (every value kiln sends or
+ * expects is below 2^53); enums are numbers; bytes are Buffers.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+
+export const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+
+export const LOADER_OPTIONS: protoLoader.Options = {
+  keepCase: true,
+  longs: Number,
+  defaults: true,
+  oneofs: true,
+};
+
+/** proto/cuzk.proto of this checkout (searched upwards from this file, so it works from src/ and dist/). */
+export function protoPath(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const p = join(dir, 'proto', 'cuzk.proto');
+    if (existsSync(p)) return p;
+    dir = dirname(dir);
+  }
+  throw new Error('proto/cuzk.proto not found above ' + dirname(fileURLToPath(import.meta.url)));
+}
+
+export interface ProvingEngineDef {
+  service: grpc.ServiceDefinition;
+  Client: grpc.ServiceClientConstructor;
+}
+
+export function loadProvingEngine(path = protoPath()): ProvingEngineDef {
+  const def = protoLoader.loadSync(path, LOADER_OPTIONS);
+  const pkg = grpc.loadPackageDefinition(def) as unknown as { cuzk: { v1: { ProvingEngine: grpc.ServiceClientConstructor } } };
+  const Client = pkg.cuzk.v1.ProvingEngine;
+  return { service: Client.service, Client };
+}
+
+/** `unix:///path` / `unix:/path` → { socket }, `host:port` → { host, port }. */
+export function parseListen(addr: string): { socket: string } | { host: string; port: number } {
+  if (addr.startsWith('unix:')) {
+    const path = addr.replace(/^unix:(\/\/)?/, '');
+    if (!path.startsWith('/')) throw new Error(`listen ${addr}: the unix socket path must be absolute (unix:///path)`);
+    return { socket: path };
+  }
+  const m = /^(.*):(\d+)$/.exec(addr);
+  if (!m) throw new Error(`listen ${addr}: expected host:port or unix:///path`);
+  const port = Number(m[2]);
+  if (port > 65535) throw new Error(`listen ${addr}: port out of range`);
+  return { host: m[1].replace(/^\[(.*)\]$/, '$1') || '0.0.0.0', port };
+}

@@ -1,0 +1,250 @@
+/** Engine parts without the daemon: config, queue order, memory budget, span gaps, traces, the
+ *  PoRep adapter's validation (with the circuit module stubbed). */
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { selectBackend } from '../src/backend/select.js';
+import { ConfigError, defaultConfig, parseConfig, parseSize } from '../src/engine/config.js';
+import { createPorepKind } from '../src/engine/kinds/porep.js';
+import { MemoryBudget, MemoryBudgetError } from '../src/engine/memory.js';
+import { PriorityQueue } from '../src/engine/queue.js';
+import { SynthesisPool } from '../src/engine/synth-pool.js';
+import { gapWarnings, uncoveredMs } from '../src/engine/spans.js';
+import { chromeTrace } from '../src/engine/trace.js';
+import { PlanError, proofRequest } from '../src/engine/types.js';
+import { Span } from '../src/util/timing.js';
+
+const GIB = 1024 ** 3;
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'fixtures');
+
+describe('config', () => {
+  test('defaults are cuzk’s', () => {
+    const { config, warnings } = parseConfig('', { totalRamBytes: 64 * GIB });
+    assert.deepEqual(warnings, []);
+    assert.equal(config.daemon.listen, 'unix:///run/curio/cuzk.sock');
+    assert.equal(config.srs.param_cache, '/data/zk/params');
+    assert.equal(config.memory.safety_margin, 5 * GIB);
+    assert.equal(config.memory.total_budget, 59 * GIB); // auto = RAM − safety margin
+    assert.equal(config.gpus.gpu_workers_per_device, 2);
+    assert.deepEqual(config.gpus.devices, []);
+    assert.equal(config.scheduler.max_batch_size, 1);
+    assert.equal(config.scheduler.max_batch_wait_ms, 10_000);
+    assert.equal(config.synthesis.threads, 0);
+    assert.equal(config.pipeline.enabled, true);
+    assert.equal(config.pipeline.synthesis_lookahead, 1);
+    assert.equal(config.logging.level, 'info');
+    assert.deepEqual(parseConfig('', { totalRamBytes: 64 * GIB }).config, defaultConfig(64 * GIB));
+  });
+
+  test('a full file is read; unknown and deprecated keys are warned about', () => {
+    const { config, warnings } = parseConfig(
+      `[daemon]
+listen = "127.0.0.1:9820"
+status_listen = "127.0.0.1:9821"
+[srs]
+param_cache = "/p"
+preload = ["porep-32g"]
+[memory]
+total_budget = "256GiB"
+safety_margin = "10GiB"
+eviction_min_idle = "30s"
+[gpus]
+devices = [0, 1]
+gpu_workers_per_device = 1
+[scheduler]
+max_batch_size = 3
+max_batch_wait_ms = 0
+[synthesis]
+threads = 8
+[pipeline]
+enabled = false
+synthesis_lookahead = 2
+[logging]
+level = "debug"
+frobnicate = 1
+[extra]
+x = 1
+`,
+      { totalRamBytes: 64 * GIB },
+    );
+    assert.equal(config.daemon.listen, '127.0.0.1:9820');
+    assert.equal(config.memory.total_budget, 256 * GIB);
+    assert.equal(config.memory.eviction_min_idle_ms, 30_000);
+    assert.deepEqual(config.gpus.devices, [0, 1]);
+    assert.equal(config.scheduler.max_batch_size, 3);
+    assert.equal(config.pipeline.enabled, false);
+    assert.equal(config.pipeline.synthesis_lookahead, 2);
+    assert.equal(config.logging.level, 'debug');
+    assert.ok(warnings.some((w) => w.includes('srs.preload') && w.includes('deprecated')));
+    assert.ok(warnings.some((w) => w.includes('logging.frobnicate')));
+    assert.ok(warnings.some((w) => w.includes('[extra]')));
+  });
+
+  test('bad values are refused with the key named', () => {
+    const bad: [string, RegExp][] = [
+      ['[memory]\nsafety_margin = "lots"', /memory\.safety_margin/],
+      ['[memory]\ntotal_budget = "12 parsecs"', /memory\.total_budget/],
+      ['[memory]\ntotal_budget = "auto"\nsafety_margin = "128GiB"', /memory\.total_budget/],
+      ['[gpus]\ngpu_workers_per_device = 0', /gpus\.gpu_workers_per_device/],
+      ['[gpus]\ndevices = [0, "one"]', /gpus\.devices\[1\]/],
+      ['[scheduler]\nmax_batch_size = "3"', /scheduler\.max_batch_size/],
+      ['[pipeline]\nenabled = "yes"', /pipeline\.enabled/],
+      ['[pipeline]\nsynthesis_lookahead = -1', /pipeline\.synthesis_lookahead/],
+      ['[logging]\nlevel = "loud"', /logging\.level/],
+      ['[daemon]\nlisten = 9820', /daemon\.listen/],
+      ['[daemon\nlisten = "x"', /not valid TOML/],
+    ];
+    for (const [text, re] of bad) assert.throws(() => parseConfig(text, { totalRamBytes: 64 * GIB }), (e: unknown) => e instanceof ConfigError && re.test(e.message), text);
+    assert.equal(parseSize('5GiB', 'k'), 5 * GIB);
+    assert.equal(parseSize('512 MiB', 'k'), 512 * 1024 ** 2);
+    assert.equal(parseSize(1024, 'k'), 1024);
+  });
+});
+
+describe('scheduling parts', () => {
+  test('priority queue: CRITICAL > HIGH > NORMAL > LOW, FIFO within', () => {
+    const q = new PriorityQueue<{ priority: number; seq: number; name: string }>();
+    const items = [
+      { priority: 2, seq: 0, name: 'n0' },
+      { priority: 1, seq: 1, name: 'l1' },
+      { priority: 2, seq: 2, name: 'n2' },
+      { priority: 4, seq: 3, name: 'c3' },
+      { priority: 3, seq: 4, name: 'h4' },
+      { priority: 4, seq: 5, name: 'c5' },
+    ];
+    for (const it of items) q.push(it);
+    assert.equal(q.position(items[2]), 4);
+    const order: string[] = [];
+    for (let it = q.shift(); it; it = q.shift()) order.push(it.name);
+    assert.deepEqual(order, ['c3', 'c5', 'h4', 'n0', 'n2', 'l1']);
+  });
+
+  test('memory budget: waits until bytes fit, asks pressure handlers, refuses what never fits', async () => {
+    const b = new MemoryBudget(100);
+    const a = b.tryReserve(60, 'a')!;
+    assert.equal(b.tryReserve(50, 'b'), undefined);
+    let got = false;
+    const p = b.reserve(50, 'b').then((r) => ((got = true), r));
+    const small = await b.reserve(30, 'small'); // a later, smaller reservation that fits is not blocked
+    assert.equal(got, false);
+    b.release(a);
+    const r = await p;
+    assert.equal(got, true);
+    assert.equal(b.reserved, 80);
+    await assert.rejects(b.reserve(101, 'huge'), MemoryBudgetError);
+    let freed = 0;
+    b.onPressure((n) => ((freed += n), 0));
+    assert.equal(b.tryReserve(30, 'c'), undefined);
+    assert.equal(freed, 10);
+    b.release(r);
+    b.release(small);
+    assert.equal(b.reserved, 0);
+  });
+
+  test('synthesis pool runs a module function in a worker thread and transfers the result', async () => {
+    const pool = new SynthesisPool(1);
+    try {
+      const url = new URL('../src/engine/kinds/demo-synth.js', import.meta.url).href;
+      const r = await pool.run<{ assignment: Uint8Array; inputs: bigint[] }>({ module: url, fn: 'demoWitness', arg: { constraints: 100, publicInputs: 2, seed: 1, numInputs: 3 } });
+      assert.ok(r.assignment instanceof Uint8Array && r.assignment.length > 0 && r.assignment.length % 32 === 0);
+      assert.equal(r.inputs.length, 2);
+      assert.equal(typeof r.inputs[0], 'bigint');
+      await assert.rejects(pool.run({ module: url, fn: 'nope', arg: null }), /no exported function nope/);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe('spans and traces', () => {
+  const tree = (): Span => {
+    const root = new Span('job', undefined, 0);
+    root.endMs = 100;
+    const a = new Span('partition[0]', root, 0);
+    a.endMs = 60;
+    const b = new Span('partition[1]', root, 40);
+    b.endMs = 90; // overlaps a; 90..100 is uncovered
+    const s = new Span('synth', b, 40);
+    s.endMs = 50;
+    const p = new Span('prove', b, 60);
+    p.endMs = 90; // 50..60 uncovered inside b
+    return root;
+  };
+
+  test('uncovered time is overlap-aware; gaps over 2 % are reported', () => {
+    const root = tree();
+    assert.equal(uncoveredMs(root), 10);
+    const w = gapWarnings(root);
+    assert.deepEqual(
+      w.map((g) => [g.path, g.gapMs]),
+      [
+        ['job', 10],
+        ['job/partition[1]', 10],
+      ],
+    );
+  });
+
+  test('Chrome trace: complete events in µs, lanes as threads with names', () => {
+    const root = tree();
+    const lanes = new Map<string, string>([
+      ['synth', 'synthesis'],
+      ['prove', 'prover 0'],
+    ]);
+    const t = chromeTrace([{ label: 'job x', root, laneOf: (s) => lanes.get(s.name) ?? (s.name.startsWith('partition') ? s.name : undefined) }]);
+    const x = t.traceEvents.filter((e) => e.ph === 'X');
+    assert.equal(x.length, 5);
+    const prove = x.find((e) => e.name === 'prove')!;
+    const synth = x.find((e) => e.name === 'synth')!;
+    assert.equal(prove.dur, 30_000);
+    assert.equal(prove.ts! - synth.ts!, 20_000);
+    assert.notEqual(prove.tid, synth.tid);
+    const names = t.traceEvents.filter((e) => e.name === 'thread_name').map((e) => e.args!.name);
+    assert.deepEqual(names, ['job', 'partition[0]', 'partition[1]', 'synthesis', 'prover 0']);
+    JSON.parse(JSON.stringify(t));
+  });
+});
+
+describe('PoRep adapter', () => {
+  const config = defaultConfig(64 * GIB);
+  const backend = selectBackend('reference');
+  const unavailable = createPorepKind({ config, backend, loadCircuit: () => Promise.reject(new Error('module missing')) });
+  const ctx = { synthPool: new SynthesisPool(1) };
+  const plan = (kind: typeof unavailable, p: Parameters<typeof proofRequest>[0]) => kind.planner.plan(proofRequest(p), ctx);
+
+  test('validates the Commit2In wrapper and the request fields, naming them', async () => {
+    const fx = await readFile(join(FIXTURES, '2KiB.commit2in.json'));
+    const w = JSON.parse(fx.toString('utf8'));
+    const cases: [Uint8Array, Record<string, number>, RegExp][] = [
+      [new Uint8Array([1, 2, 3]), {}, /vanilla_proof \(Commit2In\).*not valid JSON/],
+      [fx.subarray(0, 500), {}, /not valid JSON/],
+      [Buffer.from(JSON.stringify({ ...w, SectorSize: 4096 })), {}, /SectorSize/],
+      [Buffer.from(JSON.stringify({ ...w, Phase1Out: undefined })), {}, /Phase1Out: missing field/],
+      [fx, { sectorSize: 34359738368 }, /sector_size 34359738368 does not match the Commit2In SectorSize 2048/],
+      [fx, { registeredProof: 3 }, /registered_proof 3 \(StackedDrg32GiBV1\) does not match the C1's StackedDrg2KiBV1_1/],
+      [fx, { sectorNumber: 9 }, /sector_number 9 does not match/],
+      [fx, {}, /PoRep circuit not available.*module missing/],
+    ];
+    for (const [bytes, fields, re] of cases) {
+      await assert.rejects(plan(unavailable, { proofKind: 1, vanillaProof: bytes, ...fields }), (e: unknown) => e instanceof PlanError && re.test(e.message), String(re));
+    }
+  });
+
+  test('plans porep-2k with one partition when the circuit module loads', async () => {
+    const fx = await readFile(join(FIXTURES, '2KiB.commit2in.json'));
+    const stub = createPorepKind({
+      config,
+      backend,
+      loadCircuit: async () => ({ stackedCircuitFor: () => ({ synthesize() {} }), stackedShapeCircuit: () => ({ synthesize() {} }) }),
+    });
+    const work = await plan(stub, { proofKind: 1, vanillaProof: fx, sectorSize: 2048, registeredProof: 5 });
+    assert.equal(work.circuitId, 'porep-2k');
+    assert.equal(work.partitions, 1);
+    assert.match(work.describe!, /StackedDrg2KiBV1_1 sector 0 miner f01001/);
+    assert.ok(stub.circuits.knows('porep-32g'));
+    assert.ok(!stub.circuits.knows('porep-1g'));
+    await assert.rejects(stub.circuits.available!('porep-2k'), /no parameters for porep-2k/);
+    await ctx.synthPool.close();
+  });
+});

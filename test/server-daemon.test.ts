@@ -1,0 +1,286 @@
+/**
+ * The whole daemon, in-process, over real gRPC (a client built at run time from proto/cuzk.proto
+ * with @grpc/proto-loader, as Curio's generated client would see the wire) and HTTP. Proofs are of
+ * the demo kind (proof_kind 1000: 2,000-constraint demo circuits, INSECURE dev params cached in a
+ * temp dir); PoRep requests are exercised for their error paths.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { selectBackend } from '../src/backend/select.js';
+import { decodeProofs, loadOrCreateDevParams, prepareVerifyingKey, verifyProof } from '../src/groth16/index.js';
+import { DemoCircuit } from '../src/r1cs/demo.js';
+import { recordShape } from '../src/r1cs/shape.js';
+import { WitnessGenerator } from '../src/r1cs/witness.js';
+import { runDaemon, type Daemon } from '../src/server/daemon.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const FIXTURES = join(ROOT, '..', 'shared', 'fixtures');
+const DEMO = 1000;
+const CONSTRAINTS = 2000;
+const STATUS = { UNKNOWN: 0, COMPLETED: 1, FAILED: 2, CANCELLED: 3, TIMEOUT: 4 };
+
+type Msg = Record<string, any>;
+
+function makeClient(address: string): { call: (m: string, req: Msg, deadlineMs?: number) => Promise<Msg>; close: () => void } {
+  const def = protoLoader.loadSync(join(ROOT, 'proto', 'cuzk.proto'), { keepCase: true, longs: Number, enums: Number, defaults: true });
+  const pkg = grpc.loadPackageDefinition(def) as any;
+  const client = new pkg.cuzk.v1.ProvingEngine(address, grpc.credentials.createInsecure(), {
+    'grpc.max_receive_message_length': 256 << 20,
+    'grpc.max_send_message_length': 256 << 20,
+  });
+  return {
+    call: (m, req, deadlineMs = 60_000) =>
+      new Promise((resolve, reject) =>
+        client[m](req, { deadline: Date.now() + deadlineMs }, (err: Error | null, res: Msg) => (err ? reject(err) : resolve(res))),
+      ),
+    close: () => client.close(),
+  };
+}
+
+async function http(d: Daemon, path: string): Promise<any> {
+  const res = await fetch(`http://${d.httpAddress}${path}`);
+  assert.equal(res.status, 200, `${path}: ${res.status}`);
+  return res.headers.get('content-type')?.includes('json') ? res.json() : res.text();
+}
+
+const demoReq = (o: Msg = {}, body: Msg = {}): Msg => ({
+  proof_kind: DEMO,
+  vanilla_proof: Buffer.from(JSON.stringify(body)),
+  ...o,
+});
+
+let dir: string;
+let daemon: Daemon;
+let rpc: ReturnType<typeof makeClient>;
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'kiln-daemon-test-'));
+  daemon = await runDaemon({
+    listen: `unix://${join(dir, 'kiln.sock')}`,
+    httpListen: '127.0.0.1:0',
+    logLevel: 'silent',
+    handleSignals: false,
+    shutdownGraceSeconds: 5,
+    demo: { constraints: CONSTRAINTS, partitions: 2, cacheDir: join(dir, 'params') },
+    configure: (c) => {
+      c.gpus.gpu_workers_per_device = 1; // one prover lane: two jobs in flight, the rest queued
+      c.synthesis.threads = 1;
+      c.srs.param_cache = join(dir, 'params');
+    },
+  });
+  rpc = makeClient(daemon.grpcAddress);
+});
+
+after(async () => {
+  rpc?.close();
+  await daemon?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('kiln daemon over gRPC', () => {
+  test('listens on a unix socket with mode 0600', async () => {
+    assert.match(daemon.grpcAddress, /^unix:\/\//);
+    const st = await stat(daemon.grpcAddress.slice('unix://'.length));
+    assert.ok(st.isSocket());
+    assert.equal(st.mode & 0o777, 0o600);
+  });
+
+  test('Prove returns a proof that verifies, with timings that add up', async () => {
+    const seed = 11;
+    const res = (await rpc.call('Prove', { submit: demoReq({ request_id: 'verify-1' }, { seed }) })).result;
+    assert.equal(res.status, STATUS.COMPLETED, res.error_message);
+    assert.equal(res.proof.length, 2 * 192);
+    // verify independently: the same circuit, its dev parameters and the demo witness's inputs
+    const backend = selectBackend('reference');
+    const circuit = (s: number) => new DemoCircuit({ constraints: CONSTRAINTS, seed: s, publicInputs: 2 });
+    const shape = recordShape((cs) => circuit(seed).synthesize(cs));
+    const params = await loadOrCreateDevParams(shape, backend, join(dir, 'params'));
+    const pvk = prepareVerifyingKey(params.vk);
+    const proofs = decodeProofs(new Uint8Array(res.proof));
+    proofs.forEach((p, k) => {
+      const wg = new WitnessGenerator(shape.numInputs);
+      circuit(seed + k).synthesize(wg);
+      assert.ok(verifyProof(pvk, p, wg.inputs()), `partition ${k} verifies`);
+    });
+    for (const f of ['queue_wait_ms', 'srs_load_ms', 'synthesis_ms', 'gpu_compute_ms', 'total_ms']) assert.ok(res[f] > 0, `${f} = ${res[f]}`);
+    const slack = 3; // whole-millisecond rounding
+    assert.ok(res.total_ms + slack >= res.queue_wait_ms + res.srs_load_ms + res.gpu_compute_ms, JSON.stringify(res));
+    assert.ok(res.total_ms + slack >= res.queue_wait_ms + res.srs_load_ms + res.synthesis_ms, JSON.stringify(res));
+    // the job's span tree and log line carry the prover phases
+    const job = await http(daemon, `/jobs/${res.job_id}`);
+    const part = job.spans.children.find((c: any) => c.name === 'partition[0]');
+    const proveSpan = part.children.find((c: any) => c.name === 'prove');
+    assert.deepEqual(
+      proveSpan.children.map((c: any) => c.name),
+      ['matvec', 'ntt_h', 'msm_h', 'msm_l', 'msm_a', 'msm_b1', 'msm_b2', 'batch_add', 'assemble', 'release'],
+    );
+  });
+
+  test('the same request_id twice gives one job', async () => {
+    const a = await rpc.call('SubmitProof', demoReq({ request_id: 'dedup-1' }, { seed: 3 }));
+    const b = await rpc.call('SubmitProof', demoReq({ request_id: 'dedup-1' }, { seed: 3 }));
+    assert.equal(a.job_id, b.job_id);
+    const r = await rpc.call('AwaitProof', { job_id: a.job_id });
+    assert.equal(r.status, STATUS.COMPLETED, r.error_message);
+    const c = (await rpc.call('Prove', { submit: demoReq({ request_id: 'dedup-1' }, { seed: 3 }) })).result;
+    assert.equal(c.job_id, a.job_id);
+    assert.deepEqual(Buffer.from(c.proof), Buffer.from(r.proof));
+  });
+
+  test('AwaitProof with a short timeout reports TIMEOUT while the job goes on', async () => {
+    const { job_id } = await rpc.call('SubmitProof', demoReq({}, { seed: 5 }));
+    const t = await rpc.call('AwaitProof', { job_id, timeout_ms: 1 });
+    assert.equal(t.status, STATUS.TIMEOUT);
+    const r = await rpc.call('AwaitProof', { job_id, timeout_ms: 0 });
+    assert.equal(r.status, STATUS.COMPLETED, r.error_message);
+    await assert.rejects(rpc.call('AwaitProof', { job_id: 'no-such-job' }), (e: any) => e.code === grpc.status.NOT_FOUND);
+  });
+
+  test('CancelProof: a queued job → CANCELLED (was_running false); a running one → CANCELLED (was_running true)', async () => {
+    const running = await rpc.call('SubmitProof', demoReq({}, { seed: 20, partitions: 6 }));
+    const second = await rpc.call('SubmitProof', demoReq({}, { seed: 30, partitions: 2 }));
+    const queued = await rpc.call('SubmitProof', demoReq({}, { seed: 40, partitions: 2 }));
+    const c1 = await rpc.call('CancelProof', { job_id: queued.job_id });
+    assert.equal(c1.was_running, false);
+    assert.equal((await rpc.call('AwaitProof', { job_id: queued.job_id })).status, STATUS.CANCELLED);
+    const c2 = await rpc.call('CancelProof', { job_id: running.job_id });
+    assert.equal(c2.was_running, true);
+    const r = await rpc.call('AwaitProof', { job_id: running.job_id });
+    assert.equal(r.status, STATUS.CANCELLED);
+    assert.equal(r.proof.length, 0);
+    assert.equal((await rpc.call('AwaitProof', { job_id: second.job_id })).status, STATUS.COMPLETED);
+  });
+
+  test('a CRITICAL job submitted behind three NORMAL ones starts before the NORMAL ones still queued', async () => {
+    const busy = await rpc.call('SubmitProof', demoReq({ priority: 2 }, { seed: 50, partitions: 4 }));
+    const normals: string[] = [];
+    for (let i = 0; i < 3; i++) normals.push((await rpc.call('SubmitProof', demoReq({ priority: 2 }, { seed: 60 + i }))).job_id);
+    const queuedAtSubmit = new Set(
+      (await http(daemon, '/status')).jobs.filter((j: any) => j.state === 'queued').map((j: any) => j.id),
+    );
+    const critical = await rpc.call('SubmitProof', demoReq({ priority: 4 }, { seed: 70 }));
+    for (const id of [busy.job_id, ...normals, critical.job_id]) {
+      assert.equal((await rpc.call('AwaitProof', { job_id: id })).status, STATUS.COMPLETED);
+    }
+    const started = async (id: string): Promise<number> => (await http(daemon, `/jobs/${id}`)).startedAtMs;
+    const stillQueued = normals.filter((id) => queuedAtSubmit.has(id));
+    assert.ok(stillQueued.length >= 1, 'some NORMAL jobs were still queued');
+    const tc = await started(critical.job_id);
+    for (const id of stillQueued) assert.ok(tc < (await started(id)), `CRITICAL started before NORMAL ${id}`);
+  });
+
+  test('with two jobs in flight, synthesis of one overlaps proving of the other (trace)', async () => {
+    const a = await rpc.call('SubmitProof', demoReq({}, { seed: 80, partitions: 3 }));
+    const b = await rpc.call('SubmitProof', demoReq({}, { seed: 90, partitions: 3 }));
+    for (const j of [a, b]) assert.equal((await rpc.call('AwaitProof', { job_id: j.job_id })).status, STATUS.COMPLETED);
+    const trace = await http(daemon, `/trace?jobs=${a.job_id},${b.job_id}`);
+    const ev = trace.traceEvents.filter((e: any) => e.ph === 'X');
+    assert.ok(ev.every((e: any) => Number.isInteger(e.ts) && Number.isInteger(e.dur) && e.pid >= 1 && e.tid >= 1));
+    const lanes = new Map(trace.traceEvents.filter((e: any) => e.name === 'thread_name').map((e: any) => [`${e.pid}/${e.tid}`, e.args.name]));
+    const synth = ev.filter((e: any) => e.name === 'synth');
+    const prove = ev.filter((e: any) => e.name === 'prove');
+    assert.ok(synth.every((e: any) => lanes.get(`${e.pid}/${e.tid}`) === 'synthesis'));
+    assert.ok(prove.every((e: any) => String(lanes.get(`${e.pid}/${e.tid}`)).startsWith('prover')));
+    const overlaps = synth.some((s: any) =>
+      prove.some((p: any) => p.pid !== s.pid && s.ts < p.ts + p.dur && p.ts < s.ts + s.dur),
+    );
+    assert.ok(overlaps, 'a synth span of one job overlaps a prove span of the other');
+  });
+
+  test('bad PoRep requests FAIL with a message naming the problem; the daemon keeps serving', async () => {
+    const fixture = await readFile(join(FIXTURES, '2KiB.commit2in.json'));
+    const cases: [string, Msg, RegExp][] = [
+      ['garbage', { vanilla_proof: Buffer.from([0xde, 0xad, 0xbe, 0xef, 0x00, 0xff]) }, /vanilla_proof/],
+      ['truncated', { vanilla_proof: fixture.subarray(0, fixture.length >> 1) }, /vanilla_proof.*(JSON|json)/],
+      ['empty', {}, /vanilla_proof is empty/],
+      ['wrong sector size', { vanilla_proof: fixture, sector_size: 8 << 20 }, /sector_size 8388608 does not match.*2048/],
+      ['wrong registered proof', { vanilla_proof: fixture, registered_proof: 8 }, /registered_proof 8/],
+    ];
+    for (const [what, fields, re] of cases) {
+      const r = (await rpc.call('Prove', { submit: { proof_kind: 1, ...fields } })).result;
+      assert.equal(r.status, STATUS.FAILED, what);
+      assert.match(r.error_message, re, what);
+    }
+    const unknown = (await rpc.call('Prove', { submit: { proof_kind: 77, vanilla_proof: fixture } })).result;
+    assert.equal(unknown.status, STATUS.FAILED);
+    assert.match(unknown.error_message, /unknown proof_kind 77/);
+    for (const [kind, name] of [[2, 'SNAP_DEALS_UPDATE'], [3, 'WINDOW_POST_PARTITION'], [4, 'WINNING_POST']] as const) {
+      const r = (await rpc.call('Prove', { submit: { proof_kind: kind } })).result;
+      assert.equal(r.status, STATUS.FAILED);
+      assert.match(r.error_message, new RegExp(`${name} proofs are not implemented yet`));
+    }
+    const ok = (await rpc.call('Prove', { submit: demoReq({}, { seed: 99, partitions: 1 }) })).result;
+    assert.equal(ok.status, STATUS.COMPLETED);
+  });
+
+  test('GetStatus, GetMetrics, PreloadSRS, EvictSRS, and the HTTP status server', async () => {
+    const st = await rpc.call('GetStatus', {});
+    const kinds = st.queues.map((q: any) => q.proof_kind);
+    for (const k of ['porep-c2', 'snap-update', 'window-post', 'winning-post', 'demo']) assert.ok(kinds.includes(k), k);
+    assert.ok(st.total_proofs_completed >= 1);
+    assert.ok(st.total_proofs_failed >= 1);
+    assert.ok(st.pinned_memory_limit_bytes > 0);
+    assert.equal(st.gpus.length, 1);
+    assert.ok(st.loaded_srs.some((s: any) => s.circuit_id === `demo-${CONSTRAINTS}` && s.size_bytes > 0 && s.tier === 0));
+
+    const m = await rpc.call('GetMetrics', {});
+    assert.match(m.prometheus_text, /kiln_stage_duration_seconds_bucket\{[^}]*stage="prove"/);
+    assert.match(m.prometheus_text, /kiln_proofs_completed_total\{proof_kind="demo"\} \d+/);
+    assert.match(m.prometheus_text, /kiln_proofs_failed_total\{proof_kind="porep-c2"\} \d+/);
+    assert.match(m.prometheus_text, /kiln_queue_pending/);
+    assert.match(await http(daemon, '/metrics'), /kiln_prover_phase_seconds/);
+
+    const p1 = await rpc.call('PreloadSRS', { circuit_id: 'demo-1500' });
+    assert.equal(p1.already_loaded, false);
+    assert.ok(p1.load_time_ms > 0);
+    assert.equal((await rpc.call('PreloadSRS', { circuit_id: 'demo-1500' })).already_loaded, true);
+    const e1 = await rpc.call('EvictSRS', { circuit_id: 'demo-1500' });
+    assert.equal(e1.was_loaded, true);
+    assert.ok(e1.freed_bytes > 0);
+    assert.deepEqual(await rpc.call('EvictSRS', { circuit_id: 'demo-1500' }), { was_loaded: false, freed_bytes: 0 });
+    await assert.rejects(rpc.call('PreloadSRS', { circuit_id: 'nonsense-1g' }), (e: any) => e.code === grpc.status.NOT_FOUND);
+    await assert.rejects(rpc.call('PreloadSRS', { circuit_id: 'porep-2k' }), /no parameters for porep-2k/);
+
+    const status = await http(daemon, '/status');
+    for (const k of ['queues', 'jobs', 'srs', 'memory', 'lanes', 'totals']) assert.ok(k in status, k);
+    assert.ok(status.jobs.some((j: any) => j.partitions.total === 2 && j.partitions.done === 2));
+  });
+});
+
+describe('daemon lifecycle', () => {
+  test('TCP on an ephemeral port; a stale unix socket is replaced; close() stops serving', async () => {
+    const d2dir = await mkdtemp(join(tmpdir(), 'kiln-daemon-test2-'));
+    try {
+      const { createServer } = await import('node:net');
+      const { rename } = await import('node:fs/promises');
+      // make a stale socket file: bind, move the file away from under the server, close
+      const sock = join(d2dir, 'stale.sock');
+      const s = createServer();
+      await new Promise<void>((r) => s.listen(join(d2dir, 'tmp.sock'), r));
+      await rename(join(d2dir, 'tmp.sock'), sock);
+      await new Promise<void>((r) => s.close(() => r()));
+      assert.ok((await stat(sock)).isSocket());
+      const d = await runDaemon({ listen: `unix://${sock}`, logLevel: 'silent', handleSignals: false, configure: (c) => (c.srs.param_cache = d2dir) });
+      const c = makeClient(d.grpcAddress);
+      assert.ok((await c.call('GetStatus', {})).uptime_seconds >= 0);
+      c.close();
+      await d.close();
+      const d3 = await runDaemon({ listen: '127.0.0.1:0', logLevel: 'silent', handleSignals: false, configure: (c) => (c.srs.param_cache = d2dir) });
+      assert.match(d3.grpcAddress, /^127\.0\.0\.1:\d+$/);
+      assert.ok(!d3.grpcAddress.endsWith(':0'));
+      const c3 = makeClient(d3.grpcAddress);
+      assert.equal((await c3.call('GetStatus', {})).queues.length, 4);
+      await d3.close();
+      await assert.rejects(c3.call('GetStatus', {}, 1000));
+      c3.close();
+    } finally {
+      await rm(d2dir, { recursive: true, force: true });
+    }
+  });
+});
