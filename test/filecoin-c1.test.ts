@@ -197,6 +197,10 @@ test('Commit2In wrapper errors: bad base64, bad inner JSON, wrong sizes and type
   refused(() => parseCommit2In(wrap((x) => { x.Phase1Out = Buffer.from('{"registered_proof":').toString('base64'); })), '', /Phase1Out.*JSON/);
   refused(() => parseCommit2In(wrap((x) => { x.Phase1Out = Buffer.from([0xc3, 0x28, 0xa0]).toString('base64'); })), '', /UTF-8/);
   refused(() => parseCommit2In(wrap((x) => { x.Phase1Out = 17; })), 'Phase1Out', /string/);
+  // A 32 GiB Commit2In carries ~50 MB of base64: the check must be linear, not a regex that recurses.
+  const big = Buffer.alloc(45 << 20, 0x20).toString('base64');
+  refused(() => parseCommit2In(wrap((x) => { x.Phase1Out = big; })), '', /Phase1Out/);
+  refused(() => parseCommit2In(wrap((x) => { x.Phase1Out = 'QQ=A'; })), 'Phase1Out', /base64/);
   refused(() => parseCommit2In(wrap((x) => { delete x.Phase1Out; })), 'Phase1Out', /missing/);
   refused(() => parseCommit2In(wrap((x) => { x.SectorSize = 4096; })), 'SectorSize', /does not match/);
   refused(() => parseCommit2In(wrap((x) => { x.SectorNum = -3; })), 'SectorNum', /non-negative/);
