@@ -3,15 +3,14 @@
  * The `kiln` command. Subcommands parse their options and call the library; no maths here.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { runDemo } from './demo.js';
 import { selectBackend } from '../backend/select.js';
 
 const program = new Command();
 program
   .name('kiln')
   .description(
-    'kiln: a Groth16 proving engine for Filecoin (BLS12-381), native C++ backend on the CPU.\n' +
-      'Until the PoRep circuit lands, `kiln demo` proves and verifies a built-in demo circuit.',
+    'kiln: a Groth16 proving engine for Filecoin (BLS12-381). PoRep C2 from C1 outputs (prove, verify), a small-sector ' +
+      'sealer, a cuzk-compatible proving daemon and its bench client. `kiln demo` seals, proves and verifies a 2 KiB sector.',
   )
   .version('0.1.0');
 
@@ -24,16 +23,30 @@ const positiveInt = (v: string): number => {
 program
   .command('demo')
   .description(
-    'prove and verify the built-in demo circuit end to end (shape, witness, development setup cached on disk, ' +
-      'prove, verify) and print the timing breakdown',
+    'the main job: seal a 2 KiB sector (random data), prove its C1 with the StackedDrg circuit, verify, and print ' +
+      'the timing breakdown. The first run generates INSECURE development parameters for the 2 KiB circuit ' +
+      '(a few minutes, cached) unless official ones are in --params-dir.',
   )
-  .option('--constraints <n>', 'approximate number of constraints of the demo circuit', positiveInt, 65_000)
-  .option('--seed <n>', 'seed of the demo witness', positiveInt, 1)
-  .option('--backend <name>', 'compute backend: native (C++, all cores) or reference (TypeScript, slow)', 'native')
+  .option('--params-dir <dir>', 'Filecoin parameter cache', defaultParamsDir())
+  .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters, the sealed C1)', defaultCacheDir())
+  .option('--backend <name>', 'compute backend: native or reference', 'native')
+  .option('--json', 'print the result and span tree as JSON')
+  .action(async (opts) => {
+    const { runMainJob } = await import('./demo.js');
+    await runMainJob({ paramsDir: opts.paramsDir, cacheDir: opts.cacheDir, backend: selectBackend(opts.backend), json: Boolean(opts.json) });
+  });
+
+program
+  .command('demo-circuit')
+  .description('prove and verify the built-in synthetic demo circuit (bits, packing, multiplications): a quick smoke test')
+  .option('--constraints <n>', 'number of constraints', positiveInt, 65_000)
+  .option('--seed <n>', 'seed of the witness', positiveInt, 1)
+  .option('--backend <name>', 'compute backend: native or reference', 'native')
   .option('--cache-dir <dir>', 'where development parameters are cached', defaultCacheDir())
   .option('--json', 'print the result and span tree as JSON')
   .action(async (opts) => {
-    await runDemo({
+    const { runDemoCircuit } = await import('./demo.js');
+    await runDemoCircuit({
       constraints: opts.constraints,
       seed: opts.seed,
       backend: selectBackend(opts.backend),
@@ -47,6 +60,49 @@ program
   .description('show the compute backends available on this machine (threads, GPUs)')
   .action(() => {
     console.log(JSON.stringify(selectBackend('native').capabilities(), null, 2));
+  });
+
+program
+  .command('seal')
+  .description(
+    'seal a small sector for real (SDR labels, trees, comm_r) and run commit phase 1: writes a lotus-bench style ' +
+      'Commit2In JSON for `kiln prove`. Random data unless --data is given.',
+  )
+  .requiredOption('--sector-size <size>', '2KiB | 8MiB | 512MiB (512MiB takes about an hour on 2 cores)')
+  .requiredOption('--out <file>', 'where to write the Commit2In JSON')
+  .option('--data <file>', 'sector data: sector-size bytes of Fr32 nodes, or 127/128 of that (padded)')
+  .option('--miner <addr>', 'miner ID address (f0…) or actor id', 'f01000')
+  .option('--sector <n>', 'sector number', '0')
+  .option('--ticket <hex>', '32-byte ticket (default: derived from --rng-seed)')
+  .option('--seed <hex>', '32-byte interactive seed (default: lotus-bench\'s)')
+  .option('--rng-seed <s>', 'seed of the random data and default ticket (default: random without --data, "0" with it)')
+  .action(async (opts) => {
+    const { runSeal } = await import('./seal.js');
+    runSeal({
+      sectorSize: opts.sectorSize,
+      data: opts.data,
+      miner: opts.miner,
+      sector: opts.sector,
+      ticket: opts.ticket,
+      seed: opts.seed,
+      rngSeed: opts.rngSeed,
+      out: opts.out,
+    });
+  });
+
+program
+  .command('synth-c1')
+  .description(
+    'write a synthetic C1 of the full shape (e.g. 32GiB) whose vanilla proofs are internally consistent, without ' +
+      'sealing: only opened nodes and path siblings exist. For benchmarks of large sizes.',
+  )
+  .requiredOption('--sector-size <size>', '32GiB | 64GiB (any size works)')
+  .requiredOption('--out <file>', 'where to write the Commit2In JSON')
+  .option('--rng-seed <s>', 'seed of every pseudo-random value', '0')
+  .option('--data <mode>', 'zero (replica_id derived from comm_d) | random', 'zero')
+  .action(async (opts) => {
+    const { runSynthC1 } = await import('./seal.js');
+    runSynthC1({ sectorSize: opts.sectorSize, rngSeed: opts.rngSeed, data: opts.data, out: opts.out });
   });
 
 program

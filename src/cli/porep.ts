@@ -1,13 +1,14 @@
 /**
  * `kiln prove`, `kiln verify`, `kiln circuit-info`: PoRep C2 from a C1 file on this machine.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import { type C1Output, parseC1, parseCommit2In } from '../filecoin/c1.js';
 import { stackedShapeCircuit } from '../filecoin/circuit/index.js';
 import {
   loadPorepParams,
+  type ParamsSource,
   loadPorepVerifyingKey,
   parseSectorSize,
   porepCircuitId,
@@ -41,25 +42,42 @@ export interface ProveOptions {
   json: boolean;
 }
 
-export async function runProve(o: ProveOptions): Promise<void> {
-  const root = new Span('prove');
-  const c1 = await root.time('parse', () => readC1File(o.c1));
+export interface ProveC1Options {
+  paramsDir: string;
+  cacheDir: string;
+  backend: Backend;
+  /** Progress lines (to stderr). */
+  say: (msg: string) => void;
+}
+
+/** Shape, parameters, then every partition proved and verified, as children of `root`. */
+export async function proveC1(c1: C1Output, o: ProveC1Options, root: Span): Promise<{ bytes: Uint8Array; source: ParamsSource }> {
   const info = c1.registeredProof;
-  const say = (m: string): void => {
-    if (!o.json) console.error(m);
-  };
-  say(`kiln prove: ${info.name}, ${c1.partitions.length} partition(s), backend ${o.backend.name}`);
+  o.say(`${info.name}: ${c1.partitions.length} partition(s), backend ${o.backend.name} (${o.backend.capabilities().threads} threads)`);
   const { shape, cached } = await root.time('shape', () => porepShape(info, o.cacheDir));
-  say(`  circuit ${porepCircuitId(info.sectorSize)}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux (shape ${cached ? 'cached' : 'recorded'})`);
+  o.say(`  circuit ${porepCircuitId(info.sectorSize)}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux (shape ${cached ? 'cached' : 'recorded and cached'})`);
   const devDir = join(o.cacheDir, 'dev-params');
   const source = await porepParamsSource(info, shape, o.paramsDir, devDir);
-  say(
+  o.say(
     source.kind === 'official'
       ? `  parameters: ${source.path}`
-      : `  parameters: no official parameters in ${o.paramsDir}: using INSECURE development parameters (${source.path}; generated once, slow)`,
+      : existsSync(source.path)
+        ? `  parameters: INSECURE development parameters (no official ones in ${o.paramsDir}), cached: ${source.path}`
+        : `  parameters: no official parameters in ${o.paramsDir}: generating INSECURE development parameters once ` +
+          `(minutes; cached in ${devDir})`,
   );
   const params = await root.time('srs', () => loadPorepParams(source, shape, o.backend, devDir));
   const { bytes } = await provePorep(c1, shape, params, o.backend, root);
+  return { bytes, source };
+}
+
+export async function runProve(o: ProveOptions): Promise<void> {
+  const root = new Span('prove');
+  const c1 = await root.time('parse', () => readC1File(o.c1));
+  const say = (m: string): void => {
+    if (!o.json) console.error(m);
+  };
+  const { bytes, source } = await proveC1(c1, { ...o, say }, root);
   root.end();
   if (o.out) writeFileSync(o.out, bytes);
   const hex = Buffer.from(bytes).toString('hex');

@@ -10,7 +10,8 @@
  *
  * Parameters (SRS): `<param_cache>/<circuit id>.params` when present (place or link the official
  * v28 file under that name); otherwise, only with `[srs] dev_params = true`, INSECURE development
- * parameters generated and cached in `<param_cache>/kiln-dev/`.
+ * parameters generated and cached in `<param_cache>/kiln-cache/dev-params/` (the same layout as the
+ * CLI's --cache-dir, so `kiln prove --cache-dir <param_cache>/kiln-cache` shares them).
  */
 import { join } from 'node:path';
 import type { Backend } from '../../backend/backend.js';
@@ -96,7 +97,7 @@ export function createPorepKind(opts: PorepKindOptions): { planner: Planner; cir
         return p;
       }
       await circuits.available!(id);
-      return loadOrCreateDevParams(shape, opts.backend, join(opts.config.srs.param_cache, 'kiln-dev'));
+      return loadOrCreateDevParams(shape, opts.backend, join(shapeCacheDir, 'dev-params'));
     },
   };
 
