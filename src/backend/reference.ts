@@ -30,6 +30,7 @@ import {
   G2_BYTES,
   mod,
   modInverse,
+  powMod,
   readFr,
   writeFr,
   writeG1,
@@ -45,17 +46,7 @@ export const FR_TWO_ADICITY = 32;
 /** A primitive 2^32-th root of unity: 7^((r−1)/2^32). */
 export const FR_ROOT_OF_UNITY = powMod(FR_GENERATOR, (FR_MODULUS - 1n) >> 32n, FR_MODULUS);
 
-export function powMod(base: bigint, exp: bigint, m: bigint): bigint {
-  let result = 1n;
-  let b = mod(base, m);
-  let e = exp;
-  while (e > 0n) {
-    if (e & 1n) result = (result * b) % m;
-    b = (b * b) % m;
-    e >>= 1n;
-  }
-  return result;
-}
+export { powMod };
 
 /** A primitive n-th root of unity for n = 2^k ≤ 2^32. */
 export function rootOfUnity(n: number): bigint {

@@ -26,6 +26,18 @@ export function mod(a: bigint, m: bigint): bigint {
   return r < 0n ? r + m : r;
 }
 
+export function powMod(base: bigint, exp: bigint, m: bigint): bigint {
+  let result = 1n;
+  let b = mod(base, m);
+  let e = exp;
+  while (e > 0n) {
+    if (e & 1n) result = (result * b) % m;
+    b = (b * b) % m;
+    e >>= 1n;
+  }
+  return result;
+}
+
 export function modInverse(a: bigint, m: bigint): bigint {
   let [r0, r1] = [mod(a, m), m];
   let [s0, s1] = [1n, 0n];

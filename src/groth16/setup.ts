@@ -33,6 +33,7 @@ import {
   G2_BYTES,
   mod,
   modInverse,
+  powMod,
   readFr,
   readG1,
   writeG1,
@@ -88,17 +89,7 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   return out;
 }
 
-function powMod(base: bigint, exp: bigint): bigint {
-  let result = 1n;
-  let b = mod(base, R);
-  let e = exp;
-  while (e > 0n) {
-    if (e & 1n) result = (result * b) % R;
-    b = (b * b) % R;
-    e >>= 1n;
-  }
-  return result;
-}
+const powR = (base: bigint, exp: bigint): bigint => powMod(base, exp, R);
 
 /** In-place batch inversion (Montgomery's trick): 3 multiplications per element, one inverse. */
 function batchInvert(xs: bigint[]): void {
@@ -123,8 +114,8 @@ function batchInvert(xs: bigint[]): void {
  * (The same values as bellperson's iFFT of [1, τ, τ², …], in O(count) multiplications.)
  */
 export function lagrangeAt(tau: bigint, n: number, count: number): bigint[] {
-  const omega = powMod(FR_GENERATOR, (R - 1n) / BigInt(n));
-  const z = mod(powMod(tau, BigInt(n)) - 1n, R);
+  const omega = powR(FR_GENERATOR, (R - 1n) / BigInt(n));
+  const z = mod(powR(tau, BigInt(n)) - 1n, R);
   if (z === 0n) throw new RangeError('τ lies in the evaluation domain');
   const scale = (z * modInverse(BigInt(n), R)) % R;
   const omegas = new Array<bigint>(count);
@@ -194,7 +185,7 @@ export async function setupWithToxicWaste(shape: CircuitShape, backend: Backend,
 
   const gammaInv = modInverse(gamma, R);
   const deltaInv = modInverse(delta, R);
-  const z = mod(powMod(tau, BigInt(n)) - 1n, R);
+  const z = mod(powR(tau, BigInt(n)) - 1n, R);
   const lc = (k: number): bigint => (beta * at[k] + alpha * bt[k] + ct[k]) % R;
 
   // h_i = τ^i · Z(τ)/δ
