@@ -12,6 +12,8 @@
  *   filler (1 constraint):       x·y = x'
  *   checkpoint (1 constraint):   x·1 = input           (inputs 2 … publicInputs)
  *
+ * With `dense`, only filler steps: every witness value is a full-size field element.
+ *
  * The constraint count is exactly `constraints`; values are deterministic in `seed`.
  */
 import { FR_MODULUS } from '../field/layout.js';
@@ -26,6 +28,9 @@ export interface DemoOptions {
   publicInputs?: number;
   /** Bits per packed word (default 32, a UInt32). */
   bitsPerWord?: number;
+  /** Only the multiplication chain x' = x·y (every witness value a full-size field element, like
+   *  snarkjs's benchmark chain circuits); no bits or packing. Default false. */
+  dense?: boolean;
 }
 
 /** mulberry32: a small deterministic 32-bit PRNG (not cryptographic; values only). */
@@ -53,8 +58,10 @@ export class DemoCircuit implements Circuit {
   readonly seed: number;
   readonly publicInputs: number;
   readonly bitsPerWord: number;
+  readonly dense: boolean;
 
   constructor(opts: DemoOptions) {
+    this.dense = opts.dense ?? false;
     this.constraints = opts.constraints;
     this.seed = opts.seed ?? 1;
     this.publicInputs = opts.publicInputs ?? 2;
@@ -88,7 +95,7 @@ export class DemoCircuit implements Circuit {
     let stepNo = 0;
     for (let seg = 0; seg < segments; seg++) {
       let budget = Math.floor((body * (seg + 1)) / segments) - Math.floor((body * seg) / segments);
-      while (budget >= k + 2) {
+      while (!this.dense && budget >= k + 2) {
         cs.namespace(
           () => `block ${blockNo}`,
           () => {

@@ -1,0 +1,68 @@
+/** Shared by the bench scripts: machine/commit facts and appending a result section to RESULTS.md. */
+import { execSync } from 'node:child_process';
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const RESULTS = path.join(repoRoot, 'bench', 'RESULTS.md');
+
+export function machineLine(): string {
+  const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
+  const mem = (os.totalmem() / 2 ** 30).toFixed(0);
+  return `${cpu}, ${os.cpus().length} cores, ${mem} GiB, Node ${process.version}, ${os.platform()}-${os.arch()}`;
+}
+
+export function commitLine(): string {
+  try {
+    const sha = execSync('git rev-parse --short HEAD', { cwd: repoRoot, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
+    const dirty = execSync('git status --porcelain --untracked-files=no', { cwd: repoRoot, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
+    return dirty ? `${sha} (with uncommitted changes)` : sha;
+  } catch {
+    return 'unknown (not a git checkout)';
+  }
+}
+
+/** Appends `## title` with date, machine, commit, the markdown table and notes to bench/RESULTS.md. */
+export function appendResults(title: string, table: string, notes: string[] = []): void {
+  if (!existsSync(RESULTS)) writeFileSync(RESULTS, '# Benchmark results\n\nEach section is appended by the bench script named in it.\n');
+  const lines = [
+    '',
+    `## ${title}`,
+    '',
+    `- date: ${new Date().toISOString()}`,
+    `- machine: ${machineLine()}`,
+    `- commit: ${commitLine()}`,
+    ...notes.map((n) => `- ${n}`),
+    '',
+    table,
+    '',
+  ];
+  appendFileSync(RESULTS, lines.join('\n'));
+}
+
+export function markdownTable(header: string[], rows: (string | number)[][]): string {
+  const out = [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`];
+  for (const r of rows) out.push(`| ${r.join(' | ')} |`);
+  return out.join('\n');
+}
+
+/** Median wall time of `runs` calls after one warm-up call. */
+export async function medianMs(runs: number, fn: () => Promise<unknown> | unknown): Promise<number> {
+  await fn();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await fn();
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)];
+}
+
+export const fmtMs = (ms: number): string => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(1));
