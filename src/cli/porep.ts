@@ -57,7 +57,7 @@ export async function proveC1(c1: C1Output, o: ProveC1Options, root: Span): Prom
   const { shape, cached } = await root.time('shape', () => porepShape(info, o.cacheDir));
   o.say(`  circuit ${porepCircuitId(info.sectorSize)}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux (shape ${cached ? 'cached' : 'recorded and cached'})`);
   const devDir = join(o.cacheDir, 'dev-params');
-  const source = await porepParamsSource(info, shape, o.paramsDir, devDir);
+  const source = await root.time('params lookup', () => porepParamsSource(info, shape, o.paramsDir, devDir));
   o.say(
     source.kind === 'official'
       ? `  parameters: ${source.path}`

@@ -13,8 +13,9 @@ import { prove } from '../groth16/prover.js';
 import { checkParamsForShape, domainSize } from '../groth16/queries.js';
 import { devParamsPath, loadOrCreateDevParams } from '../groth16/setup.js';
 import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
+import { FR_BYTES } from '../field/layout.js';
 import type { CircuitShape } from '../r1cs/cs.js';
-import { deserializeShape, recordShape, shapeChunks } from '../r1cs/shape.js';
+import { deserializeShape, recordShape, rememberShapeDigest, shapeChunks, shapeDigest } from '../r1cs/shape.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
 import { Span } from '../util/timing.js';
 import type { C1Output } from './c1.js';
@@ -82,7 +83,10 @@ export function porepShape(info: SealProofInfo, cacheDir?: string): { shape: Cir
   const file = cacheDir ? join(cacheDir, 'shapes', `${porepCircuitId(info.sectorSize)}-v${STACKED_CIRCUIT_VERSION}.shape`) : undefined;
   if (file && existsSync(file)) {
     try {
-      return { shape: deserializeShape(readFileSync(file)), cached: true };
+      const shape = deserializeShape(readFileSync(file));
+      // The digest written with the shape (hashing it again would cost a second per load).
+      if (existsSync(`${file}.sha256`)) rememberShapeDigest(shape, readFileSync(`${file}.sha256`, 'utf8').trim());
+      return { shape, cached: true };
     } catch {
       /* unreadable or stale: record again below */
     }
@@ -92,6 +96,8 @@ export function porepShape(info: SealProofInfo, cacheDir?: string): { shape: Cir
   if (file) {
     mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(`${tmp}.sha256`, shapeDigest(shape) + '\n');
+    renameSync(`${tmp}.sha256`, `${file}.sha256`);
     writeFileSync(tmp, Buffer.concat(shapeChunks(shape)));
     renameSync(tmp, file);
   }
@@ -162,9 +168,15 @@ export function loadPorepVerifyingKey(source: ParamsSource): Promise<VerifyingKe
 }
 
 /** The witness (assignment) and public inputs of one partition; checks the circuit's inputs against
- *  the public inputs a chain verifier derives from the C1. */
-export function porepWitness(c1: C1Output, partition: number, shape: CircuitShape): { assignment: Uint8Array; inputs: bigint[] } {
-  const wg = new WitnessGenerator(shape.numInputs);
+ *  the public inputs a chain verifier derives from the C1. With `out` (e.g. a backend buffer of
+ *  (inputs + aux) × 32 bytes) the witness is written straight into it, no copy. */
+export function porepWitness(
+  c1: C1Output,
+  partition: number,
+  shape: CircuitShape,
+  out?: Uint8Array,
+): { assignment: Uint8Array; inputs: bigint[] } {
+  const wg = new WitnessGenerator(shape.numInputs, out);
   stackedCircuitFor(c1, partition).synthesize(wg);
   const inputs = wg.inputs();
   const want = partitionPublicInputs(c1, partition);
@@ -185,15 +197,24 @@ export async function provePorep(
   backend: Backend,
   span: Span,
 ): Promise<{ proofs: Proof[]; bytes: Uint8Array }> {
-  const pvk = prepareVerifyingKey(params.vk);
+  const pvk = await span.time('prepare vk', () => prepareVerifyingKey(params.vk));
   const proofs: Proof[] = [];
   for (let k = 0; k < c1.partitions.length; k++) {
     const ps = span.child(`partition[${k}]`);
-    const w = await ps.time('synth', () => porepWitness(c1, k, shape));
-    const pr = ps.child('prove');
-    const { proof } = await prove(params, shape, w.assignment, backend, pr);
-    pr.end();
-    const ok = await ps.time('verify', () => verifyProof(pvk, proof, w.inputs));
+    // The witness goes straight into backend (native) memory, where the prover reads it.
+    const buf = backend.alloc((shape.numInputs + shape.numAux) * FR_BYTES);
+    let proof: Proof;
+    let inputs: bigint[];
+    try {
+      const w = await ps.time('synth', () => porepWitness(c1, k, shape, buf));
+      inputs = w.inputs;
+      const pr = ps.child('prove');
+      proof = (await prove(params, shape, w.assignment, backend, pr)).proof;
+      pr.end();
+    } finally {
+      backend.release(buf);
+    }
+    const ok = await ps.time('verify', () => verifyProof(pvk, proof, inputs));
     ps.end();
     if (!ok) throw new Error(`partition ${k}: the proof does not verify (parameters do not match the circuit?)`);
     proofs.push(proof);

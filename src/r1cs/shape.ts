@@ -264,6 +264,26 @@ const bytesOf = (a: Uint32Array): Uint8Array => new Uint8Array(a.buffer, a.byteO
  * Densities are derived from the matrices and not hashed.
  */
 export function shapeDigest(shape: CircuitShape): string {
+  let d = digests.get(shape);
+  if (d === undefined) {
+    d = computeShapeDigest(shape);
+    digests.set(shape, d);
+  }
+  return d;
+}
+
+/** Digests already known (computed once per shape object, or read beside a cached shape file):
+ *  hashing a 2 KiB PoRep shape takes about a second. Shapes are not mutated after recording. */
+const digests = new WeakMap<CircuitShape, string>();
+
+/** Records a digest known from elsewhere (e.g. stored beside a cached shape that it was computed
+ *  from); a later shapeDigest(shape) returns it without hashing. */
+export function rememberShapeDigest(shape: CircuitShape, digest: string): void {
+  if (!/^[0-9a-f]{64}$/.test(digest)) throw new RangeError('a shape digest is 64 hex digits');
+  digests.set(shape, digest);
+}
+
+function computeShapeDigest(shape: CircuitShape): string {
   const h = sha256.create();
   h.update(DIGEST_TAG);
   h.update(u32le(shape.numInputs, shape.numAux, shape.numConstraints));
