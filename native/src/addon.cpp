@@ -256,6 +256,8 @@ class Call : public Napi::AsyncWorker {
 
   virtual void run() = 0;
   virtual Napi::Value result(Napi::Env env) { return env.Undefined(); }
+  // Adds properties to the rejection's error object (e.g. the index of a bad point).
+  virtual void decorate(Napi::Env, Napi::Object) {}
 
  private:
   void Execute() final {
@@ -281,6 +283,7 @@ class Call : public Napi::AsyncWorker {
     Napi::Value err = kind_ == ErrKind::Range  ? Napi::RangeError::New(Env(), msg).Value()
                       : kind_ == ErrKind::Type ? Napi::TypeError::New(Env(), msg).Value()
                                                : Napi::Error::New(Env(), msg).Value();
+    decorate(Env(), err.As<Napi::Object>());
     deferred_.Reject(err);
   }
 
@@ -567,6 +570,111 @@ class FixedBaseCall : public Call {
 };
 
 // ---------------------------------------------------------------------------------------------
+// zcash uncompressed points <-> native layout (the .params codec; native/src/codec/zcash.hpp).
+//   decodeG1Uncompressed(src, dst, checkOnCurve, checkSubgroup?) / decodeG2Uncompressed
+//   encodeG1Uncompressed(src, dst) / encodeG2Uncompressed
+// A bad point rejects with an Error carrying `code: 'KILN_BAD_POINT'`, `pointIndex` (the first bad
+// point of the call) and `reason` (the same wording as src/groth16/codec.ts).
+
+struct G1Codec {
+  static constexpr const char* name = "G1";
+  static constexpr size_t WIRE = 96, NATIVE = 96;
+  static DecodeFault decode(const uint8_t* s, uint8_t* d, size_t n, int check) { return decode_g1_uncompressed(s, d, n, check); }
+  static void encode(const uint8_t* s, uint8_t* d, size_t n) { encode_g1_uncompressed(s, d, n); }
+  static const char* coord(int k) {
+    static const char* names[] = {"x", "y"};
+    return names[k & 1];
+  }
+};
+struct G2Codec {
+  static constexpr const char* name = "G2";
+  static constexpr size_t WIRE = 192, NATIVE = 192;
+  static DecodeFault decode(const uint8_t* s, uint8_t* d, size_t n, int check) { return decode_g2_uncompressed(s, d, n, check); }
+  static void encode(const uint8_t* s, uint8_t* d, size_t n) { encode_g2_uncompressed(s, d, n); }
+  static const char* coord(int k) {
+    static const char* names[] = {"x.c1", "x.c0", "y.c1", "y.c0"};
+    return names[k & 3];
+  }
+};
+
+template <class C>
+std::string fault_reason(const DecodeFault& f) {
+  switch (f.fault) {
+    case PointFault::Compressed: return "compression flag set in an uncompressed point";
+    case PointFault::Sort: return "sort flag set in an uncompressed point";
+    case PointFault::InfinityNonZero: return "infinity flag set but the coordinates are not zero";
+    case PointFault::NonCanonical: return std::string(C::coord(f.coord)) + " is not a canonical field element (\u2265 p)";
+    case PointFault::ZeroZero: return "(0, 0) without the infinity flag";
+    case PointFault::NotOnCurve: return std::string("not a valid ") + C::name + " point (not on the curve)";
+    case PointFault::NotInSubgroup: return std::string("not a valid ") + C::name + " point (not in the prime-order subgroup)";
+    default: return "bad point";
+  }
+}
+
+template <class C>
+class DecodePointsCall : public Call {
+ public:
+  DecodePointsCall(const Napi::CallbackInfo& info) : Call(info.Env(), "kiln.decodeUncompressed") {
+    Napi::Env env = info.Env();
+    fn_ = std::string("decode") + C::name + "Uncompressed";
+    src_ = u8_arg(info, 0, (fn_ + ": src").c_str());
+    dst_ = u8_arg(info, 1, (fn_ + ": dst").c_str());
+    const bool curve = bool_arg(info, 2, (fn_ + ": checkOnCurve").c_str());
+    bool subgroup = false;
+    if (info.Length() > 3 && !info[3].IsUndefined()) subgroup = bool_arg(info, 3, (fn_ + ": checkSubgroup").c_str());
+    check_ = (curve ? kCheckCurve : 0) | (subgroup ? kCheckSubgroup : 0);
+    n_ = elems(env, src_, C::WIRE, (fn_ + ": src").c_str());
+    if (dst_.len != n_ * C::NATIVE)
+      throw_range(env, fn_ + ": dst has " + std::to_string(dst_.len) + " bytes, expected " + std::to_string(n_) +
+                           " points * " + std::to_string(C::NATIVE) + " = " + std::to_string(n_ * C::NATIVE));
+    if (overlaps(src_, dst_)) throw_range(env, fn_ + ": src and dst must not overlap");
+    hold(src_);
+    hold(dst_);
+  }
+  void run() override {
+    fault_ = C::decode(src_.data, dst_.data, n_, check_);
+    if (fault_.index != SIZE_MAX)
+      throw KilnError(ErrKind::Generic, fn_ + ": point " + std::to_string(fault_.index) + ": " + fault_reason<C>(fault_));
+  }
+  void decorate(Napi::Env env, Napi::Object err) override {
+    if (fault_.index == SIZE_MAX) return;
+    err.Set("code", Napi::String::New(env, "KILN_BAD_POINT"));
+    err.Set("pointIndex", Napi::Number::New(env, (double)fault_.index));
+    err.Set("reason", Napi::String::New(env, fault_reason<C>(fault_)));
+  }
+
+ private:
+  std::string fn_;
+  Bytes src_, dst_;
+  size_t n_ = 0;
+  int check_ = 0;
+  DecodeFault fault_;
+};
+
+template <class C>
+class EncodePointsCall : public Call {
+ public:
+  EncodePointsCall(const Napi::CallbackInfo& info) : Call(info.Env(), "kiln.encodeUncompressed") {
+    Napi::Env env = info.Env();
+    const std::string fn = std::string("encode") + C::name + "Uncompressed";
+    src_ = u8_arg(info, 0, (fn + ": src").c_str());
+    dst_ = u8_arg(info, 1, (fn + ": dst").c_str());
+    n_ = elems(env, src_, C::NATIVE, (fn + ": src").c_str());
+    if (dst_.len != n_ * C::WIRE)
+      throw_range(env, fn + ": dst has " + std::to_string(dst_.len) + " bytes, expected " + std::to_string(n_) +
+                           " points * " + std::to_string(C::WIRE) + " = " + std::to_string(n_ * C::WIRE));
+    if (overlaps(src_, dst_)) throw_range(env, fn + ": src and dst must not overlap");
+    hold(src_);
+    hold(dst_);
+  }
+  void run() override { C::encode(src_.data, dst_.data, n_); }
+
+ private:
+  Bytes src_, dst_;
+  size_t n_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
 // Synchronous helpers (small inputs, JS thread): fieldOp, g1Op, g2Op.
 
 template <class F, class Op>
@@ -795,6 +903,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("csrMatVec", Napi::Function::New(env, Start<CsrCall>, "csrMatVec"));
   exports.Set("fixedBaseMulG1", Napi::Function::New(env, Start<FixedBaseCall<G1Ops>>, "fixedBaseMulG1"));
   exports.Set("fixedBaseMulG2", Napi::Function::New(env, Start<FixedBaseCall<G2Ops>>, "fixedBaseMulG2"));
+  exports.Set("decodeG1Uncompressed", Napi::Function::New(env, Start<DecodePointsCall<G1Codec>>, "decodeG1Uncompressed"));
+  exports.Set("decodeG2Uncompressed", Napi::Function::New(env, Start<DecodePointsCall<G2Codec>>, "decodeG2Uncompressed"));
+  exports.Set("encodeG1Uncompressed", Napi::Function::New(env, Start<EncodePointsCall<G1Codec>>, "encodeG1Uncompressed"));
+  exports.Set("encodeG2Uncompressed", Napi::Function::New(env, Start<EncodePointsCall<G2Codec>>, "encodeG2Uncompressed"));
   return exports;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <string>
 
+#include "codec/zcash.hpp"
 #include "ec/xyzz.hpp"
 #include "ff/bls12_381.hpp"
 #include "msm/pippenger.hpp"
@@ -26,6 +27,9 @@ void fixed_base_mul_g1(const G1Affine& base, const Fr* scalars, size_t n, G1Affi
 G1Affine g1_add(const G1Affine& a, const G1Affine& b);
 G1Affine g1_dbl(const G1Affine& a);
 G1Affine g1_mul(const G1Affine& a, const Fr& k);
+// zcash uncompressed (96 B) <-> native (96 B), n points, on the pool. `check`: kCheck* bits.
+DecodeFault decode_g1_uncompressed(const uint8_t* src, uint8_t* dst, size_t n, int check);
+void encode_g1_uncompressed(const uint8_t* src, uint8_t* dst, size_t n);
 
 // kernels_g2.cpp
 G2Affine msm_g2(const G2Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm);
@@ -34,6 +38,9 @@ void fixed_base_mul_g2(const G2Affine& base, const Fr* scalars, size_t n, G2Affi
 G2Affine g2_add(const G2Affine& a, const G2Affine& b);
 G2Affine g2_dbl(const G2Affine& a);
 G2Affine g2_mul(const G2Affine& a, const Fr& k);
+// zcash uncompressed (192 B, c1 first) <-> native (192 B, c0 first).
+DecodeFault decode_g2_uncompressed(const uint8_t* src, uint8_t* dst, size_t n, int check);
+void encode_g2_uncompressed(const uint8_t* src, uint8_t* dst, size_t n);
 
 // kernels_fr.cpp
 void ntt_fr(Fr* a, unsigned log_n, bool inverse, bool coset);

@@ -28,4 +28,12 @@ G1Affine g1_mul(const G1Affine& a, const Fr& k) {
   return scalar_mul<Fq>(a, c, 4).to_affine();
 }
 
+DecodeFault decode_g1_uncompressed(const uint8_t* src, uint8_t* dst, size_t n, int check) {
+  return zcash::decode<zcash::G1Wire>(src, dst, n, check, pool());
+}
+
+void encode_g1_uncompressed(const uint8_t* src, uint8_t* dst, size_t n) {
+  zcash::encode<zcash::G1Wire>(src, dst, n, pool());
+}
+
 }  // namespace kiln

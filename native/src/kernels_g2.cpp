@@ -28,4 +28,12 @@ G2Affine g2_mul(const G2Affine& a, const Fr& k) {
   return scalar_mul<Fq2>(a, c, 4).to_affine();
 }
 
+DecodeFault decode_g2_uncompressed(const uint8_t* src, uint8_t* dst, size_t n, int check) {
+  return zcash::decode<zcash::G2Wire>(src, dst, n, check, pool());
+}
+
+void encode_g2_uncompressed(const uint8_t* src, uint8_t* dst, size_t n) {
+  zcash::encode<zcash::G2Wire>(src, dst, n, pool());
+}
+
 }  // namespace kiln

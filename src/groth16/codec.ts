@@ -52,7 +52,9 @@ export function viewOf(buf: Uint8Array): DataView {
 
 /** Big-endian 48-byte integer at `o`; `topMask` clears flag bits of the first byte. */
 function readBE48(v: DataView, o: number, topMask: number): bigint {
-  const hi = (BigInt(v.getUint32(o) & ((topMask << 24) | 0xffffff)) << 32n) | BigInt(v.getUint32(o + 4));
+  // `>>> 0`: with topMask 0xff the 32-bit AND is negative when bit 31 is set (bit 383 of a
+  // coordinate), which would yield a negative bigint that passes the `< p` check.
+  const hi = (BigInt((v.getUint32(o) & ((topMask << 24) | 0xffffff)) >>> 0) << 32n) | BigInt(v.getUint32(o + 4));
   const a = (hi << 64n) | v.getBigUint64(o + 8);
   const b = (v.getBigUint64(o + 16) << 64n) | v.getBigUint64(o + 24);
   const c = (v.getBigUint64(o + 32) << 64n) | v.getBigUint64(o + 40);
@@ -306,4 +308,85 @@ export function readFrFast(v: DataView, i: number): bigint {
     (v.getBigUint64(o + 8, true) << 64n) |
     v.getBigUint64(o, true);
   return (x * FR_RINV) % FR_MODULUS;
+}
+
+// ── native fast path ─────────────────────────────────────────────────────────────────────────────
+
+/** A backend that converts whole chunks of points off the JS thread (NativeBackend has these
+ *  methods; see native/API.md). Same checks and the same reasons as the functions above. */
+export interface PointCodec {
+  decodePoints(
+    group: 'G1' | 'G2',
+    src: Uint8Array,
+    dst: Uint8Array,
+    checkOnCurve: boolean,
+    checkSubgroup?: boolean,
+  ): Promise<void>;
+  encodePoints(group: 'G1' | 'G2', src: Uint8Array, dst: Uint8Array): Promise<void>;
+}
+
+/** `x` as a PointCodec when it has both methods (e.g. a NativeBackend passed as `memory`). */
+export function pointCodecOf(x: unknown): PointCodec | undefined {
+  if (typeof x !== 'object' || x === null) return undefined;
+  const c = x as Partial<PointCodec>;
+  return typeof c.decodePoints === 'function' && typeof c.encodePoints === 'function' ? (c as PointCodec) : undefined;
+}
+
+/**
+ * decodeG1Points / decodeG2Points through `codec` when given (multithreaded, off the JS thread),
+ * else the TypeScript path. With `checkPoints` both check the curve and the subgroup. A bad point
+ * throws a PointEncodingError with its index in this call either way.
+ */
+export async function decodePoints(
+  group: 'G1' | 'G2',
+  src: Uint8Array,
+  count: number,
+  dst: Uint8Array,
+  dstIndex: number,
+  checkPoints: boolean,
+  codec?: PointCodec,
+): Promise<void> {
+  if (!codec) {
+    if (group === 'G1') decodeG1Points(src, count, dst, dstIndex, checkPoints);
+    else decodeG2Points(src, count, dst, dstIndex, checkPoints);
+    return;
+  }
+  const wb = group === 'G1' ? G1_UNCOMPRESSED_BYTES : G2_UNCOMPRESSED_BYTES;
+  const nb = group === 'G1' ? G1_BYTES : G2_BYTES;
+  try {
+    await codec.decodePoints(
+      group,
+      src.subarray(0, count * wb),
+      dst.subarray(dstIndex * nb, (dstIndex + count) * nb),
+      checkPoints,
+      checkPoints,
+    );
+  } catch (e) {
+    const bad = e as { code?: unknown; pointIndex?: unknown; reason?: unknown };
+    if (bad && bad.code === 'KILN_BAD_POINT' && typeof bad.pointIndex === 'number') {
+      const err = new PointEncodingError(typeof bad.reason === 'string' ? bad.reason : String((e as Error).message));
+      (err as PointEncodingError & { index: number }).index = bad.pointIndex;
+      throw err;
+    }
+    throw e;
+  }
+}
+
+/** encodeG1Points / encodeG2Points through `codec` when given, else the TypeScript path. */
+export async function encodePoints(
+  group: 'G1' | 'G2',
+  src: Uint8Array,
+  srcIndex: number,
+  count: number,
+  dst: Uint8Array,
+  codec?: PointCodec,
+): Promise<void> {
+  if (!codec) {
+    if (group === 'G1') encodeG1Points(src, srcIndex, count, dst);
+    else encodeG2Points(src, srcIndex, count, dst);
+    return;
+  }
+  const wb = group === 'G1' ? G1_UNCOMPRESSED_BYTES : G2_UNCOMPRESSED_BYTES;
+  const nb = group === 'G1' ? G1_BYTES : G2_BYTES;
+  await codec.encodePoints(group, src.subarray(srcIndex * nb, (srcIndex + count) * nb), dst.subarray(0, count * wb));
 }

@@ -23,13 +23,15 @@ import {
   G1_UNCOMPRESSED_BYTES,
   G2_UNCOMPRESSED_BYTES,
   PointEncodingError,
-  decodeG1Points,
-  decodeG2Points,
+  decodePoints,
   encodeG1Points,
   encodeG2Points,
+  encodePoints,
   errorIndex,
   parseG1Uncompressed,
   parseG2Uncompressed,
+  pointCodecOf,
+  type PointCodec,
 } from './codec.js';
 
 export interface VerifyingKey {
@@ -134,6 +136,16 @@ export interface ReadOptions {
   /** Where the query buffers come from (e.g. the backend, so they live in native memory).
    *  Default: plain Uint8Arrays. Buffers already allocated are released if reading fails. */
   memory?: { alloc(bytes: number): Uint8Array; release(buf: Uint8Array): void };
+  /** Converts the five big sections in chunks off the JS thread (multithreaded; NativeBackend is
+   *  one). Default: `memory` when it has `decodePoints`/`encodePoints`, else the TypeScript codec.
+   *  `null` forces the TypeScript codec. Same checks, same errors either way. */
+  codec?: PointCodec | null;
+}
+
+export interface WriteOptions {
+  /** As ReadOptions.codec: converts the five big sections natively (e.g. a NativeBackend).
+   *  Default: the TypeScript codec. The bytes written are the same either way. */
+  codec?: PointCodec | null;
 }
 
 // ── writing ──────────────────────────────────────────────────────────────────────────────────────
@@ -202,11 +214,49 @@ export function encodeParams(p: Parameters): Uint8Array {
   return out;
 }
 
-/** Writes a .params file chunk by chunk (not atomically: see setup.ts for temp + rename). */
-export async function writeParamsFile(path: string, p: Parameters): Promise<void> {
+/** As paramsChunks, converting through `codec`: chunk i + 1 is encoded (off the JS thread) while
+ *  the caller writes chunk i, so each yielded chunk stays valid until the one after next. */
+async function* paramsChunksWith(p: Parameters, codec: PointCodec): AsyncGenerator<Uint8Array> {
+  yield encodeVerifyingKey(p.vk);
+  for (const s of PARAMS_SECTIONS) {
+    const buf = p[s.key];
+    const nb = nativeBytes(s.group);
+    const wb = wireBytes(s.group);
+    if (buf.length % nb !== 0) {
+      throw new RangeError(`parameters: ${s.section} has ${buf.length} bytes, not a multiple of ${nb}`);
+    }
+    const count = buf.length / nb;
+    yield u32be(count);
+    const perChunk = Math.max(1, Math.floor(WRITE_CHUNK_BYTES / wb));
+    const scratch = [0, 1].map(() => new Uint8Array(Math.min(count, perChunk) * wb));
+    const encode = (i: number, slot: number): Promise<Uint8Array> => {
+      const k = Math.min(perChunk, count - i);
+      const chunk = scratch[slot].subarray(0, k * wb);
+      return encodePoints(s.group, buf, i, k, chunk, codec).then(() => chunk);
+    };
+    let next: Promise<Uint8Array> | undefined = count > 0 ? encode(0, 0) : undefined;
+    for (let i = 0, slot = 0; next !== undefined; i += perChunk, slot ^= 1) {
+      const chunk = await next;
+      next = i + perChunk < count ? encode(i + perChunk, slot ^ 1) : undefined;
+      try {
+        yield chunk;
+      } finally {
+        // Never leave an encode running over a buffer the caller may drop (return / throw).
+        if (next) await next.catch(() => {});
+      }
+    }
+  }
+}
+
+/** Writes a .params file chunk by chunk (not atomically: see setup.ts for temp + rename). With
+ *  `opts.codec` (e.g. a NativeBackend) the points are converted natively, overlapped with the
+ *  writes. */
+export async function writeParamsFile(path: string, p: Parameters, opts: WriteOptions = {}): Promise<void> {
+  const codec = opts.codec ?? undefined;
   const fh = await open(path, 'w');
   try {
-    for (const c of paramsChunks(p)) await writeAll(fh, c);
+    if (codec) for await (const c of paramsChunksWith(p, codec)) await writeAll(fh, c);
+    else for (const c of paramsChunks(p)) await writeAll(fh, c);
     await fh.sync();
   } finally {
     await fh.close();
@@ -401,7 +451,8 @@ async function readSection(
   group: Group,
   check: boolean,
   alloc: (bytes: number) => Uint8Array,
-  expectedCount?: { count: number; of: QuerySection },
+  expectedCount: { count: number; of: QuerySection } | undefined,
+  codec: PointCodec | undefined,
 ): Promise<Uint8Array> {
   const count = await readCount(src, section);
   const wb = wireBytes(group);
@@ -419,8 +470,7 @@ async function readSection(
     const k = Math.min(perChunk, count - i);
     const bytes = await readOrFail(src, k * wb, section);
     try {
-      if (group === 'G1') decodeG1Points(bytes, k, out, i, check);
-      else decodeG2Points(bytes, k, out, i, check);
+      await decodePoints(group, bytes, k, out, i, check, codec);
     } catch (e) {
       throw pointError(e, section, i, src.name);
     }
@@ -431,6 +481,7 @@ async function readSection(
 async function readParamsFrom(src: ByteSource, opts: ReadOptions): Promise<Parameters> {
   const check = opts.checkPoints ?? false;
   const mem = opts.memory ?? { alloc: (n: number) => new Uint8Array(n), release: () => {} };
+  const codec = opts.codec === null ? undefined : (opts.codec ?? pointCodecOf(opts.memory));
   const taken: Uint8Array[] = [];
   const alloc = (n: number): Uint8Array => {
     const b = mem.alloc(n);
@@ -443,7 +494,7 @@ async function readParamsFrom(src: ByteSource, opts: ReadOptions): Promise<Param
     let bG1Count = 0;
     for (const s of PARAMS_SECTIONS) {
       const expected = s.section === 'b_g2' ? { count: bG1Count, of: 'b_g1' as const } : undefined;
-      out[s.key] = await readSection(src, s.section, s.group, check, alloc, expected);
+      out[s.key] = await readSection(src, s.section, s.group, check, alloc, expected, codec);
       if (s.section === 'b_g1') bG1Count = out[s.key]!.length / G1_BYTES;
     }
     const left = src.size - src.position;

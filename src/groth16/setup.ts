@@ -42,7 +42,7 @@ import {
 } from '../field/layout.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { shapeDigest } from '../r1cs/shape.js';
-import { viewOf, writeFrFast } from './codec.js';
+import { pointCodecOf, viewOf, writeFrFast } from './codec.js';
 import { ParamsFormatError, readParamsFile, writeParamsFile, type Parameters } from './keys.js';
 import { checkParamsForShape, domainSize, queryIndices } from './queries.js';
 
@@ -253,7 +253,7 @@ export async function loadOrCreateDevParams(shape: CircuitShape, backend: Backen
   await mkdir(cacheDir, { recursive: true });
   const tmp = `${path}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
   try {
-    await writeParamsFile(tmp, params);
+    await writeParamsFile(tmp, params, { codec: pointCodecOf(backend) });
     await rename(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true });
