@@ -3,7 +3,8 @@
  * Engine. Bad input never throws out of a handler: proof requests that cannot be proved become
  * FAILED jobs with a message; unknown job ids are NOT_FOUND (as cuzk).
  */
-import { chmod, lstat, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { connect } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { Engine, JobResult } from '../engine/engine.js';
@@ -165,12 +166,21 @@ export async function startGrpcServer(engine: Engine, listen: string): Promise<G
   const where = parseListen(listen);
   let bindAddr: string;
   if ('socket' in where) {
+    await mkdir(dirname(where.socket), { recursive: true, mode: 0o755 }).catch((e: Error) => {
+      throw new Error(`listen unix://${where.socket}: cannot create ${dirname(where.socket)}: ${e.message}`);
+    });
     await clearStaleSocket(where.socket);
     bindAddr = `unix://${where.socket}`;
   } else bindAddr = `${where.host.includes(':') ? `[${where.host}]` : where.host}:${where.port}`;
+  // The socket is created 0600 from the start (umask during the bind), then chmod'ed to be sure.
+  const oldUmask = 'socket' in where ? process.umask(0o177) : undefined;
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(bindAddr, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-  );
+    server.bindAsync(bindAddr, grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(new Error(`listen ${listen}: ${err.message}`)) : resolve(p),
+    ),
+  ).finally(() => {
+    if (oldUmask !== undefined) process.umask(oldUmask);
+  });
   let address: string;
   if ('socket' in where) {
     await chmod(where.socket, 0o600);
