@@ -29,7 +29,7 @@ program
   )
   .option('--params-dir <dir>', 'Filecoin parameter cache', defaultParamsDir())
   .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters, the sealed C1)', defaultCacheDir())
-  .option('--backend <name>', 'compute backend: native or reference', 'native')
+  .option('--backend <name>', 'compute backend: native, cuda, auto or reference', 'native')
   .option('--json', 'print the result and span tree as JSON')
   .action(async (opts) => {
     const { runMainJob } = await import('./demo.js');
@@ -41,7 +41,7 @@ program
   .description('prove and verify the built-in synthetic demo circuit (bits, packing, multiplications): a quick smoke test')
   .option('--constraints <n>', 'number of constraints', positiveInt, 65_000)
   .option('--seed <n>', 'seed of the witness', positiveInt, 1)
-  .option('--backend <name>', 'compute backend: native or reference', 'native')
+  .option('--backend <name>', 'compute backend: native, cuda, auto or reference', 'native')
   .option('--cache-dir <dir>', 'where development parameters are cached', defaultCacheDir())
   .option('--json', 'print the result and span tree as JSON')
   .action(async (opts) => {
@@ -116,7 +116,7 @@ program
   .option('--out <file>', 'where to write the proof (default: print it as hex)')
   .option('--params-dir <dir>', 'Filecoin parameter cache', defaultParamsDir())
   .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', defaultCacheDir())
-  .option('--backend <name>', 'compute backend: native or reference', 'native')
+  .option('--backend <name>', 'compute backend: native, cuda, auto or reference', 'native')
   .option('--json', 'print the result and span tree as JSON')
   .action(async (opts) => {
     const { runProve } = await import('./porep.js');

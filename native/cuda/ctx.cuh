@@ -1,0 +1,79 @@
+// Per-device state shared by the CUDA translation units (internal).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+
+#include "kiln_cuda.hpp"
+
+#define KC_CHECK(call)                                                                          \
+  do {                                                                                          \
+    const cudaError_t e_ = (call);                                                              \
+    if (e_ != cudaSuccess)                                                                      \
+      throw ::kiln::cuda::Error(std::string("CUDA error ") + cudaGetErrorName(e_) + " (" +      \
+                                cudaGetErrorString(e_) + ") in " #call " at " __FILE__ ":" +    \
+                                std::to_string(__LINE__));                                      \
+  } while (0)
+#define KC_LAUNCHED() KC_CHECK(cudaGetLastError())
+
+namespace kiln {
+namespace cuda {
+
+struct Ctx {
+  int dev = 0;
+  int sms = 0;
+  cudaStream_t stream = nullptr;
+  std::mutex mu;  // one operation at a time per device (calls come from several libuv workers)
+  // NTT twiddle table: tw[i] = ω_N^i, i < N/2, for the largest log N seen.
+  void* tw = nullptr;
+  unsigned tw_log = 0;
+};
+
+// The context of device `dev` (created on first use; cudaSetDevice done by the caller's guard).
+Ctx& ctx(int dev);
+
+// Locks the device's context and makes it current on this thread.
+struct Guard {
+  Ctx& c;
+  std::lock_guard<std::mutex> lock;
+  explicit Guard(int dev) : c(ctx(dev)), lock(c.mu) { KC_CHECK(cudaSetDevice(dev)); }
+};
+
+// Stream-ordered scratch allocation from the device's pool (cached between calls).
+template <class T>
+T* dalloc(Ctx& c, size_t count) {
+  void* p = nullptr;
+  if (count == 0) count = 1;
+  KC_CHECK(cudaMallocAsync(&p, count * sizeof(T), c.stream));
+  return static_cast<T*>(p);
+}
+inline void dfree(Ctx& c, void* p) {
+  if (p) KC_CHECK(cudaFreeAsync(p, c.stream));
+}
+
+// Pippenger window forced by set_msm_window (0 = the cost model's choice); a diagnostic for benches.
+inline std::atomic<unsigned> g_msm_window{0};
+
+// Pippenger window width for m points (fr.cu: a small translation unit, quick to rebuild).
+unsigned pick_window(size_t m);
+
+struct Bases {
+  int dev;
+  int curve;
+  size_t n;
+  void* d;
+};
+
+inline unsigned blocks_for(size_t n, unsigned threads) { return (unsigned)((n + threads - 1) / threads); }
+
+// msm_g1.cu / msm_g2.cu
+void msm_g1(Ctx& c, Bases* b, const void* d_scalars, const uint32_t* d_sidx, void* out, MsmTimes& t);
+void msm_g2(Ctx& c, Bases* b, const void* d_scalars, const uint32_t* d_sidx, void* out, MsmTimes& t);
+void batch_add_g1(Ctx& c, Bases* b, const uint32_t* d_idx, size_t n, void* out);
+void random_points_g1(Ctx& c, const void* gen, void* d_out, size_t n, uint64_t seed);
+void random_points_g2(Ctx& c, const void* gen, void* d_out, size_t n, uint64_t seed);
+
+}  // namespace cuda
+}  // namespace kiln

@@ -1,0 +1,81 @@
+// Host entry points of the CUDA backend (native/cuda/*.cu), called by the N-API glue
+// (native/cuda/addon.cpp). Plain C++ types only: the glue never sees a CUDA header.
+// Errors are thrown as kiln::cuda::Error (a std::runtime_error with the CUDA call and file:line).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace cuda {
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct GpuInfo {
+  int ordinal;
+  std::string name;
+  size_t memoryBytes;
+  int major, minor, sms;
+};
+
+// Number of usable GPUs; 0 with `why` set when there is no GPU or no driver (never throws).
+int probe(std::vector<GpuInfo>& out, std::string& why);
+std::string runtime_version();
+
+struct MsmTimes {
+  float classify = 0, batch_add = 0, msm = 0;  // ms, CUDA events
+  float sort = 0, accumulate = 0, buckets = 0, windows = 0;  // parts of msm: digits + sort, bucket
+                                                             // accumulation, chunk trees, window sums
+  unsigned window = 0;                          // Pippenger window (0: no Pippenger)
+  size_t ones = 0, others = 0;
+};
+
+// Bases resident on one device (the SRS): uploaded once, kept until bases_free.
+struct Bases;
+Bases* bases_upload(int dev, int curve, const void* host, size_t n);  // curve 1 = G1, 2 = G2
+void bases_free(Bases* b);
+size_t bases_count(const Bases* b);
+size_t bases_bytes(const Bases* b);
+
+// Σ scalars[sidx?[k] ?? k]·bases[k] → affine point (96 / 192 bytes) in `out`.
+void msm(Bases* b, const void* scalars, size_t nscalars, const uint32_t* sidx, void* out, MsmTimes& t);
+void batch_add(Bases* b, const uint32_t* idx, size_t n, void* out, float& ms);
+
+void ntt(int dev, void* data, unsigned log_n, bool inverse, bool coset, float& ms);
+void quotient(int dev, void* a, void* b, void* c, unsigned log_n, float& ms);
+// Returns 0, or error bits: 1 rowPtr not monotone, 2 column out of range, 4 coefficient index
+// out of range, 8 rowPtr[rows] > nnz.
+unsigned csr_mat_vec(int dev, uint32_t rows, uint32_t cols, const uint32_t* rowPtr, const uint32_t* colIdx,
+                     const uint32_t* coeffIdx, size_t nnz, const void* coeffs, size_t ncoeffs, const void* w,
+                     void* out, float& ms);
+
+// Diagnostics: force the Pippenger window width (4 … 24; 0 = automatic). Process-wide.
+void set_msm_window(unsigned c);
+
+void* host_alloc(size_t bytes);  // pinned, zeroed
+void host_free(void* p);
+
+struct BenchResult {
+  double median_ms = 0, min_ms = 0;
+  MsmTimes last;
+  std::vector<uint8_t> point;  // MSM result (affine)
+};
+// Random bases [k_i]·gen and random scalars generated on the device; `iters` timed runs.
+BenchResult bench_msm(int dev, int curve, unsigned log_n, const void* gen, int iters);
+BenchResult bench_ntt(int dev, unsigned log_n, int iters);
+
+// host.cpp (CPU arithmetic from native/src): Fr constants and the final window combination.
+struct FrConsts {
+  uint8_t omega[32];  // primitive 2^log_n-th root of unity
+  uint8_t n_inv[32], g[32], g_inv[32], z_inv[32];  // g = 7; z_inv = (g^n − 1)^−1
+};
+FrConsts fr_consts(unsigned log_n);
+// out = ones + Σ_w 2^(w·c)·windows[w] (XYZZ inputs in device layout), affine.
+void finish_msm(int curve, const void* windows, unsigned W, unsigned c, const void* ones, void* out);
+
+}  // namespace cuda
+}  // namespace kiln

@@ -1,0 +1,272 @@
+// MSM kernels, templated on the coordinate field (DFq → G1, DFq2 → G2). The curve formulas are the
+// CPU addon's (native/src/ec/xyzz.hpp, KILN_HD), instantiated with the device fields.
+//
+// Pipeline (driver in msm.cu):
+//   classify     scalars → canonical; 0 (or identity base) dropped, 1 → list `ones`, others → (base
+//                index, canonical scalar) compacted with warp-aggregated atomics
+//   sum_points   the ones: strided XYZZ mixed additions per thread, then tree reduction
+//   digits       signed c-bit digits per (window, point), the CPU's stateless formula:
+//                d = v + b_low − 2^c·b_top, |d| ≤ 2^(c−1); key = window·K + |d| − 1, value = base
+//                index | sign << 31; zero digits get a sentinel key that sorts last
+//   sort         cub::DeviceRadixSort over the key bits only (bucket planning by sorting)
+//   bounds       start/end of every bucket's run in the sorted array
+//   accumulate   runs split into chunks of at most kChunk points (a scan of chunk counts), one thread
+//                per chunk, XYZZ accumulation (madd-2008-s); long runs (equal scalars) are spread
+//                over many threads instead of serialising one
+//   bucket_sum   chunks of a bucket summed
+//   window_sum   per window, segments of G buckets: Σ (j − lo + 1)·B_j by running sums, plus
+//                lo·(Σ B_j); then a tree reduction of the segments
+// The windows are combined by Horner on the host (native/cuda/host.cpp, CPU arithmetic).
+#pragma once
+#include <cub/cub.cuh>
+
+#include "../src/ec/xyzz.hpp"
+#include "field.cuh"
+#include "random.cuh"
+
+namespace kiln {
+namespace cuda {
+
+constexpr u32 kSignBit = 0x80000000u;
+
+// Affine point loaded with 16-byte vector loads (both layouts are multiples of 16 bytes).
+template <class F>
+__device__ __forceinline__ Affine<F> load_affine(const Affine<F>* p) {
+  Affine<F> r;
+  const uint4* s = reinterpret_cast<const uint4*>(p);
+  uint4* d = reinterpret_cast<uint4*>(&r);
+#pragma unroll
+  for (int i = 0; i < (int)(sizeof(Affine<F>) / 16); i++) d[i] = __ldg(s + i);
+  return r;
+}
+
+__device__ __forceinline__ u32 lane_id() { return threadIdx.x & 31; }
+
+// ---- classification --------------------------------------------------------------------------
+// cnt[0] = ones, cnt[1] = others. Bases that are the identity count as zero scalars.
+template <class F>
+__global__ void k_classify(const Affine<F>* __restrict__ bases, size_t n, const DFr* __restrict__ scalars,
+                           const u32* __restrict__ sidx, u32* __restrict__ ones, u32* __restrict__ oth_idx,
+                           DFr* __restrict__ oth_sc, u32* __restrict__ cnt) {
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t base = (size_t)blockIdx.x * blockDim.x; base < n; base += stride) {
+    const size_t i = base + threadIdx.x;
+    int cls = 0;
+    DFr s;
+    if (i < n) {
+      const DFr m = scalars[sidx ? sidx[i] : i];
+      s = m.from_mont();
+      bool zero = s.is_zero();
+      if (!zero) {
+        const F& x = bases[i].x;
+        const F& y = bases[i].y;
+        zero = x.is_zero() && y.is_zero();
+      }
+      if (!zero) {
+        bool one = s.w[0] == 1;
+#pragma unroll
+        for (int k = 1; k < 8; k++) one &= s.w[k] == 0;
+        cls = one ? 1 : 2;
+      }
+    }
+    const u32 lt = (1u << lane_id()) - 1;
+#pragma unroll
+    for (int c = 1; c <= 2; c++) {
+      const u32 mask = __ballot_sync(0xffffffffu, cls == c);
+      if (mask == 0) continue;
+      const int leader = __ffs(mask) - 1;
+      u32 pos = 0;
+      if ((int)lane_id() == leader) pos = atomicAdd(&cnt[c - 1], __popc(mask));
+      pos = __shfl_sync(0xffffffffu, pos, leader) + __popc(mask & lt);
+      if (cls == c) {
+        if (c == 1) {
+          ones[pos] = (u32)i;
+        } else {
+          oth_idx[pos] = (u32)i;
+          oth_sc[pos] = s;
+        }
+      }
+    }
+  }
+}
+
+// ---- batched sums ------------------------------------------------------------------------------
+// out[t] = Σ bases[idx[k]] for k ≡ t (mod T), T = gridDim·blockDim. idx == nullptr: idx[k] = k.
+template <class F>
+__global__ void k_sum_points(const Affine<F>* __restrict__ bases, const u32* __restrict__ idx, size_t n,
+                             Xyzz<F>* __restrict__ out) {
+  const size_t T = (size_t)gridDim.x * blockDim.x;
+  const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  Xyzz<F> acc = Xyzz<F>::identity();
+  for (size_t k = t; k < n; k += T) acc = acc.add_affine(load_affine(bases + (idx ? idx[k] : k)));
+  out[t] = acc;
+}
+
+// out[g·S' + t] = Σ in[g·S + t·fan + k], k < fan, S' = ceil(S / fan).
+template <class F>
+__global__ void k_reduce_groups(const Xyzz<F>* __restrict__ in, u32 groups, u32 S, u32 fan, Xyzz<F>* __restrict__ out) {
+  const u32 S2 = (S + fan - 1) / fan;
+  const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= (size_t)groups * S2) return;
+  const u32 g = (u32)(t / S2), q = (u32)(t % S2);
+  Xyzz<F> acc = Xyzz<F>::identity();
+  for (u32 k = q * fan; k < S && k < (q + 1) * fan; k++) acc = acc.add(in[(size_t)g * S + k]);
+  out[t] = acc;
+}
+
+// ---- Pippenger -----------------------------------------------------------------------------------
+// c-bit window starting at bit s of a canonical 256-bit scalar (8 limbs), c ≤ 24.
+__device__ __forceinline__ u32 scalar_bits(const u32* k, u32 s, u32 c) {
+  const u32 li = s >> 5, off = s & 31;
+  u32 lo = 0, hi = 0;
+#pragma unroll
+  for (u32 j = 0; j < 8; j++) {
+    if (j == li) lo = k[j];
+    if (j == li + 1) hi = k[j];
+  }
+  const u64 v = (((u64)hi << 32) | lo) >> off;
+  return (u32)v & ((1u << c) - 1);
+}
+
+static __global__ void k_digits(const DFr* __restrict__ sc, const u32* __restrict__ idx, size_t m, u32 c, u32 W,
+                         u32 sentinel, u32* __restrict__ keys, u32* __restrict__ vals) {
+  const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= m) return;
+  const DFr s = sc[i];
+  const u32 base = idx[i];
+  const u32 K = 1u << (c - 1);
+  for (u32 w = 0; w < W; w++) {
+    const u32 st = w * c;
+    const u32 v = scalar_bits(s.w, st, c);
+    const u32 b = st ? (s.w[(st - 1) >> 5] >> ((st - 1) & 31)) & 1 : 0;
+    const int d = (int)v + (int)b - (int)(((v >> (c - 1)) & 1) << c);
+    u32 key = sentinel, val = 0;
+    if (d != 0) {
+      const u32 a = d < 0 ? (u32)(-d) : (u32)d;
+      key = w * K + a - 1;
+      val = base | (d < 0 ? kSignBit : 0);
+    }
+    keys[(size_t)w * m + i] = key;
+    vals[(size_t)w * m + i] = val;
+  }
+}
+
+// start/end of every bucket's run in the sorted keys (both zeroed before).
+static __global__ void k_bounds(const u32* __restrict__ keys, size_t total, u32 sentinel, u32* __restrict__ start,
+                         u32* __restrict__ end) {
+  const size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= total) return;
+  const u32 k = keys[p];
+  if (k == sentinel) return;
+  if (p == 0 || keys[p - 1] != k) start[k] = (u32)p;
+  if (p + 1 == total || keys[p + 1] != k) end[k] = (u32)(p + 1);
+}
+
+static __global__ void k_chunk_counts(const u32* __restrict__ start, const u32* __restrict__ end, u32 nb, u32 L,
+                               u32* __restrict__ cc) {
+  const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= nb) return;
+  cc[b] = (end[b] - start[b] + L - 1) / L;
+}
+
+// choff has nb + 1 entries (choff[0] = 0, choff[b+1] = Σ_{≤b} chunks).
+template <class F>
+__global__ void k_accumulate(const Affine<F>* __restrict__ bases, const u32* __restrict__ vals,
+                             const u32* __restrict__ start, const u32* __restrict__ end,
+                             const u32* __restrict__ choff, u32 nb, u32 L, Xyzz<F>* __restrict__ partial) {
+  const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= choff[nb]) return;
+  // first b with choff[b + 1] > j
+  u32 lo = 0, hi = nb;
+  while (lo < hi) {
+    const u32 mid = (lo + hi) >> 1;
+    if (choff[mid + 1] > j) hi = mid;
+    else lo = mid + 1;
+  }
+  const u32 b = lo;
+  const u32 q = j - choff[b];
+  const u32 p0 = start[b] + q * L;
+  const u32 p1 = min(end[b], p0 + L);
+  Xyzz<F> acc = Xyzz<F>::identity();
+  for (u32 p = p0; p < p1; p++) {
+    const u32 v = vals[p];
+    Affine<F> pt = load_affine(bases + (v & ~kSignBit));
+    if (v & kSignBit) pt.y = -pt.y;
+    acc = acc.add_affine(pt);
+  }
+  partial[j] = acc;
+}
+
+// Next level of a bucket's chunk tree: cc[b] = ceil(chunks of b / fan).
+static __global__ void k_chunk_counts_off(const u32* __restrict__ off, u32 nb, u32 fan, u32* __restrict__ cc) {
+  const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= nb) return;
+  cc[b] = (off[b + 1] - off[b] + fan - 1) / fan;
+}
+
+// next[j] = Σ of ≤ fan consecutive partials of one bucket (off: this level, off2: the next).
+template <class F>
+__global__ void k_reduce_chunks(const Xyzz<F>* __restrict__ partial, const u32* __restrict__ off,
+                                const u32* __restrict__ off2, u32 nb, u32 fan, Xyzz<F>* __restrict__ next) {
+  const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= off2[nb]) return;
+  u32 lo = 0, hi = nb;
+  while (lo < hi) {
+    const u32 mid = (lo + hi) >> 1;
+    if (off2[mid + 1] > j) hi = mid;
+    else lo = mid + 1;
+  }
+  const u32 b = lo;
+  const u32 p0 = off[b] + (j - off2[b]) * fan;
+  const u32 p1 = min(off[b + 1], p0 + fan);
+  Xyzz<F> acc = Xyzz<F>::identity();
+  for (u32 p = p0; p < p1; p++) acc = acc.add(partial[p]);
+  next[j] = acc;
+}
+
+template <class F>
+__global__ void k_bucket_sum(const Xyzz<F>* __restrict__ partial, const u32* __restrict__ choff, u32 nb,
+                             Xyzz<F>* __restrict__ buckets) {
+  const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= nb) return;
+  Xyzz<F> acc = Xyzz<F>::identity();
+  for (u32 k = choff[b]; k < choff[b + 1]; k++) acc = acc.add(partial[k]);
+  buckets[b] = acc;
+}
+
+// Segment sums: thread (w, s) covers buckets [lo, lo + G) of window w (bucket j ↔ digit j + 1).
+template <class F>
+__global__ void k_window_segments(const Xyzz<F>* __restrict__ buckets, u32 W, u32 K, u32 G, Xyzz<F>* __restrict__ out) {
+  const u32 S = K / G;
+  const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= W * S) return;
+  const u32 w = t / S, s = t % S;
+  const u32 lo = s * G;
+  const Xyzz<F>* B = buckets + (size_t)w * K;
+  Xyzz<F> run = Xyzz<F>::identity(), acc = Xyzz<F>::identity();
+  for (u32 j = lo + G; j-- > lo;) {
+    run = run.add(B[j]);
+    acc = acc.add(run);
+  }
+  // acc += lo · run (double-and-add on a small integer)
+  Xyzz<F> m = Xyzz<F>::identity();
+  for (int bit = 31; bit >= 0; bit--) {
+    m = m.dbl();
+    if ((lo >> bit) & 1) m = m.add(run);
+  }
+  out[t] = acc.add(m);
+}
+
+// ---- bench helper: random points on the device (random.cuh has the scalars) ----------------------
+// out[i] = [k_i]·g with a random 64-bit k_i (affine, one inversion each).
+template <class F>
+__global__ void k_random_points(const Affine<F>* g, Affine<F>* out, size_t n, u64 seed) {
+  const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const u64 k = mix64(seed ^ (i * 0xd1b54a32d192ed03ULL)) | 1;
+  const Affine<F> base = *g;
+  out[i] = scalar_mul(base, &k, 1).to_affine();
+}
+
+}  // namespace cuda
+}  // namespace kiln

@@ -1,0 +1,117 @@
+// Fr NTT, CSR mat-vec and elementwise kernels. Same algorithm and conventions as the CPU
+// (native/src/ntt/ntt.hpp): bit reversal then radix-2 DIT; inverse uses ω^−1 and 1/n; coset g = 7.
+//
+// Stages run in groups of up to kGroupLog in shared memory (one block holds 2^k elements of stride
+// 2^s: the butterflies of stages s … s+k−1 never leave the block); the first group gathers its
+// input in bit-reversed order, out of place, so there is no separate permutation pass.
+// Twiddles: one device table tw[i] = ω_N^i (i < N/2) for the largest N seen; a size n ≤ N reads
+// it with stride N/n; ω^−e = −ω^(N/2 − e).
+#pragma once
+#include "field.cuh"
+#include "random.cuh"
+
+namespace kiln {
+namespace cuda {
+
+constexpr unsigned kGroupLog = 10;  // 1024 elements × 32 B = 32 KiB of shared memory per block
+
+__device__ __forceinline__ DFr twiddle(const DFr* __restrict__ tw, u64 e, u32 logStride, bool inverse, u64 halfN) {
+  // ω_n^e = ω_N^(e·N/n)
+  const u64 i = e << logStride;
+  if (!inverse || i == 0) return tw[i];
+  return -tw[halfN - i];
+}
+
+// tw[i] = ω^i for i < half: each thread one chunk of 64 from a power.
+static __global__ void k_twiddles(DFr* tw, u64 half, DFr omega) {
+  const u64 c = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  const u64 i0 = c * 64;
+  if (i0 >= half) return;
+  DFr x = omega.pow_u64(i0);
+  for (u64 i = i0; i < i0 + 64 && i < half; i++) {
+    tw[i] = x;
+    x *= omega;
+  }
+}
+
+__device__ __forceinline__ u64 bitrev(u64 x, unsigned logn) {
+  return logn == 0 ? 0 : (__brevll(x) >> (64 - logn));
+}
+
+// One group of k stages starting at stage s (half-size 2^s). src == nullptr: in place on dst;
+// otherwise dst[x] = src[bitrev(x)] on load (first group, s = 0).
+static __global__ void k_ntt_group(const DFr* __restrict__ src, DFr* __restrict__ dst, unsigned logn, unsigned s,
+                            unsigned k, const DFr* __restrict__ tw, unsigned logN, bool inverse) {
+  extern __shared__ DFr sh[];
+  const u64 b = blockIdx.x;
+  const u64 lo = b & ((u64(1) << s) - 1);
+  const u64 hi = b >> s;
+  const u32 half = 1u << (k - 1);
+  const u64 gbase = (hi << (s + k)) | lo;
+  for (u32 j = threadIdx.x; j < (1u << k); j += blockDim.x) {
+    const u64 g = gbase + ((u64)j << s);
+    sh[j] = src ? src[bitrev(g, logn)] : dst[g];
+  }
+  __syncthreads();
+  const u64 halfN = u64(1) << (logN - 1);
+  for (unsigned t = 0; t < k; t++) {
+    for (u32 tau = threadIdx.x; tau < half; tau += blockDim.x) {
+      const u32 p = tau & ((1u << t) - 1);
+      const u32 i0 = ((tau >> t) << (t + 1)) | p;
+      const u32 i1 = i0 + (1u << t);
+      const u64 e = ((u64)p << s) | lo;
+      // ω_{2h}^e with 2h = 2^(s+t+1): stride in the ω_N table is N / 2^(s+t+1)
+      const DFr w = twiddle(tw, e, logN - (s + t + 1), inverse, halfN);
+      const DFr x = sh[i0];
+      const DFr y = sh[i1] * w;
+      sh[i0] = x + y;
+      sh[i1] = x - y;
+    }
+    __syncthreads();
+  }
+  for (u32 j = threadIdx.x; j < (1u << k); j += blockDim.x) dst[gbase + ((u64)j << s)] = sh[j];
+}
+
+// a[i] *= c · g^i (g == 1: a plain scaling). Each thread a chunk of 32 from one power.
+static __global__ void k_scale_powers(DFr* a, u64 n, DFr c, DFr g, bool powers) {
+  const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  const u64 i0 = t * 32;
+  if (i0 >= n) return;
+  DFr f = powers ? c * g.pow_u64(i0) : c;
+  for (u64 i = i0; i < i0 + 32 && i < n; i++) {
+    a[i] *= f;
+    if (powers) f *= g;
+  }
+}
+
+// a = (a·b − c)·zinv
+static __global__ void k_quotient_pointwise(DFr* __restrict__ a, const DFr* __restrict__ b, const DFr* __restrict__ c,
+                                     u64 n, DFr zinv) {
+  const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  a[i] = (a[i] * b[i] - c[i]) * zinv;
+}
+
+// CSR checks: err[0] |= 1 for a bad rowPtr, 2 for a column out of range, 4 for a coefficient index.
+static __global__ void k_csr_check(const u32* __restrict__ rowPtr, u32 rows, const u32* __restrict__ colIdx,
+                            const u32* __restrict__ coeffIdx, u64 nnz, u32 cols, u32 ncoeffs, u32* err) {
+  const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < rows && rowPtr[i] > rowPtr[i + 1]) atomicOr(err, 1u);
+  if (i < nnz) {
+    if (colIdx[i] >= cols) atomicOr(err, 2u);
+    if (coeffIdx[i] >= ncoeffs) atomicOr(err, 4u);
+  }
+}
+
+static __global__ void k_csr_matvec(const u32* __restrict__ rowPtr, u32 rows, const u32* __restrict__ colIdx,
+                             const u32* __restrict__ coeffIdx, const DFr* __restrict__ coeffs,
+                             const DFr* __restrict__ w, DFr* __restrict__ out) {
+  const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= rows) return;
+  DFr acc = DFr::zero();
+  for (u32 k = rowPtr[i]; k < rowPtr[i + 1]; k++) acc += coeffs[coeffIdx[k]] * w[colIdx[k]];
+  out[i] = acc;
+}
+
+}  // namespace cuda
+}  // namespace kiln

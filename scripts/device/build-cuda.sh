@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Builds the CUDA addon build/cuda/kiln_cuda.node from native/cuda/ with nvcc (npm run build:cuda).
+# Separate from the CPU addon: `npm ci` never needs nvcc.
+#   --if-available   exit 0 with a message when nvcc is absent (CI compile check)
+#   --check          compile the objects only, do not link (a CI compile check; ~10 min on 2 cores,
+#                    the G2 unit dominates). addon.cpp needs node_api.h (KILN_NAPI_INCLUDE or Node's own)
+# Environment: KILN_CUDA_ARCH (default "90"; e.g. "80 89 90" for several targets),
+#              KILN_NAPI_INCLUDE (directory of node_api.h; default: this Node's include/node),
+#              NVCC (default nvcc), JOBS (parallel compiles, default nproc).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+if_available=0
+check_only=0
+for a in "$@"; do
+  case "$a" in
+    --if-available) if_available=1 ;;
+    --check) check_only=1 ;;
+    *) echo "build-cuda: unknown option $a" >&2; exit 2 ;;
+  esac
+done
+NVCC="${NVCC:-nvcc}"
+if ! command -v "$NVCC" >/dev/null 2>&1; then
+  [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
+fi
+if ! command -v "$NVCC" >/dev/null 2>&1; then
+  echo "build-cuda: nvcc not found; the CUDA backend is not built (the CPU backend is unaffected)"
+  [ "$if_available" = 1 ] && exit 0
+  exit 1
+fi
+napi="${KILN_NAPI_INCLUDE:-}"
+if [ -z "$napi" ] && command -v node >/dev/null 2>&1; then
+  napi="$(node -p "require('path').join(process.config.variables.node_prefix || '/usr', 'include', 'node')")"
+fi
+[ -f "$napi/node_api.h" ] || napi=/usr/include/node
+if [ ! -f "$napi/node_api.h" ]; then
+  echo "build-cuda: node_api.h not found (set KILN_NAPI_INCLUDE)" >&2
+  exit 1
+fi
+arch="${KILN_CUDA_ARCH:-90}"
+gencode=()
+for a in $arch; do gencode+=("-gencode=arch=compute_$a,code=sm_$a"); done
+# Objects and the addon are built in native/cuda/.build/ (ignored): `node-gyp rebuild` (npm ci,
+# npm install) deletes build/, and the units take ~10 min to compile. The addon is then copied to
+# build/cuda/kiln_cuda.node, where src/backend/cuda.ts looks first (then in native/cuda/.build/).
+obj=native/cuda/.build
+mkdir -p "$obj" build/cuda
+out=$obj/kiln_cuda.node
+final=build/cuda/kiln_cuda.node
+# Up to date? (every source and header older than the addon, same arch)
+stamp="$obj/arch.txt"
+if [ -f "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$arch" ] && [ "$check_only" = 0 ] &&
+   [ -z "$(find native/cuda native/src/ff native/src/ec native/src/util -newer "$out" -type f | head -1)" ]; then
+  cp -f "$out" "$final"
+  echo "build-cuda: $out is up to date (copied to $final)"
+  exit 0
+fi
+common=(-std=c++17 -O3 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -DNAPI_VERSION=8 -DNODE_GYP_MODULE_NAME=kiln_cuda)
+t0=$(date +%s)
+# An object is rebuilt when its source, any header it may include, or the arch changed
+# (the G2 unit alone takes ~10 min on one core, so unchanged units are kept).
+stale() {
+  local o="$obj/$1.o"
+  [ "$(cat "$stamp" 2>/dev/null)" = "$arch" ] || return 0
+  [ -f "$o" ] || return 0
+  [ "native/cuda/$2" -nt "$o" ] && return 0
+  [ -n "$(find native/cuda native/src/ff native/src/ec native/src/util \( -name '*.cuh' -o -name '*.hpp' \) -newer "$o" | head -1)" ]
+}
+pids=()
+for f in msm_g1 msm_g2 fr; do
+  if stale "$f" "$f.cu"; then
+    "$NVCC" "${common[@]}" "${gencode[@]}" -c "native/cuda/$f.cu" -o "$obj/$f.o" &
+    pids+=($!)
+  fi
+done
+if stale host host.cpp; then
+  g++ -std=c++17 -O2 -fPIC -fvisibility=hidden -c native/cuda/host.cpp -o "$obj/host.o" &
+  pids+=($!)
+fi
+if stale addon addon.cpp; then
+  g++ -std=c++17 -O2 -fPIC -fvisibility=hidden -DNAPI_VERSION=8 -DNODE_GYP_MODULE_NAME=kiln_cuda -I"$napi" \
+    -c native/cuda/addon.cpp -o "$obj/addon.o" &
+  pids+=($!)
+fi
+fail=0
+for p in "${pids[@]+"${pids[@]}"}"; do wait "$p" || fail=1; done
+if [ "$fail" != 0 ]; then echo "build-cuda: compilation failed" >&2; exit 1; fi
+if [ "$check_only" = 1 ]; then echo "$arch" > "$stamp"; echo "build-cuda: objects compiled (arch $arch) in $(( $(date +%s) - t0 )) s"; exit 0; fi
+echo "$arch" > "$stamp"
+"$NVCC" -shared "${gencode[@]}" -o "$out" "$obj"/{msm_g1,msm_g2,fr,host,addon}.o -Xcompiler -fvisibility=hidden
+cp -f "$out" "$final"
+echo "build-cuda: built $final (arch $arch) in $(( $(date +%s) - t0 )) s"
