@@ -31,15 +31,14 @@ export const SEAL_STAGES = ['parents', 'comm_d tree', 'labels layer N', 'column 
 /** lotus-bench's interactive seed: 1..31 then 255. */
 export const DEFAULT_SEED: Uint8Array = Uint8Array.from([...Array.from({ length: 31 }, (_, i) => i + 1), 255]);
 
-export interface SealOptions {
-  /** "2KiB" | "8MiB" | "512MiB" (or the byte count); with `version` (V1_1 by default). */
+/** What a real seal and a synthetic C1 share. */
+export interface SectorOptions {
+  /** A registry size ("2KiB" … "64GiB") or the byte count; with `version` (V1_1 by default). */
   readonly sectorSize?: string | number;
   readonly version?: SealProofVersion;
   /** Or the registered proof's full name, e.g. "StackedDrg2KiBV1_1". */
   readonly registeredProof?: string;
-  /** Padded (sectorSize bytes, Fr32) or unpadded (127/128 of it) data; random when absent. */
-  readonly data?: Uint8Array;
-  /** Seeds the random data and the default ticket (default "0"). */
+  /** Seeds the pseudo-random values (data, default ticket, …). Default "0". */
   readonly rngSeed?: Uint8Array | string | number | bigint;
   /** Miner actor id (default 1000) or an ID address "f0…". */
   readonly miner?: bigint | number | string;
@@ -53,6 +52,11 @@ export interface SealOptions {
   /** Worker threads for the Poseidon stages (default: the machine's parallelism; 1 = in-thread). */
   readonly threads?: number;
   readonly progress?: SealProgress;
+}
+
+export interface SealOptions extends SectorOptions {
+  /** Padded (sectorSize bytes, Fr32) or unpadded (127/128 of it) data; random when absent. */
+  readonly data?: Uint8Array;
 }
 
 export interface SealTimings {

@@ -28,27 +28,13 @@ import { shapeArities } from '../tree/build.js';
 import { buildC1Json, commit2InJson, sectorChallenges, type Json, type SectorProofSource } from './commit1.js';
 import { SealOptionError, check32, deriveKey, resolveSealProof, rngSeedBytes } from './options.js';
 import { fastPoseidon } from './poseidon-fast.js';
-import { DEFAULT_SEED, minerActorId, type SealProgress, type SealTimings } from './sealer.js';
+import { DEFAULT_SEED, minerActorId, type SealProgress, type SealTimings, type SectorOptions } from './sealer.js';
 import { poseidonPool } from './poseidon-pool.js';
 import { SparseTree, poseidonLevel, sha256Level } from './trees.js';
 
-export interface SynthOptions {
-  /** "32GiB" | "64GiB" (any registry size works: "2KiB", "8MiB", "512MiB" too). */
-  readonly sectorSize?: string | number;
-  readonly version?: SealProofVersion;
-  readonly registeredProof?: string;
-  /** Seeds every pseudo-random value (labels of unchallenged parents, siblings, ticket). Default "0". */
-  readonly rngSeed?: Uint8Array | string | number | bigint;
-  readonly miner?: bigint | number | string;
-  readonly sectorNumber?: number | bigint;
-  readonly ticket?: Uint8Array;
-  /** Interactive seed (default lotus-bench's). */
-  readonly seed?: Uint8Array;
+export interface SynthOptions extends SectorOptions {
+  /** 'zero' (default): an all-zero sector, replica_id derived from comm_d; 'random': random leaves. */
   readonly data?: 'zero' | 'random';
-  readonly includeMiner?: boolean;
-  /** Worker threads for the Poseidon hashing (default: the machine's parallelism; 1 = in-thread). */
-  readonly threads?: number;
-  readonly progress?: SealProgress;
 }
 
 export interface SynthResult {
