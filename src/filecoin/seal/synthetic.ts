@@ -28,7 +28,7 @@ import { shapeArities } from '../tree/build.js';
 import { buildC1Json, commit2InJson, sectorChallenges, type Json, type SectorProofSource } from './commit1.js';
 import { SealOptionError, check32, deriveKey, resolveSealProof, rngSeedBytes } from './options.js';
 import { fastPoseidon } from './poseidon-fast.js';
-import { DEFAULT_SEED, minerActorId, type SealProgress, type SealTimings, type SectorOptions } from './sealer.js';
+import { DEFAULT_SEED, minerActorId, type SealProgress, type SealResult, type SealTimings, type SectorOptions } from './sealer.js';
 import { poseidonPool } from './poseidon-pool.js';
 import { SparseTree, poseidonLevel, sha256Level } from './trees.js';
 
@@ -37,19 +37,11 @@ export interface SynthOptions extends SectorOptions {
   readonly data?: 'zero' | 'random';
 }
 
-export interface SynthResult {
-  readonly info: SealProofInfo;
-  readonly commit2In: string;
-  readonly c1Text: string;
-  readonly c1: Json;
-  readonly commD: Uint8Array;
-  readonly commR: Uint8Array;
-  readonly replicaId: Uint8Array;
+export interface SynthResult extends SealResult {
   /** Whether replica_id = SHA256(prover_id ‖ sector ‖ ticket ‖ comm_d ‖ porep_id) (true for `data: 'zero'`). */
   readonly replicaIdDerived: boolean;
   /** Distinct nodes opened (challenges and their parents). */
   readonly openedNodes: number;
-  readonly timings: SealTimings;
 }
 
 /** A pseudo-random value < 2^254 keyed by (key, tag, a, b). */
