@@ -212,6 +212,32 @@ for (const backend of backends) {
   });
 }
 
+/** The backend with lincombG1/G2 hidden: the prover then assembles with @noble/curves. */
+function withoutLincomb(b: Backend): Backend {
+  const plain = Object.create(b) as Backend;
+  Object.defineProperty(plain, 'lincombG1', { value: undefined });
+  Object.defineProperty(plain, 'lincombG2', { value: undefined });
+  return plain;
+}
+
+for (const backend of backends) {
+  test(`[${backend.name}] backend assembly (lincomb) and noble assembly give the same proof bytes`, async () => {
+    assert.equal(typeof backend.lincombG1, 'function');
+    assert.equal(withoutLincomb(backend).lincombG1, undefined);
+    const { shape, assignment, inputs } = compile(new RandomCircuit(61, 2, 8));
+    const params = await insecureDevSetup(shape, backend);
+    const pvk = prepareVerifyingKey(params.vk);
+    const g = rng(62);
+    const pairs: [bigint, bigint][] = [[0n, 0n], [1n, 1n], [R - 1n, R - 1n], [0n, g.big()], [g.big(), 0n], [1n, R - 1n], [g.big(), g.big()]];
+    for (const [r, s] of pairs) {
+      const fast = (await proveWithRandomness(params, shape, assignment, r, s, backend)).proof;
+      const slow = (await proveWithRandomness(params, shape, assignment, r, s, withoutLincomb(backend))).proof;
+      assert.deepEqual(encodeProof(fast), encodeProof(slow), `r = ${r}, s = ${s}`);
+      assert.ok(verifyProof(pvk, fast, inputs), `r = ${r}, s = ${s}`);
+    }
+  });
+}
+
 if (backends.length > 1) {
   test('every backend gives the same proof bytes for the same parameters and r, s', async () => {
     const { shape, assignment } = compile(new RandomCircuit(51, 3, 12));

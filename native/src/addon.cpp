@@ -301,20 +301,30 @@ struct G1Ops {
   using A = G1Affine;
   static constexpr const char* name = "G1";
   static A msm(const A* b, size_t nb, const Fr* s, const u32* idx, MsmTimings& tm) { return msm_g1(b, nb, s, idx, tm); }
+  static void precompute(const A* b, size_t n, unsigned c, A* t) { msm_precompute_g1(b, n, c, t); }
+  static A msm_pre(const A* t, unsigned c, size_t nb, const Fr* s, const u32* idx, MsmTimings& tm) {
+    return msm_precomputed_g1(t, c, nb, s, idx, tm);
+  }
   static void fixed(const A& base, const Fr* s, size_t n, A* out) { fixed_base_mul_g1(base, s, n, out); }
   static A add(const A& a, const A& b) { return g1_add(a, b); }
   static A dbl(const A& a) { return g1_dbl(a); }
   static A mul(const A& a, const Fr& k) { return g1_mul(a, k); }
+  static A lincomb(const A* b, const Fr* s, size_t n) { return lincomb_g1(b, s, n); }
 };
 struct G2Ops {
   using F = Fq2;
   using A = G2Affine;
   static constexpr const char* name = "G2";
   static A msm(const A* b, size_t nb, const Fr* s, const u32* idx, MsmTimings& tm) { return msm_g2(b, nb, s, idx, tm); }
+  static void precompute(const A* b, size_t n, unsigned c, A* t) { msm_precompute_g2(b, n, c, t); }
+  static A msm_pre(const A* t, unsigned c, size_t nb, const Fr* s, const u32* idx, MsmTimings& tm) {
+    return msm_precomputed_g2(t, c, nb, s, idx, tm);
+  }
   static void fixed(const A& base, const Fr* s, size_t n, A* out) { fixed_base_mul_g2(base, s, n, out); }
   static A add(const A& a, const A& b) { return g2_add(a, b); }
   static A dbl(const A& a) { return g2_dbl(a); }
   static A mul(const A& a, const Fr& k) { return g2_mul(a, k); }
+  static A lincomb(const A* b, const Fr* s, size_t n) { return lincomb_g2(b, s, n); }
 };
 
 Napi::Uint8Array new_u8(Napi::Env env, size_t len) { return Napi::Uint8Array::New(env, len); }
@@ -322,19 +332,35 @@ Napi::Uint8Array new_u8(Napi::Env env, size_t len) { return Napi::Uint8Array::Ne
 // ---------------------------------------------------------------------------------------------
 // MSM.
 
+// msmG1(bases, scalars, scalarIndex?) and, over a precomputed table (msm/precomputed.hpp),
+// msmPrecomputedG1(table, c, scalars, scalarIndex?): the table holds n·⌈256/c⌉ points, n = bases.
 template <class C>
 class MsmCall : public Call {
  public:
-  MsmCall(const Napi::CallbackInfo& info) : Call(info.Env(), "kiln.msm") {
+  MsmCall(const Napi::CallbackInfo& info, bool precomputed = false) : Call(info.Env(), "kiln.msm") {
     Napi::Env env = info.Env();
-    const std::string fn = std::string("msm") + C::name;
-    Bytes bases = u8_arg(info, 0, (fn + ": bases").c_str());
-    Bytes scalars = u8_arg(info, 1, (fn + ": scalars").c_str());
-    nb_ = elems(env, bases, sizeof(typename C::A), (fn + ": bases").c_str());
+    const std::string fn = std::string(precomputed ? "msmPrecomputed" : "msm") + C::name;
+    size_t a = 0;
+    Bytes bases = u8_arg(info, a++, (fn + (precomputed ? ": table" : ": bases")).c_str());
+    if (precomputed) {
+      c_ = unsigned(count_arg(info, a++, (fn + ": c").c_str(), 20));
+      if (c_ < 2) throw_range(env, fn + ": c must be in [2, 20]");
+    }
+    Bytes scalars = u8_arg(info, a++, (fn + ": scalars").c_str());
+    const size_t rows = elems(env, bases, sizeof(typename C::A), (fn + ": bases").c_str());
+    if (precomputed) {
+      const size_t W = msm_windows(c_);
+      if (rows % W != 0)
+        throw_range(env, fn + ": table has " + std::to_string(rows) + " points, not a multiple of " +
+                             std::to_string(W) + " windows (c = " + std::to_string(c_) + ")");
+      nb_ = rows / W;
+    } else {
+      nb_ = rows;
+    }
     const size_t ns = elems(env, scalars, sizeof(Fr), (fn + ": scalars").c_str());
-    if (nb_ > 0xffffffffu) throw_range(env, fn + ": too many bases (max 2^32 - 1)");
-    if (info.Length() > 2 && !info[2].IsUndefined() && !info[2].IsNull()) {
-      U32s idx = u32_arg(info, 2, (fn + ": scalarIndex").c_str());
+    if (rows > 0xffffffffu) throw_range(env, fn + ": too many bases (max 2^32 - 1 points)");
+    if (info.Length() > a && !info[a].IsUndefined() && !info[a].IsNull()) {
+      U32s idx = u32_arg(info, a, (fn + ": scalarIndex").c_str());
       if (idx.len != nb_)
         throw_range(env, fn + ": scalarIndex has " + std::to_string(idx.len) + " entries for " +
                              std::to_string(nb_) + " bases");
@@ -353,7 +379,12 @@ class MsmCall : public Call {
     hold(bases);
     hold(scalars);
   }
-  void run() override { point_ = C::msm(bases_.get(), nb_, scalars_.get(), idx_, tm_); }
+  void run() override {
+    if (c_)
+      point_ = C::msm_pre(bases_.get(), c_, nb_, scalars_.get(), idx_, tm_);
+    else
+      point_ = C::msm(bases_.get(), nb_, scalars_.get(), idx_, tm_);
+  }
   Napi::Value result(Napi::Env env) override {
     Napi::Object o = Napi::Object::New(env);
     Napi::Uint8Array p = new_u8(env, sizeof(point_));
@@ -362,6 +393,9 @@ class MsmCall : public Call {
     t.Set("classify", tm_.classify);
     t.Set("batchAdd", tm_.batch_add);
     t.Set("msm", tm_.msm);
+    t.Set("ones", (double)tm_.ones);
+    t.Set("others", (double)tm_.others);
+    t.Set("precomputed", tm_.precomputed);
     o.Set("point", p);
     o.Set("timings", t);
     return o;
@@ -372,9 +406,67 @@ class MsmCall : public Call {
   Span<const Fr> scalars_;
   const u32* idx_ = nullptr;
   size_t nb_ = 0;
+  unsigned c_ = 0;  // > 0: precomputed table with window c
   typename C::A point_;
   MsmTimings tm_;
 };
+
+template <class C>
+class MsmPrecomputedCall : public MsmCall<C> {
+ public:
+  MsmPrecomputedCall(const Napi::CallbackInfo& info) : MsmCall<C>(info, true) {}
+};
+
+// msmPrecomputeG1(bases, c, table): table (n·⌈256/c⌉ points, e.g. from alloc) ← 2^(c·j)·bases[k].
+template <class C>
+class PrecomputeCall : public Call {
+ public:
+  PrecomputeCall(const Napi::CallbackInfo& info) : Call(info.Env(), "kiln.msmPrecompute") {
+    Napi::Env env = info.Env();
+    const std::string fn = std::string("msmPrecompute") + C::name;
+    bases_ = u8_arg(info, 0, (fn + ": bases").c_str());
+    c_ = unsigned(count_arg(info, 1, (fn + ": c").c_str(), 20));
+    if (c_ < 2) throw_range(env, fn + ": c must be in [2, 20]");
+    table_ = u8_arg(info, 2, (fn + ": table").c_str());
+    n_ = elems(env, bases_, sizeof(typename C::A), (fn + ": bases").c_str());
+    const size_t W = msm_windows(c_);
+    if (table_.len != n_ * W * sizeof(typename C::A))
+      throw_range(env, fn + ": table has " + std::to_string(table_.len) + " bytes, expected " + std::to_string(n_) +
+                           " bases * " + std::to_string(W) + " windows * " +
+                           std::to_string(sizeof(typename C::A)) + " = " +
+                           std::to_string(n_ * W * sizeof(typename C::A)));
+    if (n_ * W > 0xffffffffu) throw_range(env, fn + ": table too large (max 2^32 - 1 points)");
+    if (overlaps(bases_, table_)) throw_range(env, fn + ": bases and table must not overlap");
+    hold(bases_);
+    hold(table_);
+  }
+  void run() override {
+    Span<const typename C::A> b(bases_);
+    Span<typename C::A> t(table_);
+    C::precompute(b.get(), n_, c_, t.get());
+    t.copy_back();
+  }
+
+ private:
+  Bytes bases_, table_;
+  unsigned c_ = 0;
+  size_t n_ = 0;
+};
+
+// msmPrecomputeWindow(n): the window c for a precomputed table over n bases (threads of the pool).
+Napi::Value MsmPrecomputeWindow(const Napi::CallbackInfo& info) {
+  const size_t n = count_arg(info, 0, "msmPrecomputeWindow: n", 4294967295.0);
+  return Napi::Number::New(info.Env(), msm_precompute_window(n, pool().size()));
+}
+
+// msmPrecomputePays(n, others): whether a table over n bases would run its own path (not the plain
+// fallback) for an MSM with `others` scalars neither 0 nor 1.
+Napi::Value MsmPrecomputePays(const Napi::CallbackInfo& info) {
+  const size_t n = count_arg(info, 0, "msmPrecomputePays: n", 4294967295.0);
+  const size_t m = count_arg(info, 1, "msmPrecomputePays: others", 4294967295.0);
+  const size_t T = pool().size();
+  return Napi::Boolean::New(info.Env(), m > 0 && msm_precomputed_pays(m, msm_precompute_window(n, T), T));
+}
 
 class BatchAddCall : public Call {
  public:
@@ -804,10 +896,40 @@ Napi::Value CurveOp(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// lincombG1(bases, scalars) / lincombG2: Σ scalars[i]·bases[i] for a few points (≤ 256), computed
+// synchronously on the JS thread (~0.1 ms per full-width G1 scalar): the proof's assembly.
+constexpr size_t kLincombMax = 256;
+
+template <class C>
+Napi::Value Lincomb(const Napi::CallbackInfo& info) {
+  using A = typename C::A;
+  Napi::Env env = info.Env();
+  const std::string fn = std::string("lincomb") + C::name;
+  Bytes bases = u8_arg(info, 0, (fn + ": bases").c_str());
+  Bytes scalars = u8_arg(info, 1, (fn + ": scalars").c_str());
+  const size_t n = elems(env, bases, sizeof(A), (fn + ": bases").c_str());
+  const size_t ns = elems(env, scalars, sizeof(Fr), (fn + ": scalars").c_str());
+  if (ns != n)
+    throw_range(env, fn + ": " + std::to_string(n) + " bases but " + std::to_string(ns) + " scalars");
+  if (n > kLincombMax)
+    throw_range(env, fn + ": at most " + std::to_string(kLincombMax) + " points (use msm" + C::name + ")");
+  Span<const A> b(bases);
+  Span<const Fr> k(scalars);
+  const A r = C::lincomb(b.get(), k.get(), n);
+  Napi::Uint8Array out = new_u8(env, sizeof(A));
+  std::memcpy(out.Data(), static_cast<const void*>(&r), sizeof(A));
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Memory, threads, capabilities.
 
-void finalize_block(Napi::Env, void*, Block* b) { registry().finalize(b); }
+// alloc'd memory is reported to V8 as external memory (so that the GC sees the pressure of large
+// native buffers, e.g. precomputed MSM tables) until release() or the finalizer.
+void finalize_block(Napi::Env env, void*, Block* b) {
+  if (!b->js_dropped) Napi::MemoryManagement::AdjustExternalMemory(env, -(int64_t)b->len);
+  registry().finalize(b);
+}
 
 Napi::Value Alloc(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -836,6 +958,7 @@ Napi::Value Alloc(const Napi::CallbackInfo& info) {
     b->mapped = 0;
   }
   registry().add(b);
+  Napi::MemoryManagement::AdjustExternalMemory(env, (int64_t)bytes);
   return Napi::ArrayBuffer::New(env, b->mem, bytes, finalize_block, b);
 }
 
@@ -852,7 +975,9 @@ Napi::Value Release(const Napi::CallbackInfo& info) {
   }
   if (ab.IsDetached() || ab.ByteLength() == 0) return env.Undefined();  // released already, or empty
   void* data = ab.Data();
+  const int64_t len = (int64_t)ab.ByteLength();
   if (!registry().drop(data)) throw_type(env, "release: buffer was not returned by alloc");
+  Napi::MemoryManagement::AdjustExternalMemory(env, -len);
   ab.Detach();
   return env.Undefined();
 }
@@ -895,6 +1020,14 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("fieldOp", Napi::Function::New(env, FieldOp, "fieldOp"));
   exports.Set("g1Op", Napi::Function::New(env, CurveOp<G1Ops>, "g1Op"));
   exports.Set("g2Op", Napi::Function::New(env, CurveOp<G2Ops>, "g2Op"));
+  exports.Set("lincombG1", Napi::Function::New(env, Lincomb<G1Ops>, "lincombG1"));
+  exports.Set("lincombG2", Napi::Function::New(env, Lincomb<G2Ops>, "lincombG2"));
+  exports.Set("msmPrecomputeWindow", Napi::Function::New(env, MsmPrecomputeWindow, "msmPrecomputeWindow"));
+  exports.Set("msmPrecomputePays", Napi::Function::New(env, MsmPrecomputePays, "msmPrecomputePays"));
+  exports.Set("msmPrecomputeG1", Napi::Function::New(env, Start<PrecomputeCall<G1Ops>>, "msmPrecomputeG1"));
+  exports.Set("msmPrecomputeG2", Napi::Function::New(env, Start<PrecomputeCall<G2Ops>>, "msmPrecomputeG2"));
+  exports.Set("msmPrecomputedG1", Napi::Function::New(env, Start<MsmPrecomputedCall<G1Ops>>, "msmPrecomputedG1"));
+  exports.Set("msmPrecomputedG2", Napi::Function::New(env, Start<MsmPrecomputedCall<G2Ops>>, "msmPrecomputedG2"));
   exports.Set("msmG1", Napi::Function::New(env, Start<MsmCall<G1Ops>>, "msmG1"));
   exports.Set("msmG2", Napi::Function::New(env, Start<MsmCall<G2Ops>>, "msmG2"));
   exports.Set("batchAddG1", Napi::Function::New(env, Start<BatchAddCall>, "batchAddG1"));

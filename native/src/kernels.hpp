@@ -8,6 +8,7 @@
 #include "ec/xyzz.hpp"
 #include "ff/bls12_381.hpp"
 #include "msm/pippenger.hpp"
+#include "msm/precomputed.hpp"
 #include "sparse/csr.hpp"
 
 namespace kiln {
@@ -22,22 +23,32 @@ static_assert(sizeof(G1Affine) == 96 && sizeof(G2Affine) == 192, "point layout")
 
 // kernels_g1.cpp
 G1Affine msm_g1(const G1Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm);
+// Precomputed window shifts of fixed bases (msm/precomputed.hpp): table = n·⌈256/c⌉ points.
+void msm_precompute_g1(const G1Affine* bases, size_t n, unsigned c, G1Affine* table);
+G1Affine msm_precomputed_g1(const G1Affine* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
+                            MsmTimings& tm);
 G1Affine batch_add_g1(const G1Affine* bases, const u32* idx, size_t n);
 void fixed_base_mul_g1(const G1Affine& base, const Fr* scalars, size_t n, G1Affine* out);
 G1Affine g1_add(const G1Affine& a, const G1Affine& b);
 G1Affine g1_dbl(const G1Affine& a);
 G1Affine g1_mul(const G1Affine& a, const Fr& k);
+// Σ scalars[i]·bases[i] for a few points, on the calling thread (msm/lincomb.hpp).
+G1Affine lincomb_g1(const G1Affine* bases, const Fr* scalars, size_t n);
 // zcash uncompressed (96 B) <-> native (96 B), n points, on the pool. `check`: kCheck* bits.
 DecodeFault decode_g1_uncompressed(const uint8_t* src, uint8_t* dst, size_t n, int check);
 void encode_g1_uncompressed(const uint8_t* src, uint8_t* dst, size_t n);
 
 // kernels_g2.cpp
 G2Affine msm_g2(const G2Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm);
+void msm_precompute_g2(const G2Affine* bases, size_t n, unsigned c, G2Affine* table);
+G2Affine msm_precomputed_g2(const G2Affine* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
+                            MsmTimings& tm);
 G2Affine batch_add_g2(const G2Affine* bases, const u32* idx, size_t n);
 void fixed_base_mul_g2(const G2Affine& base, const Fr* scalars, size_t n, G2Affine* out);
 G2Affine g2_add(const G2Affine& a, const G2Affine& b);
 G2Affine g2_dbl(const G2Affine& a);
 G2Affine g2_mul(const G2Affine& a, const Fr& k);
+G2Affine lincomb_g2(const G2Affine* bases, const Fr* scalars, size_t n);
 // zcash uncompressed (192 B, c1 first) <-> native (192 B, c0 first).
 DecodeFault decode_g2_uncompressed(const uint8_t* src, uint8_t* dst, size_t n, int check);
 void encode_g2_uncompressed(const uint8_t* src, uint8_t* dst, size_t n);

@@ -1,11 +1,21 @@
 // G1 entry points: instantiates the MSM, batch addition and fixed-base templates over Fq.
 #include "kernels.hpp"
 #include "msm/fixed_base.hpp"
+#include "msm/lincomb.hpp"
 
 namespace kiln {
 
 G1Affine msm_g1(const G1Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm) {
   return msm<Fq>(bases, nb, scalars, sidx, pool(), tm);
+}
+
+void msm_precompute_g1(const G1Affine* bases, size_t n, unsigned c, G1Affine* table) {
+  msm_precompute<Fq>(bases, n, c, table, pool());
+}
+
+G1Affine msm_precomputed_g1(const G1Affine* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
+                            MsmTimings& tm) {
+  return msm_precomputed<Fq>(table, c, nb, scalars, sidx, pool(), tm);
 }
 
 G1Affine batch_add_g1(const G1Affine* bases, const u32* idx, size_t n) {
@@ -26,6 +36,10 @@ G1Affine g1_mul(const G1Affine& a, const Fr& k) {
   u64 c[4];
   k.to_canonical(c);
   return scalar_mul<Fq>(a, c, 4).to_affine();
+}
+
+G1Affine lincomb_g1(const G1Affine* bases, const Fr* scalars, size_t n) {
+  return lincomb<Fq>(bases, scalars, n).to_affine();
 }
 
 DecodeFault decode_g1_uncompressed(const uint8_t* src, uint8_t* dst, size_t n, int check) {

@@ -1,11 +1,21 @@
 // G2 entry points: instantiates the MSM, batch addition and fixed-base templates over Fq2.
 #include "kernels.hpp"
 #include "msm/fixed_base.hpp"
+#include "msm/lincomb.hpp"
 
 namespace kiln {
 
 G2Affine msm_g2(const G2Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm) {
   return msm<Fq2>(bases, nb, scalars, sidx, pool(), tm);
+}
+
+void msm_precompute_g2(const G2Affine* bases, size_t n, unsigned c, G2Affine* table) {
+  msm_precompute<Fq2>(bases, n, c, table, pool());
+}
+
+G2Affine msm_precomputed_g2(const G2Affine* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
+                            MsmTimings& tm) {
+  return msm_precomputed<Fq2>(table, c, nb, scalars, sidx, pool(), tm);
 }
 
 G2Affine batch_add_g2(const G2Affine* bases, const u32* idx, size_t n) {
@@ -26,6 +36,10 @@ G2Affine g2_mul(const G2Affine& a, const Fr& k) {
   u64 c[4];
   k.to_canonical(c);
   return scalar_mul<Fq2>(a, c, 4).to_affine();
+}
+
+G2Affine lincomb_g2(const G2Affine* bases, const Fr* scalars, size_t n) {
+  return lincomb<Fq2>(bases, scalars, n).to_affine();
 }
 
 DecodeFault decode_g2_uncompressed(const uint8_t* src, uint8_t* dst, size_t n, int check) {

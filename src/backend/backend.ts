@@ -3,7 +3,8 @@
  *  - `native` (src/backend/native.ts): the C++ addon, multithreaded, off the JS thread;
  *  - `reference` (src/backend/reference.ts): TypeScript/bigint + @noble/curves, the slow twin
  *    every fast path is tested against.
- * A CUDA backend will implement the same interface.
+ *  - `cuda` (src/backend/cuda.ts): the GPU addon, which also proves a whole partition on the device
+ *    (`provePartition`).
  *
  * All buffers use the layout of src/field/layout.ts (Montgomery Fr/Fq limbs, affine points,
  * identity = all zero bytes). Lengths are validated at the boundary: a wrong length throws a
@@ -48,6 +49,40 @@ export interface Capabilities {
   gpus: { ordinal: number; name: string; memoryBytes: number }[];
 }
 
+/** Everything a whole-partition proof needs (Backend.provePartition). `shape` identifies the
+ *  circuit across proofs (a backend may keep its matrices resident, keyed by this object); the SRS
+ *  vectors likewise by their Uint8Array objects. */
+export interface PartitionInput {
+  shape: {
+    numConstraints: number;
+    numInputs: number;
+    numAux: number;
+    a: CsrMatrix;
+    b: CsrMatrix;
+    c: CsrMatrix;
+  };
+  /** Domain 2^logN (≥ numConstraints + numInputs). */
+  logN: number;
+  /** Variable of each A-query / B-query base (the query's dense subset of the witness). */
+  aIdx: Uint32Array;
+  bIdx: Uint32Array;
+  srs: { h: Uint8Array; l: Uint8Array; a: Uint8Array; bG1: Uint8Array; bG2: Uint8Array };
+  /** (numInputs + numAux) Montgomery Fr, ONE first. */
+  witness: Uint8Array;
+}
+
+/** The five MSM sums of a partition (affine, native layout) and per-phase milliseconds. */
+export interface PartitionSums {
+  h: Uint8Array;
+  l: Uint8Array;
+  a: Uint8Array;
+  b1: Uint8Array;
+  b2: Uint8Array;
+  /** matvec (incl. the witness upload), ntt_h, msm_h, msm_l, msm_a, msm_b1, msm_b2 (without their
+   *  batched additions), batch_add; release (freeing scratch) when the backend measures it. */
+  timings: Record<'matvec' | 'ntt_h' | 'msm_h' | 'msm_l' | 'msm_a' | 'msm_b1' | 'msm_b2' | 'batch_add', number> & { release?: number };
+}
+
 export interface Backend {
   readonly name: string;
   capabilities(): Capabilities;
@@ -66,6 +101,13 @@ export interface Backend {
   /** Σ bases[indices[k]] in G1 (the batched addition of the bases whose scalar is 1). */
   batchAddG1(bases: Uint8Array, indices: Uint32Array): Promise<Uint8Array>;
 
+  /** Σ scalar_k · base_k for a few points (at most 256; the proof's assembly: r·δ, s·A, …),
+   *  computed directly: no caching of the bases, no device upload. Returns one affine point.
+   *  Optional: a backend without it leaves the assembly to the prover's @noble/curves path. */
+  lincombG1?(bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array>;
+  /** Same in G2. */
+  lincombG2?(bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array>;
+
   /** In-place radix-2 NTT over Fr of a power-of-two length vector. `inverse` computes the inverse
    *  transform (with the 1/n factor); `coset` evaluates on (or interpolates from) the coset g·H with
    *  g = 7, as bellperson does. */
@@ -82,4 +124,9 @@ export interface Backend {
    *  points. */
   fixedBaseMulG1(base: Uint8Array, scalars: Uint8Array): Promise<Uint8Array>;
   fixedBaseMulG2(base: Uint8Array, scalars: Uint8Array): Promise<Uint8Array>;
+
+  /** Optional: a, b, c, the quotient and the five MSMs of one partition in one call, without the
+   *  intermediate vectors leaving the backend (the CUDA backend keeps them on the device). The
+   *  prover uses it when present; the result equals the step-by-step path's. */
+  provePartition?(input: PartitionInput): Promise<PartitionSums>;
 }

@@ -184,6 +184,19 @@ export class ReferenceBackend implements Backend {
     return out;
   }
 
+  /** Σ scalars[k]·bases[k] one multiplication at a time (noble's multiply), ≤ 256 points. */
+  async lincombG1(bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
+    const out = new Uint8Array(G1_BYTES);
+    writeG1(out, 0, lincomb(bases, scalars, G1_BYTES, readG1OnCurve, G1.ZERO, 'lincombG1'));
+    return out;
+  }
+
+  async lincombG2(bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
+    const out = new Uint8Array(G2_BYTES);
+    writeG2(out, 0, lincomb(bases, scalars, G2_BYTES, readG2OnCurve, G2.ZERO, 'lincombG2'));
+    return out;
+  }
+
   async ntt(values: Uint8Array, opts: { inverse: boolean; coset: boolean }): Promise<void> {
     const n = checkMultiple(values, FR_BYTES, 'ntt values');
     log2Exact(n, 'ntt length');
@@ -267,6 +280,26 @@ function mulOrZero<P extends PointLike<P>>(p: P, s: bigint, zero: P): P {
 }
 
 type PointCons = typeof G1 | typeof G2;
+
+/** The most points lincombG1/G2 take (both backends): it is for the proof's assembly. */
+export const LINCOMB_MAX_POINTS = 256;
+
+function lincomb<P extends PointLike<P>>(
+  bases: Uint8Array,
+  scalars: Uint8Array,
+  pointBytes: number,
+  read: (buf: Uint8Array, i: number) => P,
+  zero: P,
+  what: string,
+): P {
+  const n = checkMultiple(bases, pointBytes, `${what} bases`);
+  const ns = checkMultiple(scalars, FR_BYTES, `${what} scalars`);
+  if (ns !== n) throw new RangeError(`${what}: ${n} bases but ${ns} scalars`);
+  if (n > LINCOMB_MAX_POINTS) throw new RangeError(`${what}: at most ${LINCOMB_MAX_POINTS} points`);
+  let sum = zero;
+  for (let k = 0; k < n; k++) sum = sum.add(mulOrZero(read(bases, k), readFr(scalars, k), zero));
+  return sum;
+}
 
 function msm<P extends G1Point | G2Point>(
   bases: Uint8Array,

@@ -11,10 +11,11 @@
  * Phases run one after another so each timing is the phase's own; `batch_add` is taken out of the
  * MSM phases (the backends report it), so the phase timings add up to the whole.
  */
-import type { Backend, MsmResult } from '../backend/backend.js';
+import type { Backend, MsmResult, PartitionInput, PartitionSums } from '../backend/backend.js';
 import { FR_BYTES, FR_MODULUS, G1, G2, readFr, readG1, readG2, type G1Point, type G2Point } from '../field/layout.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import type { Span } from '../util/timing.js';
+import { assembleOnBackend, type QuerySums } from './assemble.js';
 import type { Parameters } from './keys.js';
 import type { Proof } from './proof.js';
 import { checkParamsForShape, domainSize, queryIndices } from './queries.js';
@@ -48,8 +49,81 @@ function mul<P extends G1Point | G2Point>(p: P, k: bigint, zero: P): P {
   return (k === 0n || p.is0() ? zero : p.multiply(k)) as P;
 }
 
+/** A, B, C from the five query sums with blinding r, s: on the backend when it offers lincomb,
+ *  otherwise with @noble/curves (the same formulas). */
+async function assembleProof(backend: Backend, vk: Parameters['vk'], r: bigint, s: bigint, sums: QuerySums): Promise<Proof> {
+  const { hSum, lSum, aSum, b1Sum, b2Sum } = sums;
+  if (backend.lincombG1 !== undefined && backend.lincombG2 !== undefined) {
+    // The same formulas as below, as small linear combinations on the backend (src/groth16/assemble.ts).
+    const lc = { lincombG1: backend.lincombG1.bind(backend), lincombG2: backend.lincombG2.bind(backend) };
+    return assembleOnBackend(lc, vk, r, s, { hSum, lSum, aSum, b1Sum, b2Sum });
+  } else {
+    const g1 = (buf: Uint8Array): G1Point => readG1(buf, 0);
+    const gA = vk.alphaG1.add(mul(vk.deltaG1, r, G1.ZERO)).add(g1(aSum));
+    const gB = vk.betaG2.add(mul(vk.deltaG2, s, G2.ZERO)).add(readG2(b2Sum, 0));
+    const gB1 = vk.betaG1.add(mul(vk.deltaG1, s, G1.ZERO)).add(g1(b1Sum));
+    const gC = mul(gA, s, G1.ZERO)
+      .add(mul(gB1, r, G1.ZERO))
+      .subtract(mul(vk.deltaG1, (r * s) % FR_MODULUS, G1.ZERO))
+      .add(g1(hSum))
+      .add(g1(lSum));
+    return { a: gA, b: gB, c: gC };
+  }
+}
+
 function checkScalar(x: bigint, name: string): void {
   if (typeof x !== 'bigint' || x < 0n || x >= FR_MODULUS) throw new RangeError(`${name} must be a field element in [0, r)`);
+}
+
+/**
+ * a, b, c = A·w, B·w, C·w over the domain (circuit rows, then the input constraints a[m + i] = w[i],
+ * then zeros), the quotient h, and the five query MSMs, one backend call at a time: what
+ * Backend.provePartition does in one call. Wall-clock timings per phase; each MSM's batched addition
+ * (reported by the backend) is moved to batch_add.
+ */
+export async function partitionSumsStepwise(backend: Backend, input: PartitionInput): Promise<PartitionSums> {
+  const { shape, srs, witness } = input;
+  const n = 2 ** input.logN;
+  const timings: PartitionSums['timings'] = { matvec: 0, ntt_h: 0, msm_h: 0, msm_l: 0, msm_a: 0, msm_b1: 0, msm_b2: 0, batch_add: 0, release: 0 };
+  let t = now();
+  const lap = (phase: keyof PartitionSums['timings']): void => {
+    const t1 = now();
+    timings[phase] = (timings[phase] ?? 0) + t1 - t;
+    t = t1;
+  };
+  const msm = async (phase: 'msm_h' | 'msm_l' | 'msm_a' | 'msm_b1' | 'msm_b2', run: Promise<MsmResult>): Promise<Uint8Array> => {
+    const res = await run;
+    const t1 = now();
+    const batchAdd = Math.min(res.timings.batchAdd, t1 - t);
+    timings.batch_add += batchAdd;
+    timings[phase] += t1 - t - batchAdd;
+    t = t1;
+    return res.point;
+  };
+  const bufA = backend.alloc(n * FR_BYTES);
+  const bufB = backend.alloc(n * FR_BYTES);
+  const bufC = backend.alloc(n * FR_BYTES);
+  try {
+    const rowsBytes = shape.numConstraints * FR_BYTES;
+    await backend.csrMatVec(shape.a, witness, bufA.subarray(0, rowsBytes));
+    await backend.csrMatVec(shape.b, witness, bufB.subarray(0, rowsBytes));
+    await backend.csrMatVec(shape.c, witness, bufC.subarray(0, rowsBytes));
+    bufA.set(witness.subarray(0, shape.numInputs * FR_BYTES), rowsBytes);
+    lap('matvec');
+    await backend.quotient(bufA, bufB, bufC);
+    lap('ntt_h');
+    const h = await msm('msm_h', backend.msmG1(srs.h, bufA.subarray(0, (n - 1) * FR_BYTES)));
+    const l = await msm('msm_l', backend.msmG1(srs.l, witness.subarray(shape.numInputs * FR_BYTES)));
+    const a = await msm('msm_a', backend.msmG1(srs.a, witness, { scalarIndex: input.aIdx }));
+    const b1 = await msm('msm_b1', backend.msmG1(srs.bG1, witness, { scalarIndex: input.bIdx }));
+    const b2 = await msm('msm_b2', backend.msmG2(srs.bG2, witness, { scalarIndex: input.bIdx }));
+    return { h, l, a, b1, b2, timings };
+  } finally {
+    backend.release(bufA);
+    backend.release(bufB);
+    backend.release(bufC);
+    lap('release');
+  }
 }
 
 /**
@@ -78,66 +152,24 @@ export async function proveWithRandomness(
   checkParamsForShape(params, shape);
 
   const n = domainSize(shape);
-  const m = shape.numConstraints;
   const q = queryIndices(shape);
   const timings = Object.fromEntries(PROVER_PHASES.map((p) => [p, 0])) as Record<ProverPhase, number>;
   const start = now();
-  let t = start;
-  const lap = (phase: ProverPhase): void => {
-    const t1 = now();
-    timings[phase] += t1 - t;
-    t = t1;
+  const input: PartitionInput = {
+    shape,
+    logN: Math.log2(n),
+    aIdx: q.a,
+    bIdx: q.b,
+    srs: { h: params.h, l: params.l, a: params.a, bG1: params.bG1, bG2: params.bG2 },
+    witness: assignment,
   };
-  const msm = async (phase: ProverPhase, run: Promise<MsmResult>): Promise<Uint8Array> => {
-    const res = await run;
-    const t1 = now();
-    const batchAdd = Math.min(res.timings.batchAdd, t1 - t);
-    timings.batch_add += batchAdd;
-    timings[phase] += t1 - t - batchAdd;
-    t = t1;
-    return res.point;
-  };
-
-  const bufA = backend.alloc(n * FR_BYTES);
-  const bufB = backend.alloc(n * FR_BYTES);
-  const bufC = backend.alloc(n * FR_BYTES);
-  let proof: Proof;
-  try {
-    // a, b, c over the domain: circuit rows, then the input constraints (A = input_i), then zeros.
-    const rowsBytes = m * FR_BYTES;
-    await backend.csrMatVec(shape.a, assignment, bufA.subarray(0, rowsBytes));
-    await backend.csrMatVec(shape.b, assignment, bufB.subarray(0, rowsBytes));
-    await backend.csrMatVec(shape.c, assignment, bufC.subarray(0, rowsBytes));
-    bufA.set(assignment.subarray(0, shape.numInputs * FR_BYTES), rowsBytes);
-    lap('matvec');
-
-    await backend.quotient(bufA, bufB, bufC);
-    lap('ntt_h');
-
-    const hSum = await msm('msm_h', backend.msmG1(params.h, bufA.subarray(0, (n - 1) * FR_BYTES)));
-    const lSum = await msm('msm_l', backend.msmG1(params.l, assignment.subarray(shape.numInputs * FR_BYTES)));
-    const aSum = await msm('msm_a', backend.msmG1(params.a, assignment, { scalarIndex: q.a }));
-    const b1Sum = await msm('msm_b1', backend.msmG1(params.bG1, assignment, { scalarIndex: q.b }));
-    const b2Sum = await msm('msm_b2', backend.msmG2(params.bG2, assignment, { scalarIndex: q.b }));
-
-    const vk = params.vk;
-    const g1 = (buf: Uint8Array): G1Point => readG1(buf, 0);
-    const gA = vk.alphaG1.add(mul(vk.deltaG1, r, G1.ZERO)).add(g1(aSum));
-    const gB = vk.betaG2.add(mul(vk.deltaG2, s, G2.ZERO)).add(readG2(b2Sum, 0));
-    const gB1 = vk.betaG1.add(mul(vk.deltaG1, s, G1.ZERO)).add(g1(b1Sum));
-    const gC = mul(gA, s, G1.ZERO)
-      .add(mul(gB1, r, G1.ZERO))
-      .subtract(mul(vk.deltaG1, (r * s) % FR_MODULUS, G1.ZERO))
-      .add(g1(hSum))
-      .add(g1(lSum));
-    proof = { a: gA, b: gB, c: gC };
-    lap('assemble');
-  } finally {
-    backend.release(bufA);
-    backend.release(bufB);
-    backend.release(bufC);
-    lap('release');
-  }
+  // The whole partition in one backend call when the backend offers it (the CUDA backend: a, b, c, h
+  // and the MSMs stay on the device, timings from CUDA events), else step by step.
+  const sums = backend.provePartition !== undefined ? await backend.provePartition(input) : await partitionSumsStepwise(backend, input);
+  for (const [phase, ms] of Object.entries(sums.timings)) timings[phase as ProverPhase] += ms;
+  const t = now();
+  const proof = await assembleProof(backend, params.vk, r, s, { hSum: sums.h, lSum: sums.l, aSum: sums.a, b1Sum: sums.b1, b2Sum: sums.b2 });
+  timings.assemble += now() - t;
   const totalMs = now() - start;
   if (span !== undefined) for (const p of PROVER_PHASES) span.record(p, timings[p]);
   return { proof, timings, totalMs };
