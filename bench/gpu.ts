@@ -1,15 +1,27 @@
 /**
- * GPU benchmarks (npm run bench:gpu): G1 MSM 2^20 … 2^26, G2 MSM 2^20 … 2^24, Fr NTT 2^20 … 2^26,
+ * GPU benchmarks (npm run bench:gpu): G1 MSM 2^20 … 2^26, G2 MSM 2^20 … 2^24, Fr NTT 2^20 … 2^27,
+ * and whole synthetic partitions shaped like the 2 KiB and 32 GiB PoRep partitions (provePartition's
+ * device pipeline: witness upload, a/b/c mat-vec, quotient, five MSMs),
  * with device-resident data (bases [k_i]·G and scalars generated on the device, so only the
  * computation is timed; MSM time = the whole MSM call incl. classification and the host's window
  * combination, NTT time = CUDA events around the transform). Prints a markdown table; `--append`
  * adds it to bench/RESULTS.md. `--quick` runs the smaller sizes only.
- * Options: --device N, --g1 20,22,24,26 --g2 20,22 --ntt 20,21,...  (log2 sizes),
- *          --sweep 22,24 (G1 sizes at which every window width 13 … 21 is timed, to tune the model)
+ * Options: --device N, --g1 20,22,24,26 --g2 20,22,24 --ntt 20,21,...  (log2 sizes),
+ *          --partition 2KiB,32GiB (shapes of PoRep partitions, see PARTITIONS; none: "--partition none"),
+ *          --sweep 22,24 (G1 sizes at which every window width 13 … 21 is timed, to tune the model),
+ *          --threads-sweep 24 (G1 and G2 sizes at which the accumulation kernels' block sizes are timed)
  */
-import { CudaBackend, cudaCapabilities, loadCuda } from '../src/backend/cuda.js';
+import { CudaBackend, cudaCapabilities, loadCuda, type PartitionSpec, type PartitionTimings } from '../src/backend/cuda.js';
 import { G1, G2, writeG1, writeG2 } from '../src/field/layout.js';
 import { appendResults, commitLine, fmtMs, machineLine, markdownTable } from './report.js';
+
+/** Synthetic partitions with the sizes of kiln's PoRep circuits (`kiln circuit-info`) and the
+ *  profile of the 2 KiB fixture's witness (51.2 % zeros, 47.2 % ones, 1.6 % other values; terms per
+ *  row A 2.39, B 1.00, C 2.17 → 2, 1, 2). */
+const PARTITIONS: Record<string, Omit<PartitionSpec, 'iterations'>> = {
+  '2KiB': { logN: 22, numConstraints: 2_687_921, numInputs: 40, numAux: 2_685_673, na: 2_674_948, nb: 685_522, nnzA: 2, nnzB: 1, nnzC: 2, fracZero: 0.512, fracOne: 0.472 },
+  '32GiB': { logN: 27, numConstraints: 130_278_541, numInputs: 328, numAux: 130_169_893, na: 129_753_620, nb: 33_112_282, nnzA: 2, nnzB: 1, nnzC: 2, fracZero: 0.512, fracOne: 0.472 },
+};
 
 function opt(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -26,8 +38,10 @@ async function main(): Promise<void> {
   const quick = process.argv.includes('--quick');
   const device = Number(opt('device') ?? 0);
   const g1Sizes = list(opt('g1'), quick ? [20, 22] : [20, 22, 24, 26]);
-  const g2Sizes = list(opt('g2'), quick ? [20] : [20, 22]);
-  const nttSizes = list(opt('ntt'), quick ? [20, 22] : [20, 21, 22, 23, 24, 25, 26]);
+  const g2Sizes = list(opt('g2'), quick ? [20] : [20, 22, 24]);
+  const nttSizes = list(opt('ntt'), quick ? [20, 22] : [20, 21, 22, 23, 24, 25, 26, 27]);
+  const partitions = (opt('partition') ?? (quick ? '2KiB' : '2KiB,32GiB')).split(',').filter((x) => x !== 'none');
+  for (const p of partitions) if (!PARTITIONS[p]) throw new Error(`unknown partition shape ${p} (${Object.keys(PARTITIONS).join(', ')})`);
   const addon = loadCuda();
   const gpu = new CudaBackend({ addon, device });
   const info = probe.gpus[device];
@@ -52,6 +66,36 @@ async function main(): Promise<void> {
       console.log(`${name}: median ${r.medianMs.toFixed(1)} ms, min ${r.minMs.toFixed(1)} ms, ${rows[rows.length - 1][3]}`);
     }
   }
+  for (const name of partitions) {
+    const spec = { ...PARTITIONS[name], iterations: 3 };
+    const r = await addon.benchPartition(device, spec, g1, g2);
+    const totals = r.runs.map((x) => x.total).sort((a, b) => a - b);
+    const last: PartitionTimings = r.runs[r.runs.length - 1];
+    const m = last.msm;
+    const cnt = (x: { ones: number; others: number }): string => `${(x.ones / 1e6).toFixed(1)} M ones + ${(x.others / 1e6).toFixed(1)} M others`;
+    const notes =
+      `${spec.numConstraints.toLocaleString('en-US')} constraints, domain 2^${spec.logN}; upload ${last.upload.toFixed(1)}, matvec ${last.matvec.toFixed(1)}, ` +
+      `ntt_h ${last.ntt.toFixed(1)}, msm_h ${last.msmH.toFixed(1)} (c = ${m.h.window}), msm_l ${last.msmL.toFixed(1)} (${cnt(m.l)}), ` +
+      `msm_a ${last.msmA.toFixed(1)}, msm_b1 ${last.msmB1.toFixed(1)}, msm_b2 (G2) ${last.msmB2.toFixed(1)} (${cnt(m.b2)}); ` +
+      `SRS ${(r.srsBytes / 2 ** 30).toFixed(1)} GiB + circuit ${(r.circuitBytes / 2 ** 30).toFixed(1)} GiB resident, pool peak ${(r.peakPoolBytes / 2 ** 30).toFixed(1)} GiB; generated in ${(r.generateMs / 1000).toFixed(1)} s`;
+    rows.push([`partition, ${name} PoRep shape (synthetic)`, fmtMs(totals[totals.length >> 1]), fmtMs(totals[0]), notes]);
+    console.log(`partition ${name}: median ${totals[totals.length >> 1].toFixed(1)} ms, min ${totals[0].toFixed(1)} ms; ${notes}`);
+  }
+  const tsweep = opt('threads-sweep');
+  if (tsweep) {
+    for (const k of list(tsweep, [])) {
+      for (const curve of [1, 2] as const) {
+        const line: string[] = [];
+        for (const th of [32, 64, 96, 128, 256]) {
+          addon.setMsmThreads(th);
+          const r = await addon.benchMsm(device, curve, k, curve === 1 ? g1 : g2, 3);
+          line.push(`${th}: ${r.medianMs.toFixed(1)}`);
+        }
+        addon.setMsmThreads(32);
+        console.log(`threads per block, ${curve === 1 ? 'G1' : 'G2'} MSM 2^${k} (ms): ${line.join(', ')}`);
+      }
+    }
+  }
   const sweep = opt('sweep');
   if (sweep) {
     for (const k of list(sweep, [])) {
@@ -69,6 +113,7 @@ async function main(): Promise<void> {
   const notes = [
     `GPU: ${info.name}, ${(info.memoryBytes / 2 ** 30).toFixed(0)} GiB, sm_${info.computeCapability.replace('.', '')}, ${probe.runtime}`,
     'data resident on the device (generated there); random full-width scalars; median of 5 (MSM 2^26: 3; NTT: 10) after one warm-up',
+    'partition rows: the whole device pipeline of one proof (witness upload from pinned memory, a/b/c = A·w, B·w, C·w, quotient, MSMs H, L, A, B1 in G1 and B in G2), CUDA events, median of 3 after one warm-up; the SRS is random points (sums of two of 2^18 random multiples of the generators) and the CSR rows random, so the timing is real but there is no proof to verify (test:gpu proves and verifies the real 2 KiB fixture through the same pipeline)',
   ];
   console.log(`\n## CUDA backend (bench/gpu.ts)\n\n- date: ${new Date().toISOString()}\n- machine: ${machineLine()}\n- commit: ${process.env.KILN_COMMIT ?? commitLine()}\n${notes.map((n) => `- ${n}`).join('\n')}\n\n${table}\n`);
   if (process.argv.includes('--append')) appendResults('CUDA backend (bench/gpu.ts)', table, notes);

@@ -4,6 +4,7 @@
 // result converted on the JS thread. The CPU addon never links any of this.
 #include <node_api.h>
 
+#include <array>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "kiln_cuda.hpp"
+#include "partition.hpp"
 
 using namespace kiln::cuda;
 
@@ -32,6 +34,61 @@ void throw_js(napi_env env, const JsError& e) {
   if (!std::strcmp(e.kind, "TypeError")) napi_throw_type_error(env, nullptr, e.msg.c_str());
   else if (!std::strcmp(e.kind, "RangeError")) napi_throw_range_error(env, nullptr, e.msg.c_str());
   else napi_throw_error(env, nullptr, e.msg.c_str());
+}
+
+// Bytes of a TypedArray / DataView / ArrayBuffer.
+std::pair<uint8_t*, size_t> bytes_of(napi_env env, napi_value v, const char* what) {
+  bool is;
+  napi_is_typedarray(env, v, &is);
+  if (is) {
+    napi_typedarray_type t;
+    size_t len, off;
+    void* data;
+    napi_value ab;
+    NAPI_OK(napi_get_typedarray_info(env, v, &t, &len, &data, &ab, &off));
+    size_t el = 1;
+    switch (t) {
+      case napi_int16_array: case napi_uint16_array: el = 2; break;
+      case napi_int32_array: case napi_uint32_array: case napi_float32_array: el = 4; break;
+      case napi_float64_array: case napi_bigint64_array: case napi_biguint64_array: el = 8; break;
+      default: el = 1;
+    }
+    return {static_cast<uint8_t*>(data), len * el};
+  }
+  napi_is_arraybuffer(env, v, &is);
+  if (is) {
+    void* data;
+    size_t len;
+    NAPI_OK(napi_get_arraybuffer_info(env, v, &data, &len));
+    return {static_cast<uint8_t*>(data), len};
+  }
+  throw JsError{"TypeError", std::string(what) + " must be a Uint8Array or ArrayBuffer"};
+}
+
+std::pair<uint32_t*, size_t> u32s_of(napi_env env, napi_value v, const char* what) {
+  bool is = false;
+  napi_is_typedarray(env, v, &is);
+  napi_typedarray_type t = napi_int8_array;
+  size_t len = 0, off;
+  void* data = nullptr;
+  napi_value ab;
+  if (is) NAPI_OK(napi_get_typedarray_info(env, v, &t, &len, &data, &ab, &off));
+  if (!is || t != napi_uint32_array) throw JsError{"TypeError", std::string(what) + " must be a Uint32Array"};
+  return {static_cast<uint32_t*>(data), len};
+}
+
+napi_value prop(napi_env env, napi_value o, const char* k) {
+  napi_valuetype t;
+  napi_value v;
+  if (napi_typeof(env, o, &t) != napi_ok || t != napi_object || napi_get_named_property(env, o, k, &v) != napi_ok)
+    throw JsError{"TypeError", std::string("property ") + k + " is missing"};
+  return v;
+}
+
+double num_of(napi_env env, napi_value v, const char* what) {
+  double d;
+  if (napi_get_value_double(env, v, &d) != napi_ok) throw JsError{"TypeError", std::string(what) + " must be a number"};
+  return d;
 }
 
 struct Args {
@@ -57,45 +114,13 @@ struct Args {
     if (i >= argc || napi_get_value_bool(env, argv[i], &v) != napi_ok) throw JsError{"TypeError", std::string(what) + " must be a boolean"};
     return v;
   }
-  // Bytes of a TypedArray / DataView / ArrayBuffer.
   std::pair<uint8_t*, size_t> bytes(size_t i, const char* what) const {
     if (i >= argc) throw JsError{"TypeError", std::string(what) + " is missing"};
-    bool is;
-    napi_is_typedarray(env, argv[i], &is);
-    if (is) {
-      napi_typedarray_type t;
-      size_t len, off;
-      void* data;
-      napi_value ab;
-      NAPI_OK(napi_get_typedarray_info(env, argv[i], &t, &len, &data, &ab, &off));
-      size_t el = 1;
-      switch (t) {
-        case napi_int16_array: case napi_uint16_array: el = 2; break;
-        case napi_int32_array: case napi_uint32_array: case napi_float32_array: el = 4; break;
-        case napi_float64_array: case napi_bigint64_array: case napi_biguint64_array: el = 8; break;
-        default: el = 1;
-      }
-      return {static_cast<uint8_t*>(data), len * el};
-    }
-    napi_is_arraybuffer(env, argv[i], &is);
-    if (is) {
-      void* data;
-      size_t len;
-      NAPI_OK(napi_get_arraybuffer_info(env, argv[i], &data, &len));
-      return {static_cast<uint8_t*>(data), len};
-    }
-    throw JsError{"TypeError", std::string(what) + " must be a Uint8Array or ArrayBuffer"};
+    return bytes_of(env, argv[i], what);
   }
   std::pair<uint32_t*, size_t> u32s(size_t i, const char* what) const {
-    bool is = false;
-    if (i < argc) napi_is_typedarray(env, argv[i], &is);
-    napi_typedarray_type t = napi_int8_array;
-    size_t len = 0, off;
-    void* data = nullptr;
-    napi_value ab;
-    if (is) NAPI_OK(napi_get_typedarray_info(env, argv[i], &t, &len, &data, &ab, &off));
-    if (!is || t != napi_uint32_array) throw JsError{"TypeError", std::string(what) + " must be a Uint32Array"};
-    return {static_cast<uint32_t*>(data), len};
+    if (i >= argc) throw JsError{"TypeError", std::string(what) + " must be a Uint32Array"};
+    return u32s_of(env, argv[i], what);
   }
 };
 
@@ -247,15 +272,19 @@ struct Holder {
   int curve = 0;
 };
 
-Holder* holder(napi_env env, Args& a, size_t i) {
+Holder* holder_of(napi_env env, napi_value v) {
   void* p = nullptr;
   napi_valuetype t;
-  if (i >= a.argc || napi_typeof(env, a.argv[i], &t) != napi_ok || t != napi_external ||
-      napi_get_value_external(env, a.argv[i], &p) != napi_ok || !p)
+  if (napi_typeof(env, v, &t) != napi_ok || t != napi_external || napi_get_value_external(env, v, &p) != napi_ok || !p)
     throw JsError{"TypeError", "bases must be a handle from uploadBases"};
   auto* h = static_cast<Holder*>(p);
   if (!h->b) throw JsError{"Error", "bases handle was freed"};
   return h;
+}
+
+Holder* holder(napi_env env, Args& a, size_t i) {
+  if (i >= a.argc) throw JsError{"TypeError", "bases must be a handle from uploadBases"};
+  return holder_of(env, a.argv[i]);
 }
 
 // ---- pinned host memory ---------------------------------------------------------------------------
@@ -525,6 +554,13 @@ napi_value js_set_msm_window(napi_env env, Args& a) {
   return nullptr;
 }
 
+napi_value js_set_msm_threads(napi_env env, Args& a) {
+  const double t = a.num(0, "threads");
+  if (t < 32 || t > 1024 || t != (int)t || ((int)t % 32) != 0) throw JsError{"RangeError", "setMsmThreads: a multiple of 32 in 32 … 1024"};
+  set_msm_threads((unsigned)t);
+  return nullptr;
+}
+
 napi_value js_bench_ntt(napi_env env, Args& a) {
   const int dev = device_arg(a, 0);
   const unsigned l = (unsigned)a.num(1, "logN");
@@ -536,6 +572,198 @@ napi_value js_bench_ntt(napi_env env, Args& a) {
                  set(e, o, "medianMs", num(e, r->median_ms));
                  set(e, o, "minMs", num(e, r->min_ms));
                  return o;
+               });
+}
+
+// ---- whole partitions (partition.hpp) ---------------------------------------------------------------
+struct CircuitHolder {
+  Circuit* c = nullptr;
+};
+
+CircuitHolder* circuit_holder(napi_env env, napi_value v) {
+  void* p = nullptr;
+  napi_valuetype t;
+  if (napi_typeof(env, v, &t) != napi_ok || t != napi_external || napi_get_value_external(env, v, &p) != napi_ok || !p)
+    throw JsError{"TypeError", "circuit must be a handle from uploadCircuit"};
+  auto* h = static_cast<CircuitHolder*>(p);
+  if (!h->c) throw JsError{"Error", "circuit handle was freed"};
+  return h;
+}
+
+uint32_t u32_prop(napi_env env, napi_value o, const char* k) {
+  const double d = num_of(env, prop(env, o, k), k);
+  if (d < 0 || d > 4294967295.0 || d != (double)(uint32_t)d) throw JsError{"RangeError", std::string(k) + " must be a 32-bit unsigned integer"};
+  return (uint32_t)d;
+}
+
+CsrHost csr_prop(napi_env env, napi_value o, const char* k, uint32_t rows) {
+  napi_value m = prop(env, o, k);
+  CsrHost h;
+  const std::string n(k);
+  auto [rp, nrp] = u32s_of(env, prop(env, m, "rowPtr"), (n + ".rowPtr").c_str());
+  auto [ci, nci] = u32s_of(env, prop(env, m, "colIdx"), (n + ".colIdx").c_str());
+  auto [ki, nki] = u32s_of(env, prop(env, m, "coeffIdx"), (n + ".coeffIdx").c_str());
+  auto [co, lco] = bytes_of(env, prop(env, m, "coeffs"), (n + ".coeffs").c_str());
+  if (nrp != (size_t)rows + 1) throw JsError{"RangeError", "uploadCircuit: " + n + ".rowPtr must have numConstraints + 1 entries"};
+  if (nci != nki) throw JsError{"RangeError", "uploadCircuit: " + n + ".colIdx and coeffIdx lengths differ"};
+  if (lco % 32) throw JsError{"RangeError", "uploadCircuit: " + n + ".coeffs length is not a multiple of 32"};
+  h.rowPtr = rp;
+  h.colIdx = ci;
+  h.coeffIdx = ki;
+  h.nnz = nci;
+  h.coeffs = co;
+  h.ncoeffs = lco / 32;
+  return h;
+}
+
+napi_value external_circuit(napi_env env, Circuit* c) {
+  auto* h = new CircuitHolder{c};
+  napi_value ext;
+  NAPI_OK(napi_create_external(
+      env, h,
+      [](napi_env, void* data, void*) {
+        auto* hh = static_cast<CircuitHolder*>(data);
+        try {
+          circuit_free(hh->c);
+        } catch (...) {
+        }
+        delete hh;
+      },
+      nullptr, &ext));
+  return ext;
+}
+
+// uploadCircuit(device, {numConstraints, numInputs, numAux, logN, a, b, c, aIdx, bIdx}) → Promise<handle>
+napi_value js_upload_circuit(napi_env env, Args& a) {
+  const int dev = device_arg(a, 0);
+  if (!a.present(1)) throw JsError{"TypeError", "uploadCircuit: circuit description is missing"};
+  napi_value o = a.argv[1];
+  auto d = std::make_shared<CircuitDesc>();
+  d->numConstraints = u32_prop(env, o, "numConstraints");
+  d->numInputs = u32_prop(env, o, "numInputs");
+  d->numAux = u32_prop(env, o, "numAux");
+  d->logN = u32_prop(env, o, "logN");
+  d->a = csr_prop(env, o, "a", d->numConstraints);
+  d->b = csr_prop(env, o, "b", d->numConstraints);
+  d->c = csr_prop(env, o, "c", d->numConstraints);
+  auto [ai, na] = u32s_of(env, prop(env, o, "aIdx"), "aIdx");
+  auto [bi, nb] = u32s_of(env, prop(env, o, "bIdx"), "bIdx");
+  d->aIdx = ai;
+  d->na = na;
+  d->bIdx = bi;
+  d->nb = nb;
+  auto out = std::make_shared<Circuit*>(nullptr);
+  return start(env, a, {1}, [=] { *out = circuit_upload(dev, *d); },
+               [=](napi_env e) { return external_circuit(e, *out); });
+}
+
+napi_value js_free_circuit(napi_env env, Args& a) {
+  if (!a.present(0)) throw JsError{"TypeError", "freeCircuit: handle is missing"};
+  CircuitHolder* h = circuit_holder(env, a.argv[0]);
+  circuit_free(h->c);
+  h->c = nullptr;
+  return nullptr;
+}
+
+napi_value msm_times(napi_env env, const MsmTimes& t) {
+  napi_value o = timings(env, t);
+  set(env, o, "window", num(env, t.window));
+  set(env, o, "ones", num(env, (double)t.ones));
+  set(env, o, "others", num(env, (double)t.others));
+  return o;
+}
+
+napi_value partition_times(napi_env env, const PartitionTimes& t) {
+  napi_value o = obj(env);
+  set(env, o, "upload", num(env, t.upload));
+  set(env, o, "matvec", num(env, t.matvec));
+  set(env, o, "ntt", num(env, t.ntt));
+  set(env, o, "msmH", num(env, t.msm_h));
+  set(env, o, "msmL", num(env, t.msm_l));
+  set(env, o, "msmA", num(env, t.msm_a));
+  set(env, o, "msmB1", num(env, t.msm_b1));
+  set(env, o, "msmB2", num(env, t.msm_b2));
+  set(env, o, "total", num(env, t.total));
+  napi_value m = obj(env);
+  set(env, m, "h", msm_times(env, t.h));
+  set(env, m, "l", msm_times(env, t.l));
+  set(env, m, "a", msm_times(env, t.a));
+  set(env, m, "b1", msm_times(env, t.b1));
+  set(env, m, "b2", msm_times(env, t.b2));
+  set(env, o, "msm", m);
+  return o;
+}
+
+// provePartition(circuit, [h, l, a, bG1, bG2] bases handles, witness) → Promise<{h, l, a, b1, b2, timings}>
+napi_value js_prove_partition(napi_env env, Args& a) {
+  if (!a.present(0)) throw JsError{"TypeError", "provePartition: circuit handle is missing"};
+  Circuit* c = circuit_holder(env, a.argv[0])->c;
+  bool is_arr = false;
+  if (a.argc > 1) napi_is_array(env, a.argv[1], &is_arr);
+  uint32_t len = 0;
+  if (is_arr) napi_get_array_length(env, a.argv[1], &len);
+  if (!is_arr || len != 5) throw JsError{"TypeError", "provePartition: srs must be an array of 5 bases handles (h, l, a, b_g1, b_g2)"};
+  Bases* b[5];
+  for (uint32_t i = 0; i < 5; i++) {
+    napi_value v;
+    NAPI_OK(napi_get_element(env, a.argv[1], i, &v));
+    b[i] = holder_of(env, v)->b;
+  }
+  auto [w, lw] = a.bytes(2, "witness");
+  if (lw != circuit_vars(c) * 32)
+    throw JsError{"RangeError", "provePartition: witness has " + std::to_string(lw) + " bytes, the circuit has " +
+                                    std::to_string(circuit_vars(c)) + " variables"};
+  const PartitionSrs srs{b[0], b[1], b[2], b[3], b[4]};
+  auto out = std::make_shared<PartitionOut>();
+  return start(env, a, {0, 1, 2}, [=] { prove_partition(c, srs, w, *out); },
+               [=](napi_env e) {
+                 napi_value o = obj(e);
+                 set(e, o, "h", u8(e, out->h, 96));
+                 set(e, o, "l", u8(e, out->l, 96));
+                 set(e, o, "a", u8(e, out->a, 96));
+                 set(e, o, "b1", u8(e, out->b1, 96));
+                 set(e, o, "b2", u8(e, out->b2, 192));
+                 set(e, o, "timings", partition_times(e, out->t));
+                 return o;
+               });
+}
+
+// benchPartition(device, spec, g1, g2) → Promise<{runs, generateMs, srsBytes, circuitBytes, peakPoolBytes}>
+napi_value js_bench_partition(napi_env env, Args& a) {
+  const int dev = device_arg(a, 0);
+  if (!a.present(1)) throw JsError{"TypeError", "benchPartition: spec is missing"};
+  napi_value o = a.argv[1];
+  PartitionSpec sp;
+  sp.logN = u32_prop(env, o, "logN");
+  sp.numConstraints = u32_prop(env, o, "numConstraints");
+  sp.numInputs = u32_prop(env, o, "numInputs");
+  sp.numAux = u32_prop(env, o, "numAux");
+  sp.na = u32_prop(env, o, "na");
+  sp.nb = u32_prop(env, o, "nb");
+  sp.nnzA = u32_prop(env, o, "nnzA");
+  sp.nnzB = u32_prop(env, o, "nnzB");
+  sp.nnzC = u32_prop(env, o, "nnzC");
+  sp.fracZero = num_of(env, prop(env, o, "fracZero"), "fracZero");
+  sp.fracOne = num_of(env, prop(env, o, "fracOne"), "fracOne");
+  sp.iters = (int)u32_prop(env, o, "iterations");
+  auto [g1, l1] = a.bytes(2, "g1");
+  auto [g2, l2] = a.bytes(3, "g2");
+  if (l1 != 96 || l2 != 192) throw JsError{"RangeError", "benchPartition: generators must be 96 and 192 bytes"};
+  auto gens = std::make_shared<std::array<uint8_t, 288>>();
+  std::memcpy(gens->data(), g1, 96);
+  std::memcpy(gens->data() + 96, g2, 192);
+  auto r = std::make_shared<PartitionBench>();
+  return start(env, a, {}, [=] { *r = bench_partition(dev, sp, gens->data(), gens->data() + 96); },
+               [=](napi_env e) {
+                 napi_value res = obj(e), runs;
+                 napi_create_array_with_length(e, r->runs.size(), &runs);
+                 for (size_t i = 0; i < r->runs.size(); i++) napi_set_element(e, runs, (uint32_t)i, partition_times(e, r->runs[i]));
+                 set(e, res, "runs", runs);
+                 set(e, res, "generateMs", num(e, r->generate_ms));
+                 set(e, res, "srsBytes", num(e, (double)r->srs_bytes));
+                 set(e, res, "circuitBytes", num(e, (double)r->circuit_bytes));
+                 set(e, res, "peakPoolBytes", num(e, (double)r->peak_pool_bytes));
+                 return res;
                });
 }
 
@@ -558,6 +786,11 @@ napi_value init(napi_env env, napi_value exports) {
       FN("benchMsm", js_bench_msm),
       FN("benchNtt", js_bench_ntt),
       FN("setMsmWindow", js_set_msm_window),
+      FN("setMsmThreads", js_set_msm_threads),
+      FN("uploadCircuit", js_upload_circuit),
+      FN("freeCircuit", js_free_circuit),
+      FN("provePartition", js_prove_partition),
+      FN("benchPartition", js_bench_partition),
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;

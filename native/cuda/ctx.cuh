@@ -55,6 +55,11 @@ inline void dfree(Ctx& c, void* p) {
 
 // Pippenger window forced by set_msm_window (0 = the cost model's choice); a diagnostic for benches.
 inline std::atomic<unsigned> g_msm_window{0};
+// Threads per block of the point-accumulating MSM kernels (set_msm_threads). They need ~180 (G1)
+// to 255 (G2) registers per thread, so registers and whole blocks decide residency; on the H200 32,
+// 64, 128 and 256 measured the same (the multiply rate bounds them), 96 worse (bench:gpu
+// --threads-sweep, 2026-11-30).
+inline std::atomic<unsigned> g_msm_threads{32};
 
 // Pippenger window width for m points (fr.cu: a small translation unit, quick to rebuild).
 unsigned pick_window(size_t m);

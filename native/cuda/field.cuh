@@ -8,17 +8,30 @@
 // cost ~4 IMADs per limb product. The curve formulas ARE shared: ec/xyzz.hpp is templated on the
 // field, and Xyzz<DFq>/Xyzz<DFq2> run on the device with the CPU's exact formulas.
 //
-// Multiplication: CIOS on 32-bit limbs, "no-carry" variant, 64-bit products (IMAD.WIDE.U32) in
-// portable C++ (the default). A PTX carry-chain version (mad.lo.cc / madc.hi.cc, fewer
-// instructions) is kept behind KILN_CUDA_PTX_MUL: it passed every test but measured slower on the
-// H200 (2026-11-30: NTT 2^26 30.0 → 40.9 ms, G2 MSM 2^22 341 → 424 ms, G1 MSM 2^22 108 → 100 ms):
-// one long chain through the carry flag serialises what the compiler otherwise interleaves.
-// Its chain sequence and bounds were checked by a Python model of the exact instructions.
+// Multiplication (KILN_CUDA_MUL, below): CIOS on 32-bit limbs. Fq uses the even/odd PTX form
+// (mont_mul_eo: two independent carry chains per row, ~4 multiply-adds per limb product pair);
+// Fr keeps the portable C++ form with 64-bit products (IMAD.WIDE.U32), faster for 8 limbs. A PTX
+// single-chain version (KILN_CUDA_MUL=1) passed every test but measured slower on the H200
+// (NTT 2^26 30.0 → 40.9 ms, G2 MSM 2^22 341 → 424 ms): one chain through the carry flag
+// serialises what the compiler otherwise interleaves.
 // Values are kept fully reduced.
 #pragma once
 #include <cstdint>
 
 #include "../src/util/hd.hpp"
+
+// Which Montgomery multiplication (see DFp::mont_mul): 0 portable, 1 PTX single chain, 2 PTX
+// even/odd, 3 (default) even/odd for Fq and portable for Fr — measured on the H200 (2026-11-30):
+// even/odd takes G1 MSM 2^24 from 353 to 183 ms and G2 2^24 from 1102 to 641 ms, but the Fr NTT
+// 2^26 from 30.0 to 39.5 ms (8 limbs: the portable code's two interleaved 64-bit chains already
+// fill the pipes).
+#ifndef KILN_CUDA_MUL
+#ifdef KILN_CUDA_PTX_MUL
+#define KILN_CUDA_MUL 1
+#else
+#define KILN_CUDA_MUL 3
+#endif
+#endif
 
 namespace kiln {
 namespace cuda {
@@ -51,6 +64,16 @@ __device__ __forceinline__ u32 madc_hi_cc(u32 a, u32 b, u32 c) {
 __device__ __forceinline__ u32 madc_hi(u32 a, u32 b, u32 c) {
   u32 r;
   asm volatile("madc.hi.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+  return r;
+}
+__device__ __forceinline__ u32 add_cc(u32 a, u32 b) {
+  u32 r;
+  asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+__device__ __forceinline__ u32 addc_cc(u32 a, u32 b) {
+  u32 r;
+  asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
   return r;
 }
 __device__ __forceinline__ u32 addc0(u32 a) {
@@ -184,11 +207,94 @@ struct __align__(16) DFp {
   // CIOS, no-carry variant (valid: MOD's top limb < 2^31 − 1). a, b < MOD (a may be < 2^(32L)
   // when b is 1: the result is still < MOD after the final subtraction, which from_mont relies on).
   __device__ static __forceinline__ void mont_mul(u32* r, const u32* a, const u32* b) {
-#ifdef KILN_CUDA_PTX_MUL
+#if KILN_CUDA_MUL == 3
+    if constexpr (L == 12) mont_mul_eo(r, a, b);
+    else mont_mul_portable(r, a, b);
+#elif KILN_CUDA_MUL == 2
+    mont_mul_eo(r, a, b);
+#elif KILN_CUDA_MUL == 1
     mont_mul_ptx(r, a, b);
 #else
     mont_mul_portable(r, a, b);
 #endif
+  }
+
+  // ---- even/odd CIOS (KILN_CUDA_MUL=2) ----------------------------------------------------------
+  // The running sum is kept as T = E + O·2^32 in two L-limb arrays: the products a_j·b of even j
+  // land on limb pairs (2k, 2k+1) of E, those of odd j on the pairs of O (offset by one limb), so a
+  // row is two independent carry chains instead of one chain through lo and hi halves. After the
+  // reduction E[0] = 0, and T/2^32 = E[1..] + O: the arrays swap roles for the next row (O is now
+  // aligned at limb 0, E at limb 1), the old E[1] is added into O[0] with its carry flowing into the
+  // next row's first multiply-add of E at the right weight, and E is shifted by two limbs inside that
+  // chain. Carries out of the top limb are zero because every partial value stays below 2^(32L+1)·MOD
+  // (MOD < 2^(32L−1)). L must be even (12 for Fq, 8 for Fr).
+  // acc (pairs) += x[0::2]·y, carry left in CC.
+  __device__ static __forceinline__ void eo_cmad(u32* acc, const u32* x, u32 y) {
+    acc[0] = mad_lo_cc(x[0], y, acc[0]);
+    acc[1] = madc_hi_cc(x[0], y, acc[1]);
+#pragma unroll
+    for (int j = 2; j < L; j += 2) {
+      acc[j] = madc_lo_cc(x[j], y, acc[j]);
+      acc[j + 1] = madc_hi_cc(x[j], y, acc[j + 1]);
+    }
+  }
+  // Same with the modulus's even (off = 0) or odd (off = 1) limbs.
+  __device__ static __forceinline__ void eo_cmad_mod(u32* acc, int off, u32 y) {
+    acc[0] = mad_lo_cc(P::mod(off), y, acc[0]);
+    acc[1] = madc_hi_cc(P::mod(off), y, acc[1]);
+#pragma unroll
+    for (int j = 2; j < L; j += 2) {
+      acc[j] = madc_lo_cc(P::mod(j + off), y, acc[j]);
+      acc[j + 1] = madc_hi_cc(P::mod(j + off), y, acc[j + 1]);
+    }
+  }
+  // acc (pairs) = x[0::2]·y.
+  __device__ static __forceinline__ void eo_mul(u32* acc, const u32* x, u32 y) {
+#pragma unroll
+    for (int j = 0; j < L; j += 2) {
+      acc[j] = x[j] * y;
+      acc[j + 1] = __umulhi(x[j], y);
+    }
+  }
+  // odd (pairs) = odd shifted down two limbs + x[0::2]·y, taking the carry in CC.
+  __device__ static __forceinline__ void eo_madc_rshift(u32* odd, const u32* x, u32 y) {
+#pragma unroll
+    for (int j = 0; j < L - 2; j += 2) {
+      odd[j] = madc_lo_cc(x[j], y, odd[j + 2]);
+      odd[j + 1] = madc_hi_cc(x[j], y, odd[j + 3]);
+    }
+    odd[L - 2] = madc_lo_cc(x[L - 2], y, 0);
+    odd[L - 1] = madc_hi(x[L - 2], y, 0);
+  }
+  // One row: (even, odd) += a·bi, then the reduction by m·MOD that zeroes even[0].
+  __device__ static __forceinline__ void eo_row(u32* even, u32* odd, const u32* a, u32 bi, bool first) {
+    if (first) {
+      eo_mul(odd, a + 1, bi);
+      eo_mul(even, a, bi);
+    } else {
+      even[0] = add_cc(even[0], odd[1]);
+      eo_madc_rshift(odd, a + 1, bi);
+      eo_cmad(even, a, bi);
+      odd[L - 1] = addc0(odd[L - 1]);
+    }
+    const u32 m = even[0] * P::INV;
+    eo_cmad_mod(odd, 1, m);
+    eo_cmad_mod(even, 0, m);
+    odd[L - 1] = addc0(odd[L - 1]);
+  }
+  __device__ static __forceinline__ void mont_mul_eo(u32* r, const u32* a, const u32* b) {
+    u32 even[L], odd[L];
+#pragma unroll
+    for (int i = 0; i < L; i += 2) {
+      eo_row(even, odd, a, b[i], i == 0);
+      eo_row(odd, even, a, b[i + 1], false);
+    }
+    // T = odd + even·2^32 with odd[0] = 0: the result is even[k] + odd[k + 1].
+    even[0] = add_cc(even[0], odd[1]);
+#pragma unroll
+    for (int k = 1; k < L - 1; k++) even[k] = addc_cc(even[k], odd[k + 1]);
+    even[L - 1] = addc0(even[L - 1]);
+    reduce_once(r, even);
   }
 
   // t (L + 1 limbs) += a·b_i, then += m·MOD and shift one limb, row by row (see the header).

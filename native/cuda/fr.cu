@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ctx.cuh"
+#include "fr_ops.cuh"
 #include "ntt.cuh"
 
 namespace kiln {
@@ -80,6 +81,7 @@ unsigned pick_window(size_t m) {
 }
 
 void set_msm_window(unsigned c) { g_msm_window.store(c); }
+void set_msm_threads(unsigned t) { g_msm_threads.store(t); }
 
 void* host_alloc(size_t bytes) {
   void* p = nullptr;
@@ -231,11 +233,33 @@ void ntt(int dev, void* data, unsigned log_n, bool inverse, bool coset, float& m
   cudaEventDestroy(e1);
 }
 
+DFr* quotient_dev(Ctx& c, DFr* a, DFr* b, DFr* cc, DFr* spare, unsigned log_n, DFr* rest[3]) {
+  const size_t n = size_t(1) << log_n;
+  const FrConsts k = fr_consts(log_n);
+  DFr* buf[3] = {a, b, cc};
+  for (int i = 0; i < 3; i++) {
+    // iNTT, then ·(1/n)·g^i (the coset shift) in one pass, then the forward NTT
+    DFr* x = ntt_raw(c, buf[i], spare, log_n, true);
+    DFr* other = x == buf[i] ? spare : buf[i];
+    scale(c, x, n, k.n_inv, k.g);
+    DFr* y = ntt_raw(c, x, other, log_n, false);
+    spare = y == x ? other : x;  // the free one
+    buf[i] = y;
+  }
+  k_quotient_pointwise<<<blocks_for(n, 256), 256, 0, c.stream>>>(buf[0], buf[1], buf[2], n, to_dfr(k.z_inv));
+  KC_LAUNCHED();
+  DFr* h = ntt_raw(c, buf[0], spare, log_n, true);
+  scale(c, h, n, k.n_inv, k.g_inv);
+  rest[0] = h == buf[0] ? spare : buf[0];
+  rest[1] = buf[1];
+  rest[2] = buf[2];
+  return h;
+}
+
 void quotient(int dev, void* ha, void* hb, void* hc, unsigned log_n, float& ms) {
   Guard g(dev);
   Ctx& c = g.c;
   const size_t n = size_t(1) << log_n;
-  const FrConsts k = fr_consts(log_n);
   cudaEvent_t e0, e1;
   KC_CHECK(cudaEventCreate(&e0));
   KC_CHECK(cudaEventCreate(&e1));
@@ -243,34 +267,16 @@ void quotient(int dev, void* ha, void* hb, void* hc, unsigned log_n, float& ms) 
   for (auto& p : buf) p = dalloc<DFr>(c, n);
   void* host[3] = {ha, hb, hc};
   KC_CHECK(cudaEventRecord(e0, c.stream));
-  DFr* res[3];
-  DFr* spare = buf[3];
-  for (int i = 0; i < 3; i++) {
-    KC_CHECK(cudaMemcpyAsync(buf[i], host[i], n * 32, cudaMemcpyHostToDevice, c.stream));
-    // iNTT, then ·(1/n)·g^i (the coset shift) in one pass, then the forward NTT
-    DFr* x = ntt_raw(c, buf[i], spare, log_n, true);
-    DFr* other = x == buf[i] ? spare : buf[i];
-    scale(c, x, n, k.n_inv, k.g);
-    DFr* y = ntt_raw(c, x, other, log_n, false);
-    res[i] = y;
-    spare = y == x ? other : x;  // the free one
-    buf[i] = y;
-  }
-  k_quotient_pointwise<<<blocks_for(n, 256), 256, 0, c.stream>>>(res[0], res[1], res[2], n, to_dfr(k.z_inv));
-  KC_LAUNCHED();
-  DFr* h = ntt_raw(c, res[0], spare, log_n, true);
-  scale(c, h, n, k.n_inv, k.g_inv);
+  for (int i = 0; i < 3; i++) KC_CHECK(cudaMemcpyAsync(buf[i], host[i], n * 32, cudaMemcpyHostToDevice, c.stream));
+  DFr* rest[3];
+  DFr* h = quotient_dev(c, buf[0], buf[1], buf[2], buf[3], log_n, rest);
   KC_CHECK(cudaEventRecord(e1, c.stream));
   KC_CHECK(cudaMemcpyAsync(ha, h, n * 32, cudaMemcpyDeviceToHost, c.stream));
-  KC_CHECK(cudaMemcpyAsync(hb, res[1], n * 32, cudaMemcpyDeviceToHost, c.stream));
-  KC_CHECK(cudaMemcpyAsync(hc, res[2], n * 32, cudaMemcpyDeviceToHost, c.stream));
+  KC_CHECK(cudaMemcpyAsync(hb, rest[1], n * 32, cudaMemcpyDeviceToHost, c.stream));
+  KC_CHECK(cudaMemcpyAsync(hc, rest[2], n * 32, cudaMemcpyDeviceToHost, c.stream));
   KC_CHECK(cudaStreamSynchronize(c.stream));
   KC_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-  // free every distinct buffer once
-  DFr* all[4] = {buf[0], buf[1], buf[2], spare};
-  std::sort(all, all + 4);
-  for (int i = 0; i < 4; i++)
-    if (i == 0 || all[i] != all[i - 1]) dfree(c, all[i]);
+  for (auto* p : buf) dfree(c, p);
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
 }

@@ -55,6 +55,8 @@ unsigned csr_mat_vec(int dev, uint32_t rows, uint32_t cols, const uint32_t* rowP
 
 // Diagnostics: force the Pippenger window width (4 … 24; 0 = automatic). Process-wide.
 void set_msm_window(unsigned c);
+// Diagnostics: threads per block of the accumulation kernels (32 … 1024, a multiple of 32). Process-wide.
+void set_msm_threads(unsigned t);
 
 void* host_alloc(size_t bytes);  // pinned, zeroed
 void host_free(void* p);

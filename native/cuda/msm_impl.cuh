@@ -30,8 +30,8 @@ Xyzz<F>* reduce_to_groups(Ctx& c, Xyzz<F>* a, Xyzz<F>* b, u32 groups, u32 S) {
 // Σ bases[idx[k]] (idx on the device; nullptr = 0..n−1) → one XYZZ point at d_out.
 template <class F>
 void sum_points(Ctx& c, const Affine<F>* bases, const u32* d_idx, size_t n, Xyzz<F>* d_out) {
-  const unsigned threads = 128;
-  size_t T = std::min<size_t>((size_t)c.sms * 4 * threads, std::max<size_t>(n, 1));
+  const unsigned threads = g_msm_threads.load();
+  size_t T = std::min<size_t>((size_t)c.sms * 512, std::max<size_t>(n, 1));
   T = (T + threads - 1) / threads * threads;
   Xyzz<F>* p = dalloc<Xyzz<F>>(c, T);
   Xyzz<F>* q = dalloc<Xyzz<F>>(c, T);
@@ -96,7 +96,8 @@ void pippenger(Ctx& c, const Affine<F>* bases, const u32* d_idx, const DFr* d_sc
 
   const size_t max_chunks = total / kChunk + nb;
   Xyzz<F>* partial = dalloc<Xyzz<F>>(c, max_chunks);
-  k_accumulate<F><<<blocks_for(max_chunks, 128), 128, 0, c.stream>>>(bases, sv, start, end, choff, nb, kChunk, partial);
+  const unsigned at = g_msm_threads.load();
+  k_accumulate<F><<<blocks_for(max_chunks, at), at, 0, c.stream>>>(bases, sv, start, end, choff, nb, kChunk, partial);
   KC_LAUNCHED();
   KC_CHECK(cudaEventRecord(ev[2], c.stream));
   // Buckets with many chunks (equal scalars, or the few buckets of a short top window) are reduced
@@ -129,7 +130,7 @@ void pippenger(Ctx& c, const Affine<F>* bases, const u32* d_idx, const DFr* d_sc
       dfree(c, tmp);
       const size_t next_total = cur_total / fan + nb;
       Xyzz<F>* next = dalloc<Xyzz<F>>(c, next_total);
-      k_reduce_chunks<F><<<blocks_for(next_total, 128), 128, 0, c.stream>>>(partial, choff, off2, nb, fan, next);
+      k_reduce_chunks<F><<<blocks_for(next_total, at), at, 0, c.stream>>>(partial, choff, off2, nb, fan, next);
       KC_LAUNCHED();
       dfree(c, partial);
       partial = next;
@@ -140,7 +141,7 @@ void pippenger(Ctx& c, const Affine<F>* bases, const u32* d_idx, const DFr* d_sc
     dfree(c, off2);
   }
   Xyzz<F>* buckets = dalloc<Xyzz<F>>(c, nb);
-  k_bucket_sum<F><<<blocks_for(nb, 128), 128, 0, c.stream>>>(partial, choff, nb, buckets);
+  k_bucket_sum<F><<<blocks_for(nb, at), at, 0, c.stream>>>(partial, choff, nb, buckets);
   KC_LAUNCHED();
   KC_CHECK(cudaEventRecord(ev[3], c.stream));
   dfree(c, partial);

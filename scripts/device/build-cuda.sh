@@ -5,6 +5,8 @@
 #   --check          compile the objects only, do not link (a CI compile check; ~10 min on 2 cores,
 #                    the G2 unit dominates). addon.cpp needs node_api.h (KILN_NAPI_INCLUDE or Node's own)
 # Environment: KILN_CUDA_ARCH (default "90"; e.g. "80 89 90" for several targets),
+#              KILN_CUDA_DEFINES (extra nvcc flags, e.g. "-DKILN_CUDA_MUL=2"; with it, or with
+#              KILN_CUDA_BUILD_DIR, the build goes to that folder only, for A/B comparisons),
 #              KILN_NAPI_INCLUDE (directory of node_api.h; default: this Node's include/node),
 #              NVCC (default nvcc), JOBS (parallel compiles, default nproc).
 set -euo pipefail
@@ -43,50 +45,62 @@ for a in $arch; do gencode+=("-gencode=arch=compute_$a,code=sm_$a"); done
 # Objects and the addon are built in native/cuda/.build/ (ignored): `node-gyp rebuild` (npm ci,
 # npm install) deletes build/, and the units take ~10 min to compile. The addon is then copied to
 # build/cuda/kiln_cuda.node, where src/backend/cuda.ts looks first (then in native/cuda/.build/).
-obj=native/cuda/.build
+defines="${KILN_CUDA_DEFINES:-}"
+obj="${KILN_CUDA_BUILD_DIR:-native/cuda/.build}"
 mkdir -p "$obj" build/cuda
 out=$obj/kiln_cuda.node
 final=build/cuda/kiln_cuda.node
+[ "$obj" = native/cuda/.build ] && [ -z "$defines" ] || final="$out"
 # Up to date? (every source and header older than the addon, same arch)
 stamp="$obj/arch.txt"
-if [ -f "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$arch" ] && [ "$check_only" = 0 ] &&
-   [ -z "$(find native/cuda native/src/ff native/src/ec native/src/util -newer "$out" -type f | head -1)" ]; then
-  cp -f "$out" "$final"
-  echo "build-cuda: $out is up to date (copied to $final)"
+arch_key="$arch${defines:+ $defines}"
+if [ -f "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$arch_key" ] && [ "$check_only" = 0 ] &&
+   [ -z "$(find native/cuda native/src/ff native/src/ec native/src/util -newer "$out" -type f -not -path "*/.build*" | head -1)" ]; then
+  [ "$out" = "$final" ] || cp -f "$out" "$final"
+  echo "build-cuda: $out is up to date (at $final)"
   exit 0
 fi
-common=(-std=c++17 -O3 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -DNAPI_VERSION=8 -DNODE_GYP_MODULE_NAME=kiln_cuda)
+common=(-std=c++17 -O3 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -DNAPI_VERSION=8 -DNODE_GYP_MODULE_NAME=kiln_cuda $defines)
 t0=$(date +%s)
 # An object is rebuilt when its source, any header it may include, or the arch changed
 # (the G2 unit alone takes ~10 min on one core, so unchanged units are kept).
+# The headers of a unit come from its dependency file (written by -MMD at the last compile); without
+# one, every header counts.
 stale() {
-  local o="$obj/$1.o"
-  [ "$(cat "$stamp" 2>/dev/null)" = "$arch" ] || return 0
+  local o="$obj/$1.o" d="$obj/$1.d"
+  [ "$(cat "$stamp" 2>/dev/null)" = "$arch_key" ] || return 0
   [ -f "$o" ] || return 0
   [ "native/cuda/$2" -nt "$o" ] && return 0
+  if [ -f "$d" ]; then
+    local f
+    for f in $(sed -e 's/\\$//' -e 's/^[^:]*://' "$d"); do
+      [ -f "$f" ] && [ "$f" -nt "$o" ] && return 0
+    done
+    return 1
+  fi
   [ -n "$(find native/cuda native/src/ff native/src/ec native/src/util \( -name '*.cuh' -o -name '*.hpp' \) -newer "$o" | head -1)" ]
 }
 pids=()
-for f in msm_g1 msm_g2 fr; do
+for f in msm_g1 msm_g2 fr partition; do
   if stale "$f" "$f.cu"; then
-    "$NVCC" "${common[@]}" "${gencode[@]}" -c "native/cuda/$f.cu" -o "$obj/$f.o" &
+    "$NVCC" "${common[@]}" "${gencode[@]}" -MMD -MF "$obj/$f.d" -c "native/cuda/$f.cu" -o "$obj/$f.o" &
     pids+=($!)
   fi
 done
 if stale host host.cpp; then
-  g++ -std=c++17 -O2 -fPIC -fvisibility=hidden -c native/cuda/host.cpp -o "$obj/host.o" &
+  g++ -std=c++17 -O2 -fPIC -fvisibility=hidden -MMD -MF "$obj/host.d" -c native/cuda/host.cpp -o "$obj/host.o" &
   pids+=($!)
 fi
 if stale addon addon.cpp; then
   g++ -std=c++17 -O2 -fPIC -fvisibility=hidden -DNAPI_VERSION=8 -DNODE_GYP_MODULE_NAME=kiln_cuda -I"$napi" \
-    -c native/cuda/addon.cpp -o "$obj/addon.o" &
+    -MMD -MF "$obj/addon.d" -c native/cuda/addon.cpp -o "$obj/addon.o" &
   pids+=($!)
 fi
 fail=0
 for p in "${pids[@]+"${pids[@]}"}"; do wait "$p" || fail=1; done
 if [ "$fail" != 0 ]; then echo "build-cuda: compilation failed" >&2; exit 1; fi
-if [ "$check_only" = 1 ]; then echo "$arch" > "$stamp"; echo "build-cuda: objects compiled (arch $arch) in $(( $(date +%s) - t0 )) s"; exit 0; fi
-echo "$arch" > "$stamp"
-"$NVCC" -shared "${gencode[@]}" -o "$out" "$obj"/{msm_g1,msm_g2,fr,host,addon}.o -Xcompiler -fvisibility=hidden
-cp -f "$out" "$final"
+if [ "$check_only" = 1 ]; then echo "$arch_key" > "$stamp"; echo "build-cuda: objects compiled (arch $arch) in $(( $(date +%s) - t0 )) s"; exit 0; fi
+echo "$arch_key" > "$stamp"
+"$NVCC" -shared "${gencode[@]}" -o "$out" "$obj"/{msm_g1,msm_g2,fr,partition,host,addon}.o -Xcompiler -fvisibility=hidden
+[ "$out" = "$final" ] || cp -f "$out" "$final"
 echo "build-cuda: built $final (arch $arch) in $(( $(date +%s) - t0 )) s"

@@ -3,10 +3,16 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-# Node modules needed at run time (@noble/*) when node_modules is absent (GPU machine).
-if [ ! -d node_modules/@noble/curves ] && [ -d .device/node_modules ]; then
-  mkdir -p node_modules
-  cp -r .device/node_modules/. node_modules/
+# The production node_modules when absent (the GPU machine has no npm): carried as
+# .device/node_modules.tar.xz (make it with `bash scripts/device/pack-modules.sh`, ~3 MB) or as a
+# plain .device/node_modules folder.
+if [ ! -d node_modules/@noble/curves ]; then
+  if [ -f .device/node_modules.tar.xz ]; then
+    tar -xJf .device/node_modules.tar.xz
+  elif [ -d .device/node_modules ]; then
+    mkdir -p node_modules
+    cp -r .device/node_modules/. node_modules/
+  fi
 fi
 if [ ! -f dist/src/backend/cuda.js ]; then
   if command -v npx >/dev/null 2>&1; then npx tsc -p .; else echo "dist/ missing: run npx tsc -p . and carry dist" >&2; exit 1; fi

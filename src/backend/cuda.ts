@@ -13,13 +13,18 @@
  *    ~7 GB/s from pageable memory.
  *  - Per-phase GPU timings (CUDA events) come back in MsmResult.timings, and for the Fr operations
  *    in `lastTimings`.
- *  - fixedBaseMul (setup only) runs on the CPU backend.
+ *  - Whole partitions (`provePartition`): the circuit's matrices and query indices are uploaded once
+ *    per shape object and stay resident with the SRS; a proof uploads the witness (pinned when it
+ *    came from `alloc`) and gets back the five MSM sums: a, b, c, the quotient h and every MSM stay
+ *    on the device. The prover (src/groth16/prover.ts) uses it whenever the backend offers it.
+ *  - fixedBaseMul (setup only), lincomb (the proof's assembly) and the parameter files' point codec
+ *    run on the CPU backend.
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Backend, Capabilities, CsrMatrix, MsmOptions, MsmResult } from './backend.js';
+import type { Backend, Capabilities, CsrMatrix, MsmOptions, MsmResult, PartitionInput, PartitionSums } from './backend.js';
 import { NativeBackend, nativeAvailable } from './native.js';
 
 export interface GpuInfo {
@@ -57,6 +62,54 @@ export interface CudaMsmResult extends MsmResult {
 
 /** An opaque handle to bases resident on a device. */
 export type DeviceBases = { readonly __deviceBases: unique symbol };
+/** An opaque handle to a circuit (CSR matrices and query indices) resident on a device. */
+export type DeviceCircuit = { readonly __deviceCircuit: unique symbol };
+
+/** What one MSM of a partition reports (GPU milliseconds, CUDA events). */
+export type PartitionMsmTimings = CudaMsmResult['timings'] & { window: number; ones: number; others: number };
+
+/** GPU milliseconds (CUDA events) of a whole-partition proof on the device. */
+export interface PartitionTimings {
+  upload: number;
+  matvec: number;
+  ntt: number;
+  msmH: number;
+  msmL: number;
+  msmA: number;
+  msmB1: number;
+  msmB2: number;
+  total: number;
+  msm: { h: PartitionMsmTimings; l: PartitionMsmTimings; a: PartitionMsmTimings; b1: PartitionMsmTimings; b2: PartitionMsmTimings };
+}
+
+export interface DeviceCircuitDesc {
+  numConstraints: number;
+  numInputs: number;
+  numAux: number;
+  logN: number;
+  a: CsrMatrix;
+  b: CsrMatrix;
+  c: CsrMatrix;
+  aIdx: Uint32Array;
+  bIdx: Uint32Array;
+}
+
+/** A synthetic partition for benchPartition: sizes, terms per row, and the witness's shares of 0 and
+ *  1 (the rest full-width). */
+export interface PartitionSpec {
+  logN: number;
+  numConstraints: number;
+  numInputs: number;
+  numAux: number;
+  na: number;
+  nb: number;
+  nnzA: number;
+  nnzB: number;
+  nnzC: number;
+  fracZero: number;
+  fracOne: number;
+  iterations: number;
+}
 
 /** The raw functions of build/cuda/kiln_cuda.node (see native/cuda/addon.cpp). */
 export interface CudaAddon {
@@ -92,6 +145,22 @@ export interface CudaAddon {
   benchNtt(device: number, logN: number, iterations: number): Promise<{ medianMs: number; minMs: number }>;
   /** Diagnostics: force the Pippenger window width (4 … 24; 0 = automatic), process-wide. */
   setMsmWindow(c: number): void;
+  /** Diagnostics: threads per block of the MSM accumulation kernels (multiple of 32, 32 … 1024). */
+  setMsmThreads(t: number): void;
+  uploadCircuit(device: number, desc: DeviceCircuitDesc): Promise<DeviceCircuit>;
+  freeCircuit(handle: DeviceCircuit): void;
+  /** srs: [h, l, a, b_g1, b_g2] handles. */
+  provePartition(
+    circuit: DeviceCircuit,
+    srs: DeviceBases[],
+    witness: Uint8Array,
+  ): Promise<{ h: Uint8Array; l: Uint8Array; a: Uint8Array; b1: Uint8Array; b2: Uint8Array; timings: PartitionTimings }>;
+  benchPartition(
+    device: number,
+    spec: PartitionSpec,
+    g1: Uint8Array,
+    g2: Uint8Array,
+  ): Promise<{ runs: PartitionTimings[]; generateMs: number; srsBytes: number; circuitBytes: number; peakPoolBytes: number }>;
 }
 
 /** Where the addon is looked for: build/cuda/ (npm run build:cuda copies it there), then the build
@@ -111,12 +180,14 @@ function packageRoot(): string | undefined {
 let cached: CudaAddon | undefined;
 let loadError: string | undefined;
 
-/** Loads the CUDA addon once; throws an Error saying how to build it when it is missing. */
+/** Loads the CUDA addon once; throws an Error saying how to build it when it is missing.
+ *  $KILN_CUDA_ADDON names another build (e.g. a variant for an A/B comparison). */
 export function loadCuda(path?: string): CudaAddon {
   if (cached && path === undefined) return cached;
   const root = packageRoot();
   const file =
-    path ?? (root ? ADDON_CANDIDATES.map((c) => join(root, c)).find((f) => existsSync(f)) ?? join(root, ADDON_CANDIDATES[0]) : undefined);
+    path ??
+    (process.env.KILN_CUDA_ADDON ? resolve(process.env.KILN_CUDA_ADDON) : undefined) ?? (root ? ADDON_CANDIDATES.map((c) => join(root, c)).find((f) => existsSync(f)) ?? join(root, ADDON_CANDIDATES[0]) : undefined);
   if (!file || !existsSync(file)) {
     throw new Error(
       `kiln CUDA addon not found${file ? ` at ${file}` : ''}: build it with \`npm run build:cuda\` (needs nvcc)`,
@@ -148,6 +219,12 @@ export interface CudaBackendOptions {
 
 const FR = 32;
 
+/** The NativeBackend's zcash point codec (src/groth16/codec.ts PointCodec). */
+interface PointCodecLike {
+  decodePoints(group: 'G1' | 'G2', src: Uint8Array, dst: Uint8Array, checkOnCurve: boolean, checkSubgroup?: boolean): Promise<void>;
+  encodePoints(group: 'G1' | 'G2', src: Uint8Array, dst: Uint8Array): Promise<void>;
+}
+
 export class CudaBackend implements Backend {
   readonly name = 'cuda';
   readonly addon: CudaAddon;
@@ -156,6 +233,8 @@ export class CudaBackend implements Backend {
   readonly lastTimings: { ntt?: number; quotient?: number; csrMatVec?: number } = {};
   private readonly resident = new WeakMap<Uint8Array, { g1?: DeviceBases; g2?: DeviceBases }>();
   private readonly handles = new Set<DeviceBases>();
+  private readonly circuits = new WeakMap<object, Promise<DeviceCircuit>>();
+  private readonly circuitHandles = new Set<DeviceCircuit>();
   private cpu?: Backend;
 
   constructor(opts: CudaBackendOptions = {}) {
@@ -175,7 +254,8 @@ export class CudaBackend implements Backend {
       backend: 'cuda',
       threads: 1,
       cuda: p.cuda,
-      gpus: p.gpus.map((g) => ({ ordinal: g.ordinal, name: g.name, memoryBytes: g.memoryBytes })),
+      // the GPU this backend drives (the engine sizes its prover lanes by this list)
+      gpus: p.gpus.filter((g) => g.ordinal === this.device).map((g) => ({ ordinal: g.ordinal, name: g.name, memoryBytes: g.memoryBytes })),
     };
   }
 
@@ -189,7 +269,9 @@ export class CudaBackend implements Backend {
     return new Uint8Array(this.addon.alloc(bytes));
   }
 
+  /** Frees a pinned buffer, and the device copy of it when it was used as MSM bases (the SRS). */
   release(buf: Uint8Array): void {
+    this.evict(buf);
     if (!this.addon.release(buf)) throw new TypeError('release: buffer was not allocated by this backend');
   }
 
@@ -224,10 +306,81 @@ export class CudaBackend implements Backend {
     return true;
   }
 
-  /** Frees every resident base vector. */
+  /** Frees every resident base vector and circuit. */
   evictAll(): void {
     for (const h of this.handles) this.addon.freeBases(h);
     this.handles.clear();
+    for (const c of this.circuitHandles) this.addon.freeCircuit(c);
+    this.circuitHandles.clear();
+  }
+
+  /** Frees the device copy of a circuit uploaded by provePartition; true when there was one. */
+  async evictCircuit(shape: object): Promise<boolean> {
+    const p = this.circuits.get(shape);
+    if (!p) return false;
+    this.circuits.delete(shape);
+    const h = await p.catch(() => undefined);
+    if (h && this.circuitHandles.delete(h)) this.addon.freeCircuit(h);
+    return h !== undefined;
+  }
+
+  private circuitFor(input: PartitionInput): Promise<DeviceCircuit> {
+    let p = this.circuits.get(input.shape);
+    if (!p) {
+      const { shape } = input;
+      p = this.addon.uploadCircuit(this.device, {
+        numConstraints: shape.numConstraints,
+        numInputs: shape.numInputs,
+        numAux: shape.numAux,
+        logN: input.logN,
+        a: shape.a,
+        b: shape.b,
+        c: shape.c,
+        aIdx: input.aIdx,
+        bIdx: input.bIdx,
+      });
+      p.then((h) => this.circuitHandles.add(h)).catch(() => this.circuits.delete(shape));
+      this.circuits.set(shape, p);
+    }
+    return p;
+  }
+
+  /** The whole partition on the device (see the file comment); timings are CUDA events. */
+  async provePartition(input: PartitionInput): Promise<PartitionSums & { gpu: PartitionTimings }> {
+    const { shape, srs } = input;
+    const nv = shape.numInputs + shape.numAux;
+    if (!(input.witness instanceof Uint8Array) || input.witness.length !== nv * FR) {
+      throw new RangeError(`provePartition: witness has ${input.witness?.length} bytes, the circuit has ${nv} variables`);
+    }
+    const handles = [
+      this.preload(srs.h, 1),
+      this.preload(srs.l, 1),
+      this.preload(srs.a, 1),
+      this.preload(srs.bG1, 1),
+      this.preload(srs.bG2, 2),
+    ];
+    const circuit = await this.circuitFor(input);
+    const r = await this.addon.provePartition(circuit, handles, input.witness);
+    const t = r.timings;
+    const m = t.msm;
+    return {
+      h: r.h,
+      l: r.l,
+      a: r.a,
+      b1: r.b1,
+      b2: r.b2,
+      timings: {
+        matvec: t.upload + t.matvec,
+        ntt_h: t.ntt,
+        msm_h: t.msmH - m.h.batchAdd,
+        msm_l: t.msmL - m.l.batchAdd,
+        msm_a: t.msmA - m.a.batchAdd,
+        msm_b1: t.msmB1 - m.b1.batchAdd,
+        msm_b2: t.msmB2 - m.b2.batchAdd,
+        batch_add: m.h.batchAdd + m.l.batchAdd + m.a.batchAdd + m.b1.batchAdd + m.b2.batchAdd,
+      },
+      gpu: t,
+    };
   }
 
   private checkMsm(fn: string, bases: Uint8Array, size: number, scalars: Uint8Array, opts?: MsmOptions): void {
@@ -281,6 +434,34 @@ export class CudaBackend implements Backend {
       w,
       out,
     );
+  }
+
+  /** The proof's assembly (a few points): on the CPU backend, where a handful of scalar
+   *  multiplications cost less than a round trip to the device. */
+  async lincombG1(bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
+    const cpu = this.cpuBackend();
+    if (!cpu.lincombG1) throw new Error('lincombG1: the CPU backend has no lincomb');
+    return cpu.lincombG1(bases, scalars);
+  }
+
+  async lincombG2(bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
+    const cpu = this.cpuBackend();
+    if (!cpu.lincombG2) throw new Error('lincombG2: the CPU backend has no lincomb');
+    return cpu.lincombG2(bases, scalars);
+  }
+
+  /** The zcash point codec of parameter files (PointCodec): on the CPU addon, so that loading
+   *  parameters through this backend (its pinned `alloc`) is as fast as through the CPU backend. */
+  async decodePoints(group: 'G1' | 'G2', src: Uint8Array, dst: Uint8Array, checkOnCurve: boolean, checkSubgroup?: boolean): Promise<void> {
+    const codec = this.cpuBackend() as Partial<PointCodecLike>;
+    if (codec.decodePoints) return codec.decodePoints(group, src, dst, checkOnCurve, checkSubgroup);
+    throw new Error('decodePoints: the CPU backend has no point codec');
+  }
+
+  async encodePoints(group: 'G1' | 'G2', src: Uint8Array, dst: Uint8Array): Promise<void> {
+    const codec = this.cpuBackend() as Partial<PointCodecLike>;
+    if (codec.encodePoints) return codec.encodePoints(group, src, dst);
+    throw new Error('encodePoints: the CPU backend has no point codec');
   }
 
   async fixedBaseMulG1(base: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {

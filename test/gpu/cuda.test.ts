@@ -2,7 +2,10 @@
  * The CUDA backend against its CPU twin (the native addon), on random inputs and edges: NTT
  * (plain/inverse/coset) and the quotient at 2^1 … 2^22, CSR mat-vec with bad indices, MSM in G1 and
  * G2 (sizes 1 … 2^20, odd sizes, zero and one scalars, identity bases, equal scalars, repeated
- * bases, scalarIndex), batched addition; then a DemoCircuit 2^16 proved on the GPU and verified.
+ * bases, scalarIndex), batched addition; the whole-partition path (provePartition: a, b, c, h and
+ * the five MSMs on the device) against the CPU step by step, and its errors; a DemoCircuit 2^16 and
+ * the 2 KiB PoRep fixture (../shared/fixtures, or $KILN_FIXTURES, or .device/fixtures on the GPU
+ * machine) proved on the GPU and verified.
  *
  * Without a GPU (CI) every GPU test is skipped with the reason, and the fallback to the CPU backend
  * is checked. Runs on the device with `npm run test:gpu` (scripts/device/test-gpu.sh).
@@ -13,12 +16,22 @@ import { CudaBackend, cudaCapabilities, createGpuBackend } from '../../src/backe
 import { NativeBackend, nativeAvailable } from '../../src/backend/native.js';
 import type { CsrMatrix } from '../../src/backend/backend.js';
 import { G1, G2, writeG1, writeG2 } from '../../src/field/layout.js';
-import { DemoCircuit } from '../../src/r1cs/demo.js';
-import { ShapeRecorder } from '../../src/r1cs/shape.js';
+import { DemoCircuit, type DemoOptions } from '../../src/r1cs/demo.js';
+import { recordShape } from '../../src/r1cs/shape.js';
 import { WitnessGenerator } from '../../src/r1cs/witness.js';
 import { insecureDevSetup } from '../../src/groth16/setup.js';
-import { prove } from '../../src/groth16/prover.js';
+import { partitionSumsStepwise, prove } from '../../src/groth16/prover.js';
 import { prepareVerifyingKey, verifyProof } from '../../src/groth16/verifier.js';
+import type { Parameters } from '../../src/groth16/keys.js';
+import { domainSize, queryIndices } from '../../src/groth16/queries.js';
+import type { CircuitShape } from '../../src/r1cs/cs.js';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { parseCommit2In } from '../../src/filecoin/c1.js';
+import { porepInfoForSize, porepShape, provePorep, verifyPorep } from '../../src/filecoin/porep.js';
+import { loadOrCreateDevParams } from '../../src/groth16/setup.js';
+import { Span } from '../../src/util/timing.js';
 
 const probe = cudaCapabilities();
 const skip = !probe.cuda ? `no GPU: ${probe.error ?? 'unknown'}` : !nativeAvailable() ? 'CPU addon not built' : false;
@@ -65,6 +78,15 @@ function randomFr(n: number, seed: number): Uint8Array {
 const FR_ONE = new Uint8Array(new BigUint64Array([0x00000001fffffffen, 0x5884b7fa00034802n, 0x998c4fefecbc4ff5n, 0x1824b159acc5056fn]).buffer);
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
+
+/** A DemoCircuit's shape, witness and public inputs. */
+function demo(opts: DemoOptions): { shape: CircuitShape; w: Uint8Array; inputs: bigint[] } {
+  const circuit = new DemoCircuit(opts);
+  const shape = recordShape((cs) => circuit.synthesize(cs));
+  const wg = new WitnessGenerator(shape.numInputs);
+  circuit.synthesize(wg);
+  return { shape, w: wg.assignment(), inputs: wg.inputs() };
+}
 
 function firstDiff(a: Uint8Array, b: Uint8Array, size: number): number {
   for (let i = 0; i < a.length; i += size) {
@@ -300,16 +322,64 @@ test('CUDA backend matches the CPU backend', { skip }, async (t) => {
     assert.throws(() => gpu.release(new Uint8Array(4)), TypeError);
   });
 
+
+  function partitionInput(params: Parameters, shape: CircuitShape, witness: Uint8Array) {
+    const q = queryIndices(shape);
+    return {
+      shape,
+      logN: Math.log2(domainSize(shape)),
+      aIdx: q.a,
+      bIdx: q.b,
+      srs: { h: params.h, l: params.l, a: params.a, bG1: params.bG1, bG2: params.bG2 },
+      witness,
+    };
+  }
+
+  await t.test('whole partition on the device equals the CPU step by step (0/1 and dense witnesses)', async () => {
+    for (const dense of [false, true]) {
+      for (const constraints of [5, 1000, 4000]) {
+        const { shape, w } = demo({ constraints, dense });
+        const params = await insecureDevSetup(shape, cpu);
+        const input = partitionInput(params, shape, w);
+        const want = await partitionSumsStepwise(cpu, input);
+        for (const round of ['cold', 'resident']) {
+          const got = await gpu.provePartition(input);
+          const names = ['h', 'l', 'a', 'b1', 'b2'] as const;
+          for (const k of names) assert.equal(hex(got[k]), hex(want[k]), `${constraints} constraints, dense=${dense}, ${round}: ${k} differs`);
+          assert.ok(got.gpu.total > 0 && got.timings.ntt_h >= 0);
+        }
+        await gpu.evictCircuit(shape);
+      }
+    }
+    log('partition: sums equal for 5, 1000, 4000 constraints × (0/1, dense) witnesses, cold and resident');
+  });
+
+  await t.test('whole partition: bad inputs are refused with a clear error', async () => {
+    const { shape, w } = demo({ constraints: 100 });
+    const params = await insecureDevSetup(shape, cpu);
+    const input = partitionInput(params, shape, w);
+    await assert.rejects(gpu.provePartition({ ...input, witness: w.subarray(32) }), /witness has/);
+    await assert.rejects(gpu.provePartition({ ...input, srs: { ...input.srs, l: params.a.slice(0, 96 * 3) } }), /SRS vector l has 3 bases/);
+    const badCols = { ...shape.a, colIdx: shape.a.colIdx.slice() };
+    badCols.colIdx[0] = shape.numInputs + shape.numAux + 5;
+    await assert.rejects(
+      gpu.addon.uploadCircuit(gpu.device, { ...input, ...shape, a: badCols, logN: input.logN, aIdx: input.aIdx, bIdx: input.bIdx }),
+      /A: column index out of range/,
+    );
+    const badIdx = input.bIdx.slice();
+    badIdx[0] = 1 << 30;
+    await assert.rejects(
+      gpu.addon.uploadCircuit(gpu.device, { ...shape, logN: input.logN, aIdx: input.aIdx, bIdx: badIdx }),
+      /B-query index out of range/,
+    );
+    await assert.rejects(gpu.addon.uploadCircuit(gpu.device, { ...shape, logN: 2, aIdx: input.aIdx, bIdx: input.bIdx }), /domain 2\^2 is smaller/);
+    const ok = await gpu.provePartition(input);
+    assert.equal(ok.b2.length, 192);
+  });
+
   await t.test('DemoCircuit 2^16: prove on the GPU, verify', async () => {
-    const circuit = new DemoCircuit({ constraints: (1 << 16) - 8 });
     const t0 = performance.now();
-    const rec = new ShapeRecorder();
-    circuit.synthesize(rec);
-    const shape = rec.finish();
-    const wg = new WitnessGenerator(shape.numInputs);
-    circuit.synthesize(wg);
-    const assignment = wg.assignment();
-    const inputs = wg.inputs();
+    const { shape, w: assignment, inputs } = demo({ constraints: (1 << 16) - 8 });
     const t1 = performance.now();
     const params = await insecureDevSetup(shape, cpu);
     const t2 = performance.now();
@@ -324,6 +394,42 @@ test('CUDA backend matches the CPU backend', { skip }, async (t) => {
         .map(([k, v]) => `${k} ${v.toFixed(1)}`)
         .join(', ');
       log(`demo prove [${name}]: ${res.totalMs.toFixed(0)} ms (${ph}) — verified`);
+    }
+  });
+
+  await t.test('2 KiB PoRep fixture: prove on the GPU (whole partition on the device), verify', async (tt) => {
+    const dirs = [process.env.KILN_FIXTURES, join('..', 'shared', 'fixtures'), join('.device', 'fixtures')].filter(
+      (d): d is string => d !== undefined,
+    );
+    const dir = dirs.find((d) => existsSync(join(d, '2KiB.commit2in.json')));
+    if (!dir) {
+      tt.skip(`fixture not found in ${dirs.join(', ')}`);
+      return;
+    }
+    const c2 = parseCommit2In(readFileSync(join(dir, '2KiB.commit2in.json')));
+    const info = porepInfoForSize(2048);
+    // shared with test/gpu/daemon.test.ts (its [srs] param_cache is the parent)
+    const cache = join(process.env.KILN_GPU_TEST_DIR ?? join(tmpdir(), 'kiln-gpu-test'), 'kiln-cache');
+    mkdirSync(cache, { recursive: true });
+    const t0 = performance.now();
+    const { shape } = porepShape(info, cache);
+    const t1 = performance.now();
+    const params = await loadOrCreateDevParams(shape, cpu, join(cache, 'dev-params'));
+    const t2 = performance.now();
+    log(`porep 2KiB: ${shape.numConstraints} constraints; shape ${(t1 - t0).toFixed(0)} ms, dev params (CPU setup or cache) ${(t2 - t1).toFixed(0)} ms`);
+    for (const round of ['cold (uploads circuit and SRS)', 'resident']) {
+      const span = new Span('porep');
+      const t3 = performance.now();
+      const { bytes } = await provePorep(c2.phase1Out, shape, params, gpu, span);
+      const t4 = performance.now();
+      span.end();
+      assert.equal(bytes.length, 192);
+      assert.deepEqual(verifyPorep(c2.phase1Out, bytes, params.vk), [true]);
+      const prove = span.children.find((c) => c.name === 'partition[0]')?.children.find((c) => c.name === 'prove');
+      const ph = (prove?.children ?? [])
+        .map((c) => `${c.name} ${((c.endMs ?? c.startMs) - c.startMs).toFixed(1)}`)
+        .join(', ');
+      log(`porep 2KiB [${round}]: ${(t4 - t3).toFixed(0)} ms incl. synthesis and verification; prove phases: ${ph} — verified`);
     }
   });
   gpu.evictAll();

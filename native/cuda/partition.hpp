@@ -1,0 +1,81 @@
+// A whole Groth16 partition proof on one device (partition.cu): witness in, the five MSM sums out.
+// The circuit's matrices and query indices are uploaded once (circuit_upload) and the SRS vectors
+// are resident Bases (bases_upload), so a proof moves only the witness (from pinned memory when
+// the caller allocated it with host_alloc) and 576 bytes back. Plain C++ types (addon.cpp).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kiln_cuda.hpp"
+
+namespace kiln {
+namespace cuda {
+
+struct CsrHost {
+  const uint32_t* rowPtr;  // rows + 1
+  const uint32_t* colIdx;  // nnz
+  const uint32_t* coeffIdx;
+  size_t nnz;
+  const void* coeffs;  // ncoeffs Montgomery Fr
+  size_t ncoeffs;
+};
+
+struct CircuitDesc {
+  uint32_t numConstraints, numInputs, numAux;
+  unsigned logN;  // domain 2^logN ≥ numConstraints + numInputs
+  CsrHost a, b, c;
+  const uint32_t* aIdx;  // variable of each A-query base
+  size_t na;
+  const uint32_t* bIdx;  // variable of each B-query base (G1 and G2)
+  size_t nb;
+};
+
+struct Circuit;
+// Uploads and checks the matrices (rowPtr monotone from 0, columns < numInputs + numAux,
+// coefficient indices < ncoeffs, query indices < numInputs + numAux); throws Error naming the fault.
+Circuit* circuit_upload(int dev, const CircuitDesc& d);
+void circuit_free(Circuit* c);
+size_t circuit_bytes(const Circuit* c);
+size_t circuit_vars(const Circuit* c);  // numInputs + numAux
+int circuit_device(const Circuit* c);
+
+struct PartitionSrs {
+  Bases *h, *l, *a, *b1, *b2;  // h: 2^logN − 1, l: numAux, a: na, b1/b2: nb bases
+};
+
+// GPU milliseconds (CUDA events) per phase; each MSM's own split in its MsmTimes.
+struct PartitionTimes {
+  float upload = 0, matvec = 0, ntt = 0;
+  MsmTimes h, l, a, b1, b2;
+  float msm_h = 0, msm_l = 0, msm_a = 0, msm_b1 = 0, msm_b2 = 0;  // whole calls (events)
+  float total = 0;
+};
+
+struct PartitionOut {
+  uint8_t h[96], l[96], a[96], b1[96], b2[192];  // affine, native layout
+  PartitionTimes t;
+};
+
+// witness: (numInputs + numAux) Montgomery Fr, ONE first.
+void prove_partition(Circuit* c, const PartitionSrs& srs, const void* witness, PartitionOut& out);
+
+// A synthetic partition generated on the device (random SRS points, random CSR rows with fixed
+// term counts, a witness with the given shares of 0, 1 and full-width values), proved `iters`
+// times after one warm-up. For timing only: the SRS is not a real setup, so there is no proof.
+struct PartitionSpec {
+  unsigned logN;
+  uint32_t numConstraints, numInputs, numAux, na, nb;
+  unsigned nnzA, nnzB, nnzC;
+  double fracZero, fracOne;  // the rest full-width
+  int iters;
+};
+struct PartitionBench {
+  std::vector<PartitionTimes> runs;  // timed runs (warm-up excluded)
+  double generate_ms = 0;
+  size_t srs_bytes = 0, circuit_bytes = 0, peak_pool_bytes = 0;
+};
+PartitionBench bench_partition(int dev, const PartitionSpec& s, const void* g1, const void* g2);
+
+}  // namespace cuda
+}  // namespace kiln
