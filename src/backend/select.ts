@@ -8,9 +8,18 @@ import { createGpuBackend } from './cuda.js';
 import { NativeBackend } from './native.js';
 import { ReferenceBackend } from './reference.js';
 
-export type BackendName = 'native' | 'reference' | 'cuda' | 'auto';
+export const BACKEND_NAMES = ['auto', 'cuda', 'native', 'reference'] as const;
+export type BackendName = (typeof BACKEND_NAMES)[number];
 
-export function selectBackend(name: string, warn: (msg: string) => void = (m) => console.error(m)): Backend {
+export interface SelectOptions {
+  /** CUDA device ordinal for `cuda` / `auto` (default 0). */
+  device?: number;
+  /** Where the fallback warning of `cuda` goes (default: stderr). */
+  warn?: (msg: string) => void;
+}
+
+export function selectBackend(name: string, opts: SelectOptions = {}): Backend {
+  const warn = opts.warn ?? ((m: string) => console.error(m));
   switch (name) {
     case 'native':
       return new NativeBackend();
@@ -18,7 +27,7 @@ export function selectBackend(name: string, warn: (msg: string) => void = (m) =>
       return new ReferenceBackend();
     case 'cuda':
     case 'auto': {
-      const { backend, gpu, reason } = createGpuBackend();
+      const { backend, gpu, reason } = createGpuBackend({ device: opts.device ?? 0 });
       if (!gpu && name === 'cuda') warn(`kiln: no usable GPU (${reason ?? 'unknown'}): using the native CPU backend`);
       return backend;
     }

@@ -29,11 +29,12 @@ program
   )
   .option('--params-dir <dir>', 'Filecoin parameter cache', defaultParamsDir())
   .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters, the sealed C1)', defaultCacheDir())
-  .option('--backend <name>', 'compute backend: native, cuda, auto or reference', 'native')
+  .option('--backend <name>', 'compute backend: auto (the GPU when usable, else the CPU), cuda, native or reference', 'auto')
+  .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')
   .option('--json', 'print the result and span tree as JSON')
   .action(async (opts) => {
     const { runMainJob } = await import('./demo.js');
-    await runMainJob({ paramsDir: opts.paramsDir, cacheDir: opts.cacheDir, backend: selectBackend(opts.backend), json: Boolean(opts.json) });
+    await runMainJob({ paramsDir: opts.paramsDir, cacheDir: opts.cacheDir, backend: selectBackend(opts.backend, { device: Number(opts.device) }), json: Boolean(opts.json) });
   });
 
 program
@@ -41,7 +42,8 @@ program
   .description('prove and verify the built-in synthetic demo circuit (bits, packing, multiplications): a quick smoke test')
   .option('--constraints <n>', 'number of constraints', positiveInt, 65_000)
   .option('--seed <n>', 'seed of the witness', positiveInt, 1)
-  .option('--backend <name>', 'compute backend: native, cuda, auto or reference', 'native')
+  .option('--backend <name>', 'compute backend: auto (the GPU when usable, else the CPU), cuda, native or reference', 'auto')
+  .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')
   .option('--cache-dir <dir>', 'where development parameters are cached', defaultCacheDir())
   .option('--json', 'print the result and span tree as JSON')
   .action(async (opts) => {
@@ -49,7 +51,7 @@ program
     await runDemoCircuit({
       constraints: opts.constraints,
       seed: opts.seed,
-      backend: selectBackend(opts.backend),
+      backend: selectBackend(opts.backend, { device: Number(opts.device) }),
       cacheDir: opts.cacheDir,
       json: Boolean(opts.json),
     });
@@ -58,8 +60,12 @@ program
 program
   .command('info')
   .description('show the compute backends available on this machine (threads, GPUs)')
-  .action(() => {
-    console.log(JSON.stringify(selectBackend('native').capabilities(), null, 2));
+  .action(async () => {
+    const { cudaCapabilities } = await import('../backend/cuda.js');
+    const cpu = selectBackend('native').capabilities();
+    const gpu = cudaCapabilities();
+    const chosen = selectBackend('auto', { warn: () => {} }).name;
+    console.log(JSON.stringify({ auto: chosen, cpu: { backend: cpu.backend, threads: cpu.threads }, cuda: gpu }, null, 2));
   });
 
 program
@@ -116,7 +122,8 @@ program
   .option('--out <file>', 'where to write the proof (default: print it as hex)')
   .option('--params-dir <dir>', 'Filecoin parameter cache', defaultParamsDir())
   .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', defaultCacheDir())
-  .option('--backend <name>', 'compute backend: native, cuda, auto or reference', 'native')
+  .option('--backend <name>', 'compute backend: auto (the GPU when usable, else the CPU), cuda, native or reference', 'auto')
+  .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')
   .option('--json', 'print the result and span tree as JSON')
   .action(async (opts) => {
     const { runProve } = await import('./porep.js');
@@ -125,7 +132,7 @@ program
       out: opts.out,
       paramsDir: opts.paramsDir,
       cacheDir: opts.cacheDir,
-      backend: selectBackend(opts.backend),
+      backend: selectBackend(opts.backend, { device: Number(opts.device) }),
       json: Boolean(opts.json),
     });
   });
@@ -166,7 +173,7 @@ program
   .option('-c, --config <file>', 'TOML config file (defaults apply when absent)')
   .option('--listen <addr>', 'gRPC address: host:port or unix:///path (overrides [daemon] listen)')
   .option('--http <addr>', 'HTTP status/metrics address host:port (overrides [daemon] status_listen; "" disables)')
-  .option('--backend <name>', 'compute backend: native or reference (overrides [kiln] backend)')
+  .option('--backend <name>', 'compute backend: auto, cuda, native or reference (overrides [kiln] backend)')
   .option('--log-level <level>', 'trace|debug|info|warn|error (overrides [logging] level)')
   .action(async (opts) => {
     const { runDaemon } = await import('../server/index.js');

@@ -6,6 +6,7 @@
  * Unknown sections/keys are reported as warnings (cuzk's deprecated keys too); a value of the
  * wrong type or out of range is refused with a ConfigError naming `section.key`.
  */
+import { BACKEND_NAMES, type BackendName } from '../backend/select.js';
 import { readFile } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { parse as parseToml } from 'smol-toml';
@@ -69,8 +70,10 @@ export interface EngineConfig {
     format: string;
   };
   kiln: {
-    /** Compute backend: 'native' (default) or 'reference'. */
-    backend: 'native' | 'reference';
+    /** Compute backend: 'auto' (default: the GPU when one is usable, else the CPU), 'cuda' (the GPU;
+     *  falls back to the CPU with a warning), 'native' (CPU) or 'reference' (TypeScript, slow). The
+     *  GPU is [gpus] devices[0] (default 0). */
+    backend: BackendName;
     /** How long finished jobs are kept for AwaitProof / traces (seconds, default 600). */
     job_retention_s: number;
   };
@@ -94,7 +97,7 @@ export function defaultConfig(totalRamBytes = totalmem()): EngineConfig {
     synthesis: { threads: 0 },
     pipeline: { enabled: true, synthesis_lookahead: 1, synthesis_concurrency: 1 },
     logging: { level: 'info', format: '' },
-    kiln: { backend: 'native', job_retention_s: 600 },
+    kiln: { backend: 'auto', job_retention_s: 600 },
   };
 }
 
@@ -247,8 +250,10 @@ export function configFromObject(doc: Record<string, unknown>, opts: { totalRamB
     },
     kiln: {
       backend: (v, k) => {
-        if (v !== 'native' && v !== 'reference') throw new ConfigError(k, `expected "native" or "reference", got ${JSON.stringify(v)}`);
-        c.kiln.backend = v;
+        if (typeof v !== 'string' || !(BACKEND_NAMES as readonly string[]).includes(v)) {
+          throw new ConfigError(k, `expected one of ${BACKEND_NAMES.map((b) => `"${b}"`).join(', ')}, got ${JSON.stringify(v)}`);
+        }
+        c.kiln.backend = v as BackendName;
       },
       job_retention_s: (v, k) => (c.kiln.job_retention_s = int(v, k, 0, 7 * 86_400)),
     },

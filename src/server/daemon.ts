@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { pino, type Logger } from 'pino';
 import type { Backend } from '../backend/backend.js';
-import { selectBackend } from '../backend/select.js';
+import { type BackendName, selectBackend } from '../backend/select.js';
 import { loadConfig, type EngineConfig } from '../engine/config.js';
 import { Engine } from '../engine/engine.js';
 import { builtinKinds, createDemoKind } from '../engine/kinds/index.js';
@@ -23,7 +23,7 @@ export interface DaemonOptions {
   /** Overrides [daemon] status_listen (host:port; '' disables). */
   httpListen?: string;
   /** Overrides [kiln] backend. */
-  backend?: 'native' | 'reference';
+  backend?: BackendName;
   /** Overrides [logging] level. */
   logLevel?: string;
   /** Edits applied to the parsed config (tests). */
@@ -61,9 +61,12 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   for (const w of warnings) log.warn(w);
 
   let backend: Backend;
+  const devices = config.gpus.devices;
+  if (devices.length > 1) log.warn({ devices }, `kiln drives one GPU per daemon: using device ${devices[0]} (run one daemon per GPU)`);
   try {
-    backend = selectBackend(config.kiln.backend);
-    backend.capabilities();
+    backend = selectBackend(config.kiln.backend, { device: devices[0] ?? 0, warn: (m) => log.warn(m) });
+    const caps = backend.capabilities();
+    log.info({ backend: backend.name, gpus: caps.gpus.map((g) => `${g.ordinal}: ${g.name}`) }, `compute backend: ${backend.name}`);
   } catch (e) {
     if (config.kiln.backend !== 'native') throw e;
     log.warn({ err: (e as Error).message }, 'native backend unavailable, falling back to the reference backend');
