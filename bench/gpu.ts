@@ -74,7 +74,7 @@ async function main(): Promise<void> {
     const m = last.msm;
     const cnt = (x: { ones: number; others: number }): string => `${(x.ones / 1e6).toFixed(1)} M ones + ${(x.others / 1e6).toFixed(1)} M others`;
     const notes =
-      `${spec.numConstraints.toLocaleString('en-US')} constraints, domain 2^${spec.logN}; upload ${last.upload.toFixed(1)}, matvec ${last.matvec.toFixed(1)}, ` +
+      `${spec.numConstraints.toLocaleString('en-US')} constraints, domain 2^${spec.logN}; witness copy ${last.copy.toFixed(1)} (waited ${last.upload.toFixed(1)}), matvec ${last.matvec.toFixed(1)}, ` +
       `ntt_h ${last.ntt.toFixed(1)}, msm_h ${last.msmH.toFixed(1)} (c = ${m.h.window}), msm_l ${last.msmL.toFixed(1)} (${cnt(m.l)}), ` +
       `msm_a ${last.msmA.toFixed(1)}, msm_b1 ${last.msmB1.toFixed(1)}, msm_b2 (G2) ${last.msmB2.toFixed(1)} (${cnt(m.b2)}); ` +
       `SRS ${(r.srsBytes / 2 ** 30).toFixed(1)} GiB + circuit ${(r.circuitBytes / 2 ** 30).toFixed(1)} GiB resident, pool peak ${(r.peakPoolBytes / 2 ** 30).toFixed(1)} GiB; generated in ${(r.generateMs / 1000).toFixed(1)} s`;

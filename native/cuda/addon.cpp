@@ -675,6 +675,7 @@ napi_value msm_times(napi_env env, const MsmTimes& t) {
 
 napi_value partition_times(napi_env env, const PartitionTimes& t) {
   napi_value o = obj(env);
+  set(env, o, "copy", num(env, t.copy));
   set(env, o, "upload", num(env, t.upload));
   set(env, o, "matvec", num(env, t.matvec));
   set(env, o, "ntt", num(env, t.ntt));

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -213,6 +215,20 @@ size_t circuit_bytes(const Circuit* c) { return c->bytes; }
 size_t circuit_vars(const Circuit* c) { return (size_t)c->ni + c->naux; }
 int circuit_device(const Circuit* c) { return c->dev; }
 
+// The device's copy stream (created on first use): witness uploads run there, outside the device
+// lock, so that the next proof's upload overlaps the current proof's compute.
+static cudaStream_t copy_stream(int dev) {
+  static std::mutex mu;
+  static std::map<int, cudaStream_t> streams;
+  std::lock_guard<std::mutex> lock(mu);
+  cudaStream_t& st = streams[dev];
+  if (!st) {
+    KC_CHECK(cudaSetDevice(dev));
+    KC_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  }
+  return st;
+}
+
 void prove_partition(Circuit* cc, const PartitionSrs& srs, const void* witness, PartitionOut& out) {
   const size_t n = size_t(1) << cc->log_n;
   const size_t nv = (size_t)cc->ni + cc->naux;
@@ -221,15 +237,24 @@ void prove_partition(Circuit* cc, const PartitionSrs& srs, const void* witness, 
   check_bases(srs.a, "a", cc->dev, 1, cc->na);
   check_bases(srs.b1, "b_g1", cc->dev, 1, cc->nb);
   check_bases(srs.b2, "b_g2", cc->dev, 2, cc->nb);
-  Guard g(cc->dev);
-  Ctx& c = g.c;
   PartitionTimes& t = out.t;
   t = PartitionTimes{};
-  EventSet ev(9);
+  EventSet ev(11);
+  // Stage the witness on the copy stream before taking the device (pool allocation and copy are
+  // stream-ordered and thread-safe; the compute stream waits on ev[10] below).
+  Ctx& c = ctx(cc->dev);
+  KC_CHECK(cudaSetDevice(cc->dev));
+  const cudaStream_t cs = copy_stream(cc->dev);
+  DFr* w = nullptr;
+  KC_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&w), std::max<size_t>(nv, 1) * 32, cs));
   Scratch s(c);
+  s.held.push_back(w);  // freed on the compute stream, after it waited for the copy
+  KC_CHECK(cudaEventRecord(ev.e[9], cs));
+  KC_CHECK(cudaMemcpyAsync(w, witness, nv * 32, cudaMemcpyHostToDevice, cs));
+  KC_CHECK(cudaEventRecord(ev.e[10], cs));
+  Guard g(cc->dev);
   KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
-  DFr* w = s.get<DFr>(nv);
-  KC_CHECK(cudaMemcpyAsync(w, witness, nv * 32, cudaMemcpyHostToDevice, c.stream));
+  KC_CHECK(cudaStreamWaitEvent(c.stream, ev.e[10], 0));
   KC_CHECK(cudaEventRecord(ev.e[1], c.stream));
 
   // a, b, c over the domain: circuit rows, the input constraints (a[m + i] = w[i]), zeros.
@@ -266,6 +291,7 @@ void prove_partition(Circuit* cc, const PartitionSrs& srs, const void* witness, 
   KC_CHECK(cudaEventRecord(ev.e[8], c.stream));
   s.free(w);
   KC_CHECK(cudaEventSynchronize(ev.e[8]));
+  t.copy = ev.ms(9, 10);
   t.upload = ev.ms(0, 1);
   t.matvec = ev.ms(1, 2);
   t.ntt = ev.ms(2, 3);

@@ -44,9 +44,12 @@ struct PartitionSrs {
   Bases *h, *l, *a, *b1, *b2;  // h: 2^logN − 1, l: numAux, a: na, b1/b2: nb bases
 };
 
-// GPU milliseconds (CUDA events) per phase; each MSM's own split in its MsmTimes.
+// GPU milliseconds (CUDA events) per phase; each MSM's own split in its MsmTimes. The witness is
+// copied on the device's copy stream before the proof takes the device (so it overlaps another
+// proof's compute): `copy` is the copy's own duration, `upload` what the compute stream still
+// waited for it. `total` runs from taking the device to the last MSM.
 struct PartitionTimes {
-  float upload = 0, matvec = 0, ntt = 0;
+  float copy = 0, upload = 0, matvec = 0, ntt = 0;
   MsmTimes h, l, a, b1, b2;
   float msm_h = 0, msm_l = 0, msm_a = 0, msm_b1 = 0, msm_b2 = 0;  // whole calls (events)
   float total = 0;

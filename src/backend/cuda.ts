@@ -15,8 +15,9 @@
  *    in `lastTimings`.
  *  - Whole partitions (`provePartition`): the circuit's matrices and query indices are uploaded once
  *    per shape object and stay resident with the SRS; a proof uploads the witness (pinned when it
- *    came from `alloc`) and gets back the five MSM sums: a, b, c, the quotient h and every MSM stay
- *    on the device. The prover (src/groth16/prover.ts) uses it whenever the backend offers it.
+ *    came from `alloc`) on a copy stream before it takes the device, so with two prover lanes the
+ *    next proof's upload overlaps the current proof's compute, and gets back the five MSM sums:
+ *    a, b, c, the quotient h and every MSM stay on the device. The prover (src/groth16/prover.ts) uses it whenever the backend offers it.
  *  - fixedBaseMul (setup only), lincomb (the proof's assembly) and the parameter files' point codec
  *    run on the CPU backend.
  */
@@ -70,6 +71,9 @@ export type PartitionMsmTimings = CudaMsmResult['timings'] & { window: number; o
 
 /** GPU milliseconds (CUDA events) of a whole-partition proof on the device. */
 export interface PartitionTimings {
+  /** The witness copy's own duration (copy stream, outside the device lock: it may overlap another
+   *  proof's compute), and what the compute stream still waited for it. */
+  copy: number;
   upload: number;
   matvec: number;
   ntt: number;
