@@ -35,3 +35,10 @@ export function selectBackend(name: string, opts: SelectOptions = {}): Backend {
       throw new Error(`unknown backend '${name}' (expected native, cuda, auto or reference)`);
   }
 }
+
+/** "native-cpu (2 threads)" / "cuda (GPU 0: NVIDIA H200)": what a command says it runs on. */
+export function describeBackend(backend: Backend): string {
+  const caps = backend.capabilities();
+  if (caps.cuda && caps.gpus.length > 0) return `${backend.name} (${caps.gpus.map((g) => `GPU ${g.ordinal}: ${g.name}`).join(', ')})`;
+  return `${backend.name} (${caps.threads} thread${caps.threads === 1 ? '' : 's'})`;
+}

@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
+import { describeBackend } from '../backend/select.js';
 import { parseCommit2In } from '../filecoin/c1.js';
 import { loadPorepVerifyingKey, verifyPorep } from '../filecoin/porep.js';
 import { encodeProof, loadOrCreateDevParams, prepareVerifyingKey, prove, verifyProof } from '../groth16/index.js';
@@ -69,7 +70,7 @@ export async function runDemoCircuit(o: DemoRun): Promise<void> {
   const log = (msg: string): void => {
     if (!o.json) console.log(msg);
   };
-  log(`kiln demo-circuit: ${o.constraints} constraints, backend ${o.backend.name} (${o.backend.capabilities().threads} threads)`);
+  log(`kiln demo-circuit: ${o.constraints} constraints, backend ${describeBackend(o.backend)}`);
 
   const shape = await root.time('shape', () => recordShape((cs) => circuit.synthesize(cs)));
   log(`  shape: ${shape.numConstraints} constraints, ${shape.numInputs} inputs (with ONE), ${shape.numAux} aux`);

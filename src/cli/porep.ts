@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
+import { describeBackend } from '../backend/select.js';
 import { type C1Output, parseC1, parseCommit2In } from '../filecoin/c1.js';
 import { stackedShapeCircuit } from '../filecoin/circuit/index.js';
 import {
@@ -53,7 +54,7 @@ export interface ProveC1Options {
 /** Shape, parameters, then every partition proved and verified, as children of `root`. */
 export async function proveC1(c1: C1Output, o: ProveC1Options, root: Span): Promise<{ bytes: Uint8Array; source: ParamsSource }> {
   const info = c1.registeredProof;
-  o.say(`${info.name}: ${c1.partitions.length} partition(s), backend ${o.backend.name} (${o.backend.capabilities().threads} threads)`);
+  o.say(`${info.name}: ${c1.partitions.length} partition(s), backend ${describeBackend(o.backend)}`);
   const { shape, cached } = await root.time('shape', () => porepShape(info, o.cacheDir));
   o.say(`  circuit ${porepCircuitId(info.sectorSize)}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux (shape ${cached ? 'cached' : 'recorded and cached'})`);
   const devDir = join(o.cacheDir, 'dev-params');
