@@ -16,6 +16,7 @@
  * partition of the same job and of other jobs (worker threads). Up to lanes + synthesis_concurrency
  * jobs run at once (lanes only when the pipeline is disabled).
  */
+import { concatBytes } from '@noble/hashes/utils.js';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
@@ -369,7 +370,7 @@ export class Engine {
     try {
       entry = await job.span.time('srs', (s) => this.srs.acquire(work.circuitId, s));
       const proofs = await this.runPartitions(job, work, entry);
-      job.proof = await job.span.time('assemble', () => concat(proofs));
+      job.proof = await job.span.time('assemble', () => concatBytes(...proofs));
     } catch (e) {
       if (e instanceof CancelledError || job.cancelRequested) outcome = 'cancelled';
       else {
@@ -713,16 +714,6 @@ export class Engine {
     await this.synthPool.close();
     this.srs.clear();
   }
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((t, p) => t + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
 }
 
 export function errorText(e: unknown): string {

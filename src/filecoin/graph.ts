@@ -6,7 +6,7 @@
 import { blake2b } from '@noble/hashes/blake2.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { ChaCha8Rng } from './hash/chacha8.js';
-import { concatBytes } from './hash/fr32.js';
+import { concatBytes } from '@noble/hashes/utils.js';
 import { sha256Truncated } from './hash/sha256.js';
 
 export const DRG_DEGREE = 6;

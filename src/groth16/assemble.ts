@@ -6,6 +6,7 @@
  * in prover.ts (for backends without lincomb) computes the same points one multiplication at a
  * time; tests compare the two.
  */
+import { concatBytes } from '@noble/hashes/utils.js';
 import type { Backend } from '../backend/backend.js';
 import { readG1OnCurve, readG2OnCurve } from '../curve/encoding.js';
 import { FR_BYTES, FR_MODULUS, G1_BYTES, G2_BYTES, writeFr, writeG1, writeG2 } from '../field/layout.js';
@@ -41,18 +42,6 @@ function vkBytes(vk: VerifyingKey): VkBytes {
   return e;
 }
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  let len = 0;
-  for (const p of parts) len += p.length;
-  const out = new Uint8Array(len);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
-
 function scalars(xs: readonly bigint[]): Uint8Array {
   const out = new Uint8Array(xs.length * FR_BYTES);
   xs.forEach((x, i) => writeFr(out, i, x));
@@ -78,13 +67,13 @@ export async function assembleOnBackend(
 ): Promise<Proof> {
   const v = vkBytes(vk);
   const [a, b1, b2] = await Promise.all([
-    backend.lincombG1(concat([v.alphaG1, v.deltaG1, q.aSum]), scalars([1n, r, 1n])),
-    backend.lincombG1(concat([v.betaG1, v.deltaG1, q.b1Sum]), scalars([1n, s, 1n])),
-    backend.lincombG2(concat([v.betaG2, v.deltaG2, q.b2Sum]), scalars([1n, s, 1n])),
+    backend.lincombG1(concatBytes(v.alphaG1, v.deltaG1, q.aSum), scalars([1n, r, 1n])),
+    backend.lincombG1(concatBytes(v.betaG1, v.deltaG1, q.b1Sum), scalars([1n, s, 1n])),
+    backend.lincombG2(concatBytes(v.betaG2, v.deltaG2, q.b2Sum), scalars([1n, s, 1n])),
   ]);
   const rs = (r * s) % FR_MODULUS;
   const c = await backend.lincombG1(
-    concat([a, b1, v.deltaG1, q.hSum, q.lSum]),
+    concatBytes(a, b1, v.deltaG1, q.hSum, q.lSum),
     scalars([s, r, rs === 0n ? 0n : FR_MODULUS - rs, 1n, 1n]),
   );
   // Combinations of subgroup points (the parameters were validated when loaded): an on-curve check

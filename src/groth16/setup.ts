@@ -22,7 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sha512 } from '@noble/hashes/sha2.js';
-import { utf8ToBytes } from '@noble/hashes/utils.js';
+import { concatBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { Backend } from '../backend/backend.js';
 import {
   FR_BYTES,
@@ -72,7 +72,7 @@ export function insecureToxicWaste(seed: string | Uint8Array = DEV_SETUP_DEFAULT
   const seedBytes = typeof seed === 'string' ? utf8ToBytes(seed) : seed;
   const draw = (label: string): bigint => {
     for (let counter = 0; ; counter++) {
-      const h = sha512(concat(seedBytes, utf8ToBytes(`/${label}/${counter}`)));
+      const h = sha512(concatBytes(seedBytes, utf8ToBytes(`/${label}/${counter}`)));
       let x = 0n;
       for (const b of h) x = (x << 8n) | BigInt(b);
       x %= R;
@@ -80,13 +80,6 @@ export function insecureToxicWaste(seed: string | Uint8Array = DEV_SETUP_DEFAULT
     }
   };
   return { tau: draw('tau'), alpha: draw('alpha'), beta: draw('beta'), gamma: draw('gamma'), delta: draw('delta') };
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }
 
 const powR = (base: bigint, exp: bigint): bigint => powMod(base, exp, R);
