@@ -75,6 +75,20 @@ function checkScalar(x: bigint, name: string): void {
   if (typeof x !== 'bigint' || x < 0n || x >= FR_MODULUS) throw new RangeError(`${name} must be a field element in [0, r)`);
 }
 
+/** What a partition proof hands the backend: the circuit, its domain and query indices, the SRS
+ *  vectors and the witness. */
+export function partitionInput(params: Parameters, shape: CircuitShape, witness: Uint8Array): PartitionInput {
+  const q = queryIndices(shape);
+  return {
+    shape,
+    logN: Math.log2(domainSize(shape)),
+    aIdx: q.a,
+    bIdx: q.b,
+    srs: { h: params.h, l: params.l, a: params.a, bG1: params.bG1, bG2: params.bG2 },
+    witness,
+  };
+}
+
 /**
  * a, b, c = A·w, B·w, C·w over the domain (circuit rows, then the input constraints a[m + i] = w[i],
  * then zeros), the quotient h, and the five query MSMs, one backend call at a time: what
@@ -151,18 +165,9 @@ export async function proveWithRandomness(
   if (readFr(assignment, 0) !== 1n) throw new RangeError('prove: assignment[0] (the ONE input) is not 1');
   checkParamsForShape(params, shape);
 
-  const n = domainSize(shape);
-  const q = queryIndices(shape);
   const timings = Object.fromEntries(PROVER_PHASES.map((p) => [p, 0])) as Record<ProverPhase, number>;
   const start = now();
-  const input: PartitionInput = {
-    shape,
-    logN: Math.log2(n),
-    aIdx: q.a,
-    bIdx: q.b,
-    srs: { h: params.h, l: params.l, a: params.a, bG1: params.bG1, bG2: params.bG2 },
-    witness: assignment,
-  };
+  const input = partitionInput(params, shape, assignment);
   // The whole partition in one backend call when the backend offers it (the CUDA backend: a, b, c, h
   // and the MSMs stay on the device, timings from CUDA events), else step by step.
   const sums = backend.provePartition !== undefined ? await backend.provePartition(input) : await partitionSumsStepwise(backend, input);

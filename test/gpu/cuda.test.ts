@@ -20,10 +20,8 @@ import { DemoCircuit, type DemoOptions } from '../../src/r1cs/demo.js';
 import { recordShape } from '../../src/r1cs/shape.js';
 import { WitnessGenerator } from '../../src/r1cs/witness.js';
 import { insecureDevSetup } from '../../src/groth16/setup.js';
-import { partitionSumsStepwise, prove } from '../../src/groth16/prover.js';
+import { partitionInput, partitionSumsStepwise, prove } from '../../src/groth16/prover.js';
 import { prepareVerifyingKey, verifyProof } from '../../src/groth16/verifier.js';
-import type { Parameters } from '../../src/groth16/keys.js';
-import { domainSize, queryIndices } from '../../src/groth16/queries.js';
 import type { CircuitShape } from '../../src/r1cs/cs.js';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -322,18 +320,6 @@ test('CUDA backend matches the CPU backend', { skip }, async (t) => {
     assert.throws(() => gpu.release(new Uint8Array(4)), TypeError);
   });
 
-
-  function partitionInput(params: Parameters, shape: CircuitShape, witness: Uint8Array) {
-    const q = queryIndices(shape);
-    return {
-      shape,
-      logN: Math.log2(domainSize(shape)),
-      aIdx: q.a,
-      bIdx: q.b,
-      srs: { h: params.h, l: params.l, a: params.a, bG1: params.bG1, bG2: params.bG2 },
-      witness,
-    };
-  }
 
   await t.test('whole partition on the device equals the CPU step by step (0/1 and dense witnesses)', async () => {
     const all: { input: ReturnType<typeof partitionInput>; want: Awaited<ReturnType<typeof partitionSumsStepwise>> }[] = [];
