@@ -5,6 +5,7 @@
 #include <atomic>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "kiln_cuda.hpp"
 
@@ -69,6 +70,24 @@ struct Bases {
   int curve;
   size_t n;
   void* d;
+};
+
+// n CUDA events, destroyed with the holder (also when a call throws); ms(a, b) = elapsed a → b.
+struct Events {
+  std::vector<cudaEvent_t> e;
+  explicit Events(size_t n) : e(n) {
+    for (auto& x : e) KC_CHECK(cudaEventCreate(&x));
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  ~Events() {
+    for (auto& x : e) cudaEventDestroy(x);
+  }
+  float ms(size_t a, size_t b) const {
+    float v = 0;
+    KC_CHECK(cudaEventElapsedTime(&v, e[a], e[b]));
+    return v;
+  }
 };
 
 inline unsigned blocks_for(size_t n, unsigned threads) { return (unsigned)((n + threads - 1) / threads); }

@@ -209,13 +209,11 @@ void ntt(int dev, void* data, unsigned log_n, bool inverse, bool coset, float& m
   Ctx& c = g.c;
   const size_t n = size_t(1) << log_n;
   const FrConsts k = fr_consts(log_n);
-  cudaEvent_t e0, e1;
-  KC_CHECK(cudaEventCreate(&e0));
-  KC_CHECK(cudaEventCreate(&e1));
+  Events ev(2);
   DFr* a = dalloc<DFr>(c, n);
   DFr* s = dalloc<DFr>(c, n);
   KC_CHECK(cudaMemcpyAsync(a, data, n * 32, cudaMemcpyHostToDevice, c.stream));
-  KC_CHECK(cudaEventRecord(e0, c.stream));
+  KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
   if (!inverse && coset) {
     // a_i *= g^i (the constant factor is 1: n_inv of n = 1)
     const FrConsts unit = fr_consts(0);
@@ -223,14 +221,12 @@ void ntt(int dev, void* data, unsigned log_n, bool inverse, bool coset, float& m
   }
   DFr* r = ntt_raw(c, a, s, log_n, inverse);
   if (inverse) scale(c, r, n, k.n_inv, coset ? k.g_inv : nullptr);
-  KC_CHECK(cudaEventRecord(e1, c.stream));
+  KC_CHECK(cudaEventRecord(ev.e[1], c.stream));
   KC_CHECK(cudaMemcpyAsync(data, r, n * 32, cudaMemcpyDeviceToHost, c.stream));
   KC_CHECK(cudaStreamSynchronize(c.stream));
-  KC_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+  ms = ev.ms(0, 1);
   dfree(c, a);
   dfree(c, s);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
 }
 
 DFr* quotient_dev(Ctx& c, DFr* a, DFr* b, DFr* cc, DFr* spare, unsigned log_n, DFr* rest[3]) {
@@ -260,25 +256,21 @@ void quotient(int dev, void* ha, void* hb, void* hc, unsigned log_n, float& ms) 
   Guard g(dev);
   Ctx& c = g.c;
   const size_t n = size_t(1) << log_n;
-  cudaEvent_t e0, e1;
-  KC_CHECK(cudaEventCreate(&e0));
-  KC_CHECK(cudaEventCreate(&e1));
+  Events ev(2);
   DFr* buf[4];
   for (auto& p : buf) p = dalloc<DFr>(c, n);
   void* host[3] = {ha, hb, hc};
-  KC_CHECK(cudaEventRecord(e0, c.stream));
+  KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
   for (int i = 0; i < 3; i++) KC_CHECK(cudaMemcpyAsync(buf[i], host[i], n * 32, cudaMemcpyHostToDevice, c.stream));
   DFr* rest[3];
   DFr* h = quotient_dev(c, buf[0], buf[1], buf[2], buf[3], log_n, rest);
-  KC_CHECK(cudaEventRecord(e1, c.stream));
+  KC_CHECK(cudaEventRecord(ev.e[1], c.stream));
   KC_CHECK(cudaMemcpyAsync(ha, h, n * 32, cudaMemcpyDeviceToHost, c.stream));
   KC_CHECK(cudaMemcpyAsync(hb, rest[1], n * 32, cudaMemcpyDeviceToHost, c.stream));
   KC_CHECK(cudaMemcpyAsync(hc, rest[2], n * 32, cudaMemcpyDeviceToHost, c.stream));
   KC_CHECK(cudaStreamSynchronize(c.stream));
-  KC_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+  ms = ev.ms(0, 1);
   for (auto* p : buf) dfree(c, p);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
 }
 
 unsigned csr_mat_vec(int dev, uint32_t rows, uint32_t cols, const uint32_t* rowPtr, const uint32_t* colIdx,
@@ -375,26 +367,21 @@ BenchResult bench_ntt(int dev, unsigned log_n, int iters) {
   k_random_scalars<<<blocks_for(n, 256), 256, 0, c.stream>>>(a, n, 0x4242 + log_n);
   KC_LAUNCHED();
   ensure_twiddles(c, log_n);
-  cudaEvent_t e0, e1;
-  KC_CHECK(cudaEventCreate(&e0));
-  KC_CHECK(cudaEventCreate(&e1));
+  Events ev(2);
   std::vector<double> times;
   BenchResult r;
   for (int it = -1; it < iters; it++) {
-    KC_CHECK(cudaEventRecord(e0, c.stream));
+    KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
     DFr* res = ntt_raw(c, a, s, log_n, false);
-    KC_CHECK(cudaEventRecord(e1, c.stream));
-    KC_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    KC_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    KC_CHECK(cudaEventRecord(ev.e[1], c.stream));
+    KC_CHECK(cudaEventSynchronize(ev.e[1]));
+    const float ms = ev.ms(0, 1);
     if (it >= 0) times.push_back(ms);
     if (res != a) std::swap(a, s);
   }
   finish_stats(r, times);
   dfree(c, a);
   dfree(c, s);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
   KC_CHECK(cudaStreamSynchronize(c.stream));
   return r;
 }

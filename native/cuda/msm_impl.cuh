@@ -47,9 +47,8 @@ void sum_points(Ctx& c, const Affine<F>* bases, const u32* d_idx, size_t n, Xyzz
 template <class F>
 void pippenger(Ctx& c, const Affine<F>* bases, const u32* d_idx, const DFr* d_sc, size_t m, unsigned& cw,
                std::vector<Xyzz<F>>& windows, MsmTimes& tm) {
-  cudaEvent_t ev[5];
-  for (auto& e : ev) KC_CHECK(cudaEventCreate(&e));
-  KC_CHECK(cudaEventRecord(ev[0], c.stream));
+  Events ev(5);
+  KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
   const unsigned forced = g_msm_window.load();
   const unsigned cbits = forced ? forced : pick_window(m);
   const u32 W = (256 + cbits - 1) / cbits;
@@ -73,7 +72,7 @@ void pippenger(Ctx& c, const Affine<F>* bases, const u32* d_idx, const DFr* d_sc
   void* tmp = dalloc<uint8_t>(c, tmp_bytes);
   KC_CHECK(cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, dk, dv, total, 0, end_bit, c.stream));
   dfree(c, tmp);
-  KC_CHECK(cudaEventRecord(ev[1], c.stream));
+  KC_CHECK(cudaEventRecord(ev.e[1], c.stream));
   const u32* sk = dk.Current();
   const u32* sv = dv.Current();
 
@@ -99,7 +98,7 @@ void pippenger(Ctx& c, const Affine<F>* bases, const u32* d_idx, const DFr* d_sc
   const unsigned at = g_msm_threads.load();
   k_accumulate<F><<<blocks_for(max_chunks, at), at, 0, c.stream>>>(bases, sv, start, end, choff, nb, kChunk, partial);
   KC_LAUNCHED();
-  KC_CHECK(cudaEventRecord(ev[2], c.stream));
+  KC_CHECK(cudaEventRecord(ev.e[2], c.stream));
   // Buckets with many chunks (equal scalars, or the few buckets of a short top window) are reduced
   // in a tree of fan kFan, level by level, so no thread sums more than kFan partials.
   {
@@ -143,7 +142,7 @@ void pippenger(Ctx& c, const Affine<F>* bases, const u32* d_idx, const DFr* d_sc
   Xyzz<F>* buckets = dalloc<Xyzz<F>>(c, nb);
   k_bucket_sum<F><<<blocks_for(nb, at), at, 0, c.stream>>>(partial, choff, nb, buckets);
   KC_LAUNCHED();
-  KC_CHECK(cudaEventRecord(ev[3], c.stream));
+  KC_CHECK(cudaEventRecord(ev.e[3], c.stream));
   dfree(c, partial);
   dfree(c, keys);
   dfree(c, vals);
@@ -163,36 +162,20 @@ void pippenger(Ctx& c, const Affine<F>* bases, const u32* d_idx, const DFr* d_sc
   Xyzz<F>* ws = reduce_to_groups<F>(c, seg, seg2, W, S);
   windows.resize(W);
   KC_CHECK(cudaMemcpyAsync(windows.data(), ws, W * sizeof(Xyzz<F>), cudaMemcpyDeviceToHost, c.stream));
-  KC_CHECK(cudaEventRecord(ev[4], c.stream));
+  KC_CHECK(cudaEventRecord(ev.e[4], c.stream));
   dfree(c, buckets);
   dfree(c, seg);
   dfree(c, seg2);
-  KC_CHECK(cudaEventSynchronize(ev[4]));
+  KC_CHECK(cudaEventSynchronize(ev.e[4]));
   float* out[4] = {&tm.sort, &tm.accumulate, &tm.buckets, &tm.windows};
-  for (int i = 0; i < 4; i++) KC_CHECK(cudaEventElapsedTime(out[i], ev[i], ev[i + 1]));
-  for (auto& e : ev) cudaEventDestroy(e);
+  for (int i = 0; i < 4; i++) *out[i] = ev.ms(i, i + 1);
 }
-
-struct Events {
-  cudaEvent_t e[4];
-  Events() {
-    for (auto& x : e) KC_CHECK(cudaEventCreate(&x));
-  }
-  ~Events() {
-    for (auto& x : e) cudaEventDestroy(x);
-  }
-  float ms(int a, int b) const {
-    float v = 0;
-    cudaEventElapsedTime(&v, e[a], e[b]);
-    return v;
-  }
-};
 
 template <class F>
 void msm_impl(Ctx& c, Bases* b, const void* d_scalars, const u32* d_sidx, void* out, MsmTimes& t, int curve) {
   const size_t n = b->n;
   const Affine<F>* bases = static_cast<const Affine<F>*>(b->d);
-  Events ev;
+  Events ev(4);
   KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
   u32* cnt = dalloc<u32>(c, 2);
   u32* ones = dalloc<u32>(c, n);

@@ -116,21 +116,6 @@ struct Scratch {
   }
 };
 
-struct EventSet {
-  std::vector<cudaEvent_t> e;
-  explicit EventSet(size_t n) : e(n) {
-    for (auto& x : e) KC_CHECK(cudaEventCreate(&x));
-  }
-  ~EventSet() {
-    for (auto& x : e) cudaEventDestroy(x);
-  }
-  float ms(size_t a, size_t b) const {
-    float v = 0;
-    cudaEventElapsedTime(&v, e[a], e[b]);
-    return v;
-  }
-};
-
 void check_bases(const Bases* b, const char* name, int dev, int curve, size_t n) {
   if (!b) throw Error(std::string("provePartition: SRS vector ") + name + " is missing");
   if (b->dev != dev) throw Error(std::string("provePartition: SRS vector ") + name + " is on another device");
@@ -239,7 +224,7 @@ void prove_partition(Circuit* cc, const PartitionSrs& srs, const void* witness, 
   check_bases(srs.b2, "b_g2", cc->dev, 2, cc->nb);
   PartitionTimes& t = out.t;
   t = PartitionTimes{};
-  EventSet ev(11);
+  Events ev(11);
   // Stage the witness on the copy stream before taking the device (pool allocation and copy are
   // stream-ordered and thread-safe; the compute stream waits on ev[10] below).
   Ctx& c = ctx(cc->dev);
