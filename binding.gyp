@@ -9,11 +9,25 @@
 #
 # -march is deliberately not set: machines differ. native/src/tools/cpu-flags.cjs adds -mbmi2 -madx
 # only when the building CPU has them (the code checks __BMI2__/__ADX__ and has a portable path);
-# KILN_PORTABLE=1 disables that.
+# KILN_PORTABLE=1 disables that. The AVX-512 IFMA kernels (G1 MSM) are one translation unit in their
+# own static library, the only code compiled with -mavx512f -mavx512ifma, and only when the
+# building CPU has them; kernels_g1.cpp calls them after checking the running CPU.
 {
   "targets": [
     {
+      "target_name": "kiln_ifma",
+      "type": "static_library",
+      "sources": ["native/src/kernels_ifma.cpp"],
+      "include_dirs": ["native/src"],
+      "cflags!": ["-fno-exceptions"],
+      "cflags_cc!": ["-fno-exceptions"],
+      "cflags": ["-fPIC", "-pthread"],
+      "cflags_cc": ["-O3", "-std=gnu++17", "-fexceptions", "-fPIC", "-pthread", "-Wno-maybe-uninitialized",
+                    "<!@(node native/src/tools/cpu-flags.cjs)", "<!@(node native/src/tools/cpu-flags.cjs --ifma)"]
+    },
+    {
       "target_name": "kiln_native",
+      "dependencies": ["kiln_ifma"],
       "sources": [
         "native/src/addon.cpp",
         "native/src/kernels_g1.cpp",

@@ -32,6 +32,12 @@ async function table(group: 'G1' | 'G2', bases: Uint8Array, c: number): Promise<
   return t;
 }
 
+/** The bytes a table holds for `want` (its M52 form on the AVX-512 IFMA path, see msmTableForm). */
+function tableEntry(group: 'G1' | 'G2', t: Uint8Array, at: number): Uint8Array {
+  const size = group === 'G1' ? G1_BYTES : G2_BYTES;
+  return t.subarray(at * size, (at + 1) * size);
+}
+
 test('msmPrecomputeG1/G2: entry k·W + j is 2^(c·j)·P_k (identity rows stay identity)', async () => {
   const P = [g1Mul(G1.BASE, next()), G1.ZERO, G1.BASE, g1Mul(G1.BASE, r - 1n)];
   for (const c of [2, 5, 8, 13, 16]) {
@@ -39,15 +45,28 @@ test('msmPrecomputeG1/G2: entry k·W + j is 2^(c·j)·P_k (identity rows stay id
     const t = await table('G1', g1Vector(P), c);
     for (let k = 0; k < P.length; k++)
       for (const j of [0, 1, 2, W - 1]) {
-        const want = g1Mul(P[k], 1n << BigInt(c * j));
-        assert.ok(readG1(t, k * W + j).equals(want), `c = ${c}, k = ${k}, j = ${j}`);
+        const want = ad.msmTableForm('G1', g1Vector([g1Mul(P[k], 1n << BigInt(c * j))]));
+        assert.deepEqual(tableEntry('G1', t, k * W + j), want, `c = ${c}, k = ${k}, j = ${j}`);
       }
   }
   const Q = [g2Mul(G2.BASE, next()), G2.ZERO];
   const c = 9, W = Math.ceil(256 / c);
   const t2 = await table('G2', g2Vector(Q), c);
   for (let k = 0; k < Q.length; k++)
-    for (const j of [0, 1, W - 1]) assert.ok(readG2(t2, k * W + j).equals(g2Mul(Q[k], 1n << BigInt(c * j))), `G2 k = ${k}, j = ${j}`);
+    for (const j of [0, 1, W - 1]) {
+      const want = ad.msmTableForm('G2', g2Vector([g2Mul(Q[k], 1n << BigInt(c * j))]));
+      assert.deepEqual(tableEntry('G2', t2, k * W + j), want, `G2 k = ${k}, j = ${j}`);
+    }
+});
+
+test('msmTableForm: the identity without IFMA, an invertible re-encoding with it', () => {
+  const A = g1Vector([g1Mul(G1.BASE, next())]);
+  const f = ad.msmTableForm('G1', A);
+  if (ad.capabilities().ifma) assert.notDeepEqual(f, A);
+  else assert.deepEqual(f, A);
+  assert.deepEqual(ad.msmTableForm('G1', g1Vector([G1.ZERO])), g1Vector([G1.ZERO]));
+  assert.throws(() => ad.msmTableForm('G1', new Uint8Array(95)), /96 bytes/);
+  assert.throws(() => ad.msmTableForm('G3' as 'G1', A), /group must be/);
 });
 
 test('msmPrecomputedG1 equals noble and the plain MSM on small inputs with edge scalars and bases', async () => {

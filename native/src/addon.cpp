@@ -1000,7 +1000,33 @@ Napi::Value Capabilities(const Napi::CallbackInfo& info) {
 #else
   o.Set("mulx", false);
 #endif
+  o.Set("ifma", cpu_ifma());
   return o;
+}
+
+// msmTableForm(group, point): a point (G1 96 B / G2 192 B) as precomputed tables store it (the
+// IFMA path's M52 form when capabilities().ifma, else unchanged), so callers can check a table
+// against its bases.
+Napi::Value MsmTableForm(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const std::string group = info.Length() > 0 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
+  if (group != "G1" && group != "G2") throw_range(env, "msmTableForm: group must be \"G1\" or \"G2\"");
+  Bytes p = u8_arg(info, 1, "msmTableForm: point");
+  const size_t size = group == "G1" ? sizeof(G1Affine) : sizeof(G2Affine);
+  if (p.len != size) throw_range(env, "msmTableForm: a " + group + " point is " + std::to_string(size) + " bytes");
+  Napi::Uint8Array out = new_u8(env, size);
+  if (group == "G1") {
+    G1Affine a;
+    std::memcpy(&a, p.data, sizeof a);
+    const G1Affine r = g1_table_form(a);
+    std::memcpy(out.Data(), &r, sizeof r);
+  } else {
+    G2Affine a;
+    std::memcpy(&a, p.data, sizeof a);
+    const G2Affine r = g2_table_form(a);
+    std::memcpy(out.Data(), &r, sizeof r);
+  }
+  return out;
 }
 
 Napi::Value Version(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), KILN_VERSION); }
@@ -1022,6 +1048,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("g2Op", Napi::Function::New(env, CurveOp<G2Ops>, "g2Op"));
   exports.Set("lincombG1", Napi::Function::New(env, Lincomb<G1Ops>, "lincombG1"));
   exports.Set("lincombG2", Napi::Function::New(env, Lincomb<G2Ops>, "lincombG2"));
+  exports.Set("msmTableForm", Napi::Function::New(env, MsmTableForm, "msmTableForm"));
   exports.Set("msmPrecomputeWindow", Napi::Function::New(env, MsmPrecomputeWindow, "msmPrecomputeWindow"));
   exports.Set("msmPrecomputePays", Napi::Function::New(env, MsmPrecomputePays, "msmPrecomputePays"));
   exports.Set("msmPrecomputeG1", Napi::Function::New(env, Start<PrecomputeCall<G1Ops>>, "msmPrecomputeG1"));

@@ -38,6 +38,28 @@ G1Affine lincomb_g1(const G1Affine* bases, const Fr* scalars, size_t n);
 DecodeFault decode_g1_uncompressed(const uint8_t* src, uint8_t* dst, size_t n, int check);
 void encode_g1_uncompressed(const uint8_t* src, uint8_t* dst, size_t n);
 
+// Whether the MSMs run on AVX-512 IFMA (kernels_ifma.cpp): built in, the running CPU has it,
+// and KILN_NO_IFMA is not set (read once). Precomputed tables are then stored in that path's M52
+// form (msm/ifma.hpp), so they are only valid within the process that built them.
+bool cpu_ifma();
+// The form a point takes in a precomputed table (M52 when cpu_ifma(), else unchanged).
+G1Affine g1_table_form(const G1Affine& p);
+G2Affine g2_table_form(const G2Affine& p);
+#ifdef KILN_HAVE_IFMA
+G1Affine msm_g1_ifma(const G1Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm);
+void msm_precompute_g1_ifma(const G1Affine* bases, size_t n, unsigned c, G1Affine* table);
+G1Affine msm_precomputed_g1_ifma(const G1Affine* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
+                                 MsmTimings& tm);
+G1Affine batch_add_g1_ifma(const G1Affine* bases, const u32* idx, size_t n);
+G1Affine g1_to_m52(const G1Affine& p);
+G2Affine msm_g2_ifma(const G2Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm);
+void msm_precompute_g2_ifma(const G2Affine* bases, size_t n, unsigned c, G2Affine* table);
+G2Affine msm_precomputed_g2_ifma(const G2Affine* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
+                                 MsmTimings& tm);
+G2Affine batch_add_g2_ifma(const G2Affine* bases, const u32* idx, size_t n);
+G2Affine g2_to_m52(const G2Affine& p);
+#endif
+
 // kernels_g2.cpp
 G2Affine msm_g2(const G2Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm);
 void msm_precompute_g2(const G2Affine* bases, size_t n, unsigned c, G2Affine* table);

@@ -5,20 +5,39 @@
 
 namespace kiln {
 
+G2Affine g2_table_form(const G2Affine& p) {
+#ifdef KILN_HAVE_IFMA
+  if (cpu_ifma()) return g2_to_m52(p);
+#endif
+  return p;
+}
+
 G2Affine msm_g2(const G2Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm) {
+#ifdef KILN_HAVE_IFMA
+  if (cpu_ifma()) return msm_g2_ifma(bases, nb, scalars, sidx, tm);
+#endif
   return msm<Fq2>(bases, nb, scalars, sidx, pool(), tm);
 }
 
 void msm_precompute_g2(const G2Affine* bases, size_t n, unsigned c, G2Affine* table) {
+#ifdef KILN_HAVE_IFMA
+  if (cpu_ifma()) return msm_precompute_g2_ifma(bases, n, c, table);
+#endif
   msm_precompute<Fq2>(bases, n, c, table, pool());
 }
 
 G2Affine msm_precomputed_g2(const G2Affine* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
                             MsmTimings& tm) {
+#ifdef KILN_HAVE_IFMA
+  if (cpu_ifma()) return msm_precomputed_g2_ifma(table, c, nb, scalars, sidx, tm);
+#endif
   return msm_precomputed<Fq2>(table, c, nb, scalars, sidx, pool(), tm);
 }
 
 G2Affine batch_add_g2(const G2Affine* bases, const u32* idx, size_t n) {
+#ifdef KILN_HAVE_IFMA
+  if (cpu_ifma()) return batch_add_g2_ifma(bases, idx, n);
+#endif
   return batch_sum<Fq2>(bases, idx, n, pool()).to_affine();
 }
 

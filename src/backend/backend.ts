@@ -47,6 +47,8 @@ export interface Capabilities {
   threads: number;
   cuda: boolean;
   gpus: { ordinal: number; name: string; memoryBytes: number }[];
+  /** CPU instruction sets the host kernels use (e.g. "mulx/adx", "avx512-ifma"), when known. */
+  cpuFeatures?: string[];
 }
 
 /** Everything a whole-partition proof needs (Backend.provePartition). `shape` identifies the

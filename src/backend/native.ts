@@ -17,7 +17,9 @@ export type CurveOpName = 'add' | 'double' | 'neg' | 'mul';
 /** The raw functions exported by the addon (see native/API.md). */
 export interface NativeAddon {
   version(): string;
-  capabilities(): Capabilities & { mulx: boolean };
+  capabilities(): Capabilities & { mulx: boolean; ifma: boolean };
+  /** A point as precomputed tables store it (AVX-512 IFMA path: its own Montgomery form). */
+  msmTableForm(group: Group, point: Uint8Array): Uint8Array;
   /** Sets the pool size (0 = hardware concurrency); returns the new size. */
   setThreads(n: number): number;
   alloc(bytes: number): ArrayBuffer;
@@ -197,7 +199,8 @@ export class NativeBackend implements Backend {
 
   capabilities(): Capabilities {
     const c = this.addon.capabilities();
-    return { backend: c.backend, threads: c.threads, cuda: c.cuda, gpus: c.gpus };
+    const cpuFeatures = [...(c.mulx ? ['mulx/adx'] : []), ...(c.ifma ? ['avx512-ifma'] : [])];
+    return { backend: c.backend, threads: c.threads, cuda: c.cuda, gpus: c.gpus, cpuFeatures };
   }
 
   /** Resizes the process-wide pool (0 = hardware concurrency); returns the new size. */
@@ -289,7 +292,8 @@ export class NativeBackend implements Backend {
     for (let s = 0; s < 8; s++) {
       const k = Math.floor((s * (n - 1)) / 7);
       const a = k * size, b = k * W * size;
-      for (let i = 0; i < size; i++) if (bases[a + i] !== table[b + i]) return false;
+      const base = this.addon.msmTableForm(e.group, bases.subarray(a, a + size));
+      for (let i = 0; i < size; i++) if (base[i] !== table[b + i]) return false;
     }
     return true;
   }

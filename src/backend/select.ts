@@ -40,5 +40,6 @@ export function selectBackend(name: string, opts: SelectOptions = {}): Backend {
 export function describeBackend(backend: Backend): string {
   const caps = backend.capabilities();
   if (caps.cuda && caps.gpus.length > 0) return `${backend.name} (${caps.gpus.map((g) => `GPU ${g.ordinal}: ${g.name}`).join(', ')})`;
-  return `${backend.name} (${caps.threads} thread${caps.threads === 1 ? '' : 's'})`;
+  const isa = caps.cpuFeatures !== undefined && caps.cpuFeatures.length > 0 ? `, ${caps.cpuFeatures.join(', ')}` : '';
+  return `${backend.name} (${caps.threads} thread${caps.threads === 1 ? '' : 's'}${isa})`;
 }

@@ -1,0 +1,145 @@
+// G1 and G2 MSM entry points on AVX-512 IFMA (msm/ifma.hpp). This file is compiled with
+// -mavx512f -mavx512ifma (binding.gyp target kiln_ifma, when the building CPU has them); the
+// dispatch in kernels_g1.cpp / kernels_g2.cpp calls it only when cpu_ifma() (the running CPU has
+// IFMA and KILN_NO_IFMA is not set).
+#if defined(__AVX512F__) && defined(__AVX512IFMA__)
+#include "kernels.hpp"
+#include "msm/ifma.hpp"
+
+namespace kiln {
+
+namespace {
+
+// Converting the bases used by one MSM needs a copy of them; above this many points the MSM runs
+// in slices so the copy stays ≤ 384 MiB (G1) / 768 MiB (G2).
+constexpr size_t kSlice = size_t(1) << 22;
+
+template <class C>
+using A = Affine<typename C::F>;
+
+template <class C>
+Xyzz<typename C::F> sum_ones(const A<C>* bases, const u32* idx, size_t n, std::vector<u64>& buf) {
+  Xyzz<typename C::F> r = Xyzz<typename C::F>::identity();
+  for (size_t b = 0; b < n; b += kSlice) {
+    const size_t m = std::min(kSlice, n - b);
+    buf.resize(m * m52::Pt<C>::kPt);
+    m52::convert_bases<C>(bases, idx + b, m, buf.data(), pool());
+    r = r.add(m52::batch_sum52<C>(buf.data(), nullptr, m, pool()));
+  }
+  return r;
+}
+
+template <class C>
+A<C> msm_ifma(const A<C>* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm) {
+  using F = typename C::F;
+  auto t0 = std::chrono::steady_clock::now();
+  MsmClassified cl = msm_classify<F>(bases, 1, nb, scalars, sidx, pool());
+  tm.classify = ms_since(t0);
+  tm.ones = cl.ones.size();
+  tm.others = cl.other.size();
+  std::vector<u64> buf;
+  auto t1 = std::chrono::steady_clock::now();
+  const Xyzz<F> s1 = sum_ones<C>(bases, cl.ones.data(), cl.ones.size(), buf);
+  tm.batch_add = ms_since(t1);
+  auto t2 = std::chrono::steady_clock::now();
+  Xyzz<F> s2 = Xyzz<F>::identity();
+  const size_t n = cl.other.size();
+  for (size_t b = 0; b < n; b += kSlice) {
+    const size_t m = std::min(kSlice, n - b);
+    buf.resize(m * m52::Pt<C>::kPt);
+    m52::convert_bases<C>(bases, cl.other.data() + b, m, buf.data(), pool());
+    s2 = s2.add(m52::pippenger52<C>(buf.data(), nullptr, cl.sc.data() + b, m, pool()));
+  }
+  const A<C> r = s1.add(s2).to_affine();
+  tm.msm = ms_since(t2);
+  return r;
+}
+
+template <class C>
+void precompute_ifma(const A<C>* bases, size_t n, unsigned c, A<C>* table) {
+  msm_precompute<typename C::F>(bases, n, c, table, pool());
+  // In place: convert_bases reads each group of eight points before it writes them.
+  m52::convert_bases<C>(table, nullptr, n * msm_windows(c), reinterpret_cast<u64*>(table), pool());
+}
+
+template <class C>
+A<C> msm_precomputed_ifma(const A<C>* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
+                          MsmTimings& tm) {
+  using F = typename C::F;
+  const unsigned W = msm_windows(c);
+  const u64* t = reinterpret_cast<const u64*>(table);
+  auto t0 = std::chrono::steady_clock::now();
+  MsmClassified cl = msm_classify<F>(table, W, nb, scalars, sidx, pool());
+  tm.classify = ms_since(t0);
+  tm.ones = cl.ones.size();
+  tm.others = cl.other.size();
+  auto t1 = std::chrono::steady_clock::now();
+  const Xyzz<F> s1 = m52::batch_sum52<C>(t, cl.ones.data(), cl.ones.size(), pool());
+  tm.batch_add = ms_since(t1);
+  auto t2 = std::chrono::steady_clock::now();
+  Xyzz<F> s2;
+  if (msm_precomputed_pays(cl.other.size(), c, pool().size())) {
+    s2 = m52::pippenger52_precomputed<C>(t, c, cl.other.data(), cl.sc.data(), cl.other.size(), pool());
+    tm.precomputed = true;
+  } else {
+    s2 = m52::pippenger52<C>(t, cl.other.data(), cl.sc.data(), cl.other.size(), pool());
+  }
+  const A<C> r = s1.add(s2).to_affine();
+  tm.msm = ms_since(t2);
+  return r;
+}
+
+template <class C>
+A<C> batch_add_ifma(const A<C>* bases, const u32* idx, size_t n) {
+  std::vector<u32> all;
+  if (!idx) {
+    all.resize(n);
+    for (size_t i = 0; i < n; i++) all[i] = u32(i);
+    idx = all.data();
+  }
+  std::vector<u64> buf;
+  return sum_ones<C>(bases, idx, n, buf).to_affine();
+}
+
+}  // namespace
+
+G1Affine msm_g1_ifma(const G1Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm) {
+  return msm_ifma<m52::G1T>(bases, nb, scalars, sidx, tm);
+}
+void msm_precompute_g1_ifma(const G1Affine* bases, size_t n, unsigned c, G1Affine* table) {
+  precompute_ifma<m52::G1T>(bases, n, c, table);
+}
+G1Affine msm_precomputed_g1_ifma(const G1Affine* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
+                                 MsmTimings& tm) {
+  return msm_precomputed_ifma<m52::G1T>(table, c, nb, scalars, sidx, tm);
+}
+G1Affine batch_add_g1_ifma(const G1Affine* bases, const u32* idx, size_t n) {
+  return batch_add_ifma<m52::G1T>(bases, idx, n);
+}
+G1Affine g1_to_m52(const G1Affine& p) {
+  G1Affine r;
+  m52::Pt<m52::G1T>::from_affine(p, reinterpret_cast<u64*>(&r));
+  return r;
+}
+
+G2Affine msm_g2_ifma(const G2Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm) {
+  return msm_ifma<m52::G2T>(bases, nb, scalars, sidx, tm);
+}
+void msm_precompute_g2_ifma(const G2Affine* bases, size_t n, unsigned c, G2Affine* table) {
+  precompute_ifma<m52::G2T>(bases, n, c, table);
+}
+G2Affine msm_precomputed_g2_ifma(const G2Affine* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
+                                 MsmTimings& tm) {
+  return msm_precomputed_ifma<m52::G2T>(table, c, nb, scalars, sidx, tm);
+}
+G2Affine batch_add_g2_ifma(const G2Affine* bases, const u32* idx, size_t n) {
+  return batch_add_ifma<m52::G2T>(bases, idx, n);
+}
+G2Affine g2_to_m52(const G2Affine& p) {
+  G2Affine r;
+  m52::Pt<m52::G2T>::from_affine(p, reinterpret_cast<u64*>(&r));
+  return r;
+}
+
+}  // namespace kiln
+#endif
