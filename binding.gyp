@@ -9,15 +9,15 @@
 #
 # -march is deliberately not set: machines differ. native/src/tools/cpu-flags.cjs adds -mbmi2 -madx
 # only when the building CPU has them (the code checks __BMI2__/__ADX__ and has a portable path);
-# KILN_PORTABLE=1 disables that. The AVX-512 IFMA kernels (G1 MSM) are one translation unit in their
-# own static library, the only code compiled with -mavx512f -mavx512ifma, and only when the
-# building CPU has them; kernels_g1.cpp calls them after checking the running CPU.
+# KILN_PORTABLE=1 disables that. The AVX-512 IFMA kernels (MSMs, NTT, quotient) are two translation
+# units in their own static library, the only code compiled with -mavx512f -mavx512ifma, and only
+# when the building CPU has them; kernels_g1/g2/fr.cpp call them after checking the running CPU.
 {
   "targets": [
     {
       "target_name": "kiln_ifma",
       "type": "static_library",
-      "sources": ["native/src/kernels_ifma.cpp"],
+      "sources": ["native/src/kernels_ifma.cpp", "native/src/kernels_fr_ifma.cpp"],
       "include_dirs": ["native/src"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions"],

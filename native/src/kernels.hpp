@@ -79,5 +79,10 @@ void encode_g2_uncompressed(const uint8_t* src, uint8_t* dst, size_t n);
 void ntt_fr(Fr* a, unsigned log_n, bool inverse, bool coset);
 void quotient_fr(Fr* a, Fr* b, Fr* c, unsigned log_n);
 void csr_mat_vec_fr(const CsrView& m, const Fr* w, Fr* out);
+#ifdef KILN_HAVE_IFMA
+// kernels_fr_ifma.cpp: the same on AVX-512 IFMA (called when cpu_ifma()).
+void ntt_fr_ifma(Fr* a, unsigned log_n, bool inverse, bool coset);
+void quotient_fr_ifma(Fr* a, Fr* b, Fr* c, unsigned log_n);
+#endif
 
 }  // namespace kiln

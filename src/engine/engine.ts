@@ -73,9 +73,11 @@ class CancelledError extends Error {
   }
 }
 
-/** Bytes one partition needs while in flight: the witness and the prover's a, b, c buffers. */
+/** Bytes one partition needs while in flight: the witness, the prover's a, b, c buffers, and the
+ *  quotient's scratch and twiddle tables in the addon (up to 120 B per domain element on the
+ *  AVX-512 IFMA path, 32 B on the scalar one: counted as 4 × 32 B). */
 export function estimatePartitionBytes(shape: CircuitShape): number {
-  return (shape.numInputs + shape.numAux) * FR_BYTES + 3 * domainSize(shape) * FR_BYTES;
+  return (shape.numInputs + shape.numAux) * FR_BYTES + (3 + 4) * domainSize(shape) * FR_BYTES;
 }
 
 export class Job implements Queued {
