@@ -11,7 +11,11 @@
 // Measured on the 2-core EPYC (Zen 4): one 8-wide multiplication 74 ns, i.e. 9.2 ns per element
 // against 32 ns for the mulx/adx Fq multiplication.
 #pragma once
+#include <sys/mman.h>
+
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <memory>
 #include <vector>
 
@@ -262,6 +266,36 @@ void batch_add52(size_t n, DstAt dst_at, SrcAt src_at, NegAt neg_at, Scratch<C>&
 
 inline bool no_neg(size_t) { return false; }
 
+// Window width of the plain Pippenger here: additions are ~3× cheaper than on the scalar path
+// but the bucket reduction and the batch inversions are not, so the best c is larger than
+// msm_pick_window's. Measured (G1, one thread, c = 5 … 16): best c = log2(n) − 2 from 2^8 to 2^18
+// (2^11: 9, 2^13: 11, 2^16: 14, 2^18: 15 at 612 ms against 760 ms for c = 13).
+inline unsigned window52(size_t n) {
+  unsigned lg = 0;
+  while (lg < 40 && (size_t(2) << lg) <= n) lg++;  // floor(log2 n)
+  const unsigned hi = lg >= 20 ? 16 : 15;
+  return lg < 7 ? 5 : std::min(lg - 2, hi);
+}
+
+// Bucket memory: 2 MiB aligned and transparent-huge-page advised when ≥ 2 MiB (a task's 2^15 G1
+// buckets are 3 MiB, touched at random: fewer TLB misses).
+struct FreeDeleter {
+  void operator()(u64* p) const { std::free(p); }
+};
+using HugeBuf = std::unique_ptr<u64[], FreeDeleter>;
+inline HugeBuf alloc_buckets(size_t words) {
+  const size_t huge = size_t(1) << 21;
+  size_t bytes = std::max<size_t>(64, words * 8);
+  const bool big = bytes >= huge;
+  bytes = big ? (bytes + huge - 1) & ~(huge - 1) : (bytes + 63) & ~size_t(63);
+  void* p = std::aligned_alloc(big ? huge : 64, bytes);
+  if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  if (big) madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+  return HugeBuf(static_cast<u64*>(p));
+}
+
 // Batch size for K buckets: as msm_batch_size, up to 4096 (the shared inversion, ~15 µs of
 // scalar code, is a larger share of an 8-wide addition than of a scalar one).
 inline size_t batch_size52(size_t K) { return std::min<size_t>(std::max<size_t>(K / 4, 32), 4096); }
@@ -276,7 +310,7 @@ class BucketAcc52 {
 
  public:
   BucketAcc52(size_t K, size_t B)
-      : K_(K), B_(B), Q_(4 * B), words_((K + 63) / 64), buckets_(new u64[K * kPt]), have_(new u64[words_]()),
+      : K_(K), B_(B), Q_(4 * B), words_((K + 63) / 64), buckets_(alloc_buckets(K * kPt)), have_(new u64[words_]()),
         busy_(new u64[words_]()), ovf_(new u64[words_]()), pend_k_(new u32[B]), pend_p_(new const u64*[B]),
         pend_n_(new uint8_t[B]), queue_k_(new u32[4 * B]), queue_p_(new const u64*[4 * B]),
         queue_n_(new uint8_t[4 * B]) {}
@@ -320,55 +354,69 @@ class BucketAcc52 {
     nq_ = 0;
   }
 
-  // Σ_{k<count} (k+1)·bucket_{base+k} (call finish() first). Power-of-two counts ≥ 256: row and
-  // column sums by batch_add52 and two short running sums (as BucketAcc::reduce_affine); others:
-  // a running sum over the buckets converted to Fq.
-  Xyzz<F> reduce(size_t base, size_t count) {
-    fold_overflow(base, count);
-    auto bucket = [&](size_t m) -> const u64* {
-      const size_t k = base + m;
+  // out[w] = Σ_{k<count} (k+1)·bucket_{w·count+k} for every window w < nw (call finish() first).
+  // Power-of-two counts ≥ 16: with m = a·S + b (S ≈ √count), Σ (m+1)·B_m = S·Σ_a a·R_a +
+  // Σ_b (b+1)·C_b over the row and column sums R_a, C_b, which are folds of batch_add52 calls done
+  // for all nw windows at once (one shared inversion per fold step, not per window), then two
+  // short running sums per window (XYZZ, scalar). Other counts: a running sum per window.
+  void reduce_all(size_t count, size_t nw, Xyzz<F>* out) {
+    fold_overflow(0, count * nw);
+    auto bucket = [&](size_t k) -> const u64* {
       return (have_[k >> 6] >> (k & 63)) & 1 ? &buckets_[k * kPt] : kZero;
     };
-    if (count < 256 || (count & (count - 1)) != 0) {
-      Xyzz<F> running = Xyzz<F>::identity(), sum = Xyzz<F>::identity();
-      for (size_t j = count; j-- > 0;) {
-        running = running.add_affine(P::to_affine(bucket(j)));
-        sum = sum.add(running);
+    if (count < 16 || (count & (count - 1)) != 0) {
+      for (size_t w = 0; w < nw; w++) {
+        Xyzz<F> running = Xyzz<F>::identity(), sum = Xyzz<F>::identity();
+        for (size_t j = count; j-- > 0;) {
+          running = running.add_affine(P::to_affine(bucket(w * count + j)));
+          sum = sum.add(running);
+        }
+        out[w] = sum;
       }
-      return sum;
+      return;
     }
     unsigned lg = 0;
     while ((size_t(1) << lg) < count) lg++;
     const unsigned sb = (lg + 1) / 2;
-    const size_t S = size_t(1) << sb, A = count >> sb;
-    std::unique_ptr<u64[]> rows(new u64[count * kPt]), cols(new u64[count * kPt]);
-    for (size_t m = 0; m < count; m++) {
-      std::memcpy(&rows[m * kPt], bucket(m), kPt * 8);
-      std::memcpy(&cols[m * kPt], bucket(m), kPt * 8);
+    const size_t S = size_t(1) << sb, A = count >> sb, total = count * nw;
+    std::unique_ptr<u64[]> rows(new u64[total * kPt]), cols(new u64[total * kPt]);
+    for (size_t k = 0; k < total; k++) {
+      std::memcpy(&rows[k * kPt], bucket(k), kPt * 8);
+      std::memcpy(&cols[k * kPt], bucket(k), kPt * 8);
     }
     u64* R = rows.get();
     u64* Cl = cols.get();
-    for (size_t h = S / 2; h >= 1; h /= 2)  // rows: fold b ≥ h onto b − h
+    for (size_t h = S / 2; h >= 1; h /= 2) {  // rows: fold b ≥ h onto b − h, every window
+      const size_t per = A * h;
+      auto at = [&](size_t i) { return (i / per) * count + ((i % per) / h) * S + i % h; };
       batch_add52(
-          A * h, [&](size_t i) { return R + ((i / h) * S + i % h) * kPt; },
-          [&](size_t i) -> const u64* { return R + ((i / h) * S + i % h + h) * kPt; }, no_neg, sc_);
-    for (size_t h = A / 2; h >= 1; h /= 2)  // columns: fold a ≥ h onto a − h
+          nw * per, [&](size_t i) { return R + at(i) * kPt; },
+          [&](size_t i) -> const u64* { return R + (at(i) + h) * kPt; }, no_neg, sc_);
+    }
+    for (size_t h = A / 2; h >= 1; h /= 2) {  // columns: fold a ≥ h onto a − h, every window
+      const size_t per = h * S;
+      auto at = [&](size_t i) { return (i / per) * count + i % per; };
       batch_add52(
-          h * S, [&](size_t i) { return Cl + i * kPt; }, [&](size_t i) -> const u64* { return Cl + (i + h * S) * kPt; },
-          no_neg, sc_);
-    Xyzz<F> running = Xyzz<F>::identity(), rsum = Xyzz<F>::identity();
-    for (size_t a = A; a-- > 1;) {
-      running = running.add_affine(P::to_affine(R + a * S * kPt));
-      rsum = rsum.add(running);
+          nw * per, [&](size_t i) { return Cl + at(i) * kPt; },
+          [&](size_t i) -> const u64* { return Cl + (at(i) + h * S) * kPt; }, no_neg, sc_);
     }
-    for (unsigned i = 0; i < sb; i++) rsum = rsum.dbl();
-    running = Xyzz<F>::identity();
-    Xyzz<F> csum = Xyzz<F>::identity();
-    for (size_t b = S; b-- > 0;) {
-      running = running.add_affine(P::to_affine(Cl + b * kPt));
-      csum = csum.add(running);
+    for (size_t w = 0; w < nw; w++) {
+      const u64* Rw = R + w * count * kPt;
+      const u64* Cw = Cl + w * count * kPt;
+      Xyzz<F> running = Xyzz<F>::identity(), rsum = Xyzz<F>::identity();
+      for (size_t a = A; a-- > 1;) {
+        running = running.add_affine(P::to_affine(Rw + a * S * kPt));
+        rsum = rsum.add(running);
+      }
+      for (unsigned i = 0; i < sb; i++) rsum = rsum.dbl();
+      running = Xyzz<F>::identity();
+      Xyzz<F> csum = Xyzz<F>::identity();
+      for (size_t b = S; b-- > 0;) {
+        running = running.add_affine(P::to_affine(Cw + b * kPt));
+        csum = csum.add(running);
+      }
+      out[w] = rsum.add(csum);
     }
-    return rsum.add(csum);
   }
 
  private:
@@ -452,7 +500,7 @@ class BucketAcc52 {
   }
 
   size_t K_, B_, Q_, words_;
-  std::unique_ptr<u64[]> buckets_;
+  HugeBuf buckets_;
   std::unique_ptr<Xyzz<F>[]> overflow_;
   std::unique_ptr<u64[]> have_, busy_, ovf_;
   std::unique_ptr<u32[]> pend_k_;
@@ -473,7 +521,7 @@ Xyzz<typename C::F> pippenger52(const u64* pts, const u32* bidx, const Scalar256
   using F = typename C::F;
   constexpr size_t kPt = Pt<C>::kPt;
   if (n == 0) return Xyzz<F>::identity();
-  const unsigned c = window ? window : msm_pick_window(n);
+  const unsigned c = window ? window : window52(n);
   const unsigned W = msm_windows(c);
   const size_t K = size_t(1) << (c - 1);
   const size_t T = tp.size();
@@ -503,7 +551,9 @@ Xyzz<typename C::F> pippenger52(const u64* pts, const u32* bidx, const Scalar256
       }
     }
     acc.finish();
-    for (size_t w = w0; w < w1; w++) partial[w * chunks + t % chunks] = acc.reduce((w - w0) * K, K);
+    std::vector<Xyzz<F>> sums(gw);
+    acc.reduce_all(K, gw, sums.data());
+    for (size_t w = w0; w < w1; w++) partial[w * chunks + t % chunks] = sums[w - w0];
   });
   Xyzz<F> r = Xyzz<F>::identity();
   for (unsigned w = W; w-- > 0;) {
@@ -542,7 +592,7 @@ Xyzz<typename C::F> pippenger52_precomputed(const u64* table, unsigned c, const 
       }
     }
     acc.finish();
-    partial[t] = acc.reduce(0, K);
+    acc.reduce_all(K, 1, &partial[t]);
   });
   Xyzz<F> r = Xyzz<F>::identity();
   for (auto& p : partial) r = r.add(p);
@@ -574,14 +624,16 @@ Xyzz<typename C::F> batch_sum52(const u64* pts, const u32* idx, size_t n, Thread
           [&](size_t j) -> const u64* { return pts + size_t(idx ? idx[i + j] : i + j) * kPt; }, no_neg, sc);
     }
     size_t len = A;
-    while (len > 1) {
+    while (len > 64) {  // halve by batched additions (one inversion each) down to 64 points
       const size_t h = len / 2, off = len - h;
       batch_add52(
           h, [&](size_t j) { return a + j * kPt; }, [&](size_t j) -> const u64* { return a + (j + off) * kPt; },
           no_neg, sc);
       len = off;
     }
-    partial[t] = Xyzz<F>::from_affine(Pt<C>::to_affine(a));
+    Xyzz<F> sum = Xyzz<F>::identity();  // the last ≤ 64 in XYZZ: cheaper than six more inversions
+    for (size_t j = 0; j < len; j++) sum = sum.add_affine(Pt<C>::to_affine(a + j * kPt));
+    partial[t] = sum;
   });
   Xyzz<F> r = Xyzz<F>::identity();
   for (auto& p : partial) r = r.add(p);
