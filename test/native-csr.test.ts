@@ -41,11 +41,12 @@ function reference(m: CsrMatrix, coeffs: bigint[], w: bigint[]): bigint[] {
   return out;
 }
 
-test('csrMatVec matches bigint (coefficients 1, −1, 0, 2 and random; empty rows)', async () => {
+test('csrMatVec matches bigint (coefficients 1, −1, 0, 2 and random × witness 0, 1, −1 and random; empty rows)', async () => {
   const coeffs = [1n, r - 1n, 0n, 2n, next(), next()];
   for (const [rows, cols, density] of [[1, 1, 1], [50, 40, 3], [5000, 3000, 4]] as const) {
     const m = randomMatrix(rows, cols, density, coeffs);
-    const w = Array.from({ length: cols }, () => next());
+    // Witness values: random, and 0, 1, r − 1 (bits skip the multiplication by other coefficients).
+    const w = Array.from({ length: cols }, (_, i) => [next(), 0n, 1n, r - 1n][i % 4]);
     const out = new Uint8Array(rows * 32).fill(0xaa);
     await be.csrMatVec(m, frVector(w), out);
     assert.deepEqual(frVectorToBigints(out), reference(m, coeffs, w), `${rows}x${cols}`);

@@ -1,6 +1,7 @@
 // Sparse matrix × vector over Fr in CSR form with a shared coefficient table:
 //   out[row] = Σ_{k ∈ rowPtr[row] .. rowPtr[row+1]} coeffs[coeffIdx[k]] · w[colIdx[k]].
-// Coefficients equal to 1 or -1 (most of an R1CS) become an addition or a subtraction.
+// Coefficients equal to 1 or -1 (most of an R1CS) become an addition or a subtraction, and so do
+// other coefficients times a witness value 0 or 1 (bits: most of a PoRep witness).
 #pragma once
 #include <string>
 #include <vector>
@@ -70,7 +71,11 @@ inline void csr_mat_vec(const CsrView& m, const Fr* w, Fr* out, ThreadPool& tp) 
         switch (cls[ci]) {
           case kOne: acc += x; break;
           case kMinusOne: acc -= x; break;
-          case kOther: acc += m.coeffs[ci] * x; break;
+          case kOther:
+            // Witnesses are mostly bits: c·0 and c·1 need no multiplication.
+            if (x.is_zero()) break;
+            acc += x == one ? m.coeffs[ci] : m.coeffs[ci] * x;
+            break;
           default: break;
         }
       }
