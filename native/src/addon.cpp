@@ -945,6 +945,11 @@ Napi::Value Alloc(const Napi::CallbackInfo& info) {
       delete b;
       throw_range(env, "alloc: out of memory (" + std::to_string(bytes) + " bytes)");
     }
+#ifdef MADV_HUGEPAGE
+    // Transparent huge pages where the kernel only gives them on request ("madvise" mode): fewer TLB
+    // misses in the MSM tables and SRS vectors (G1 MSM over a 2^16 table: 84 -> 74 ms, 2 threads).
+    if (rounded >= (size_t(4) << 20)) madvise(p, rounded, MADV_HUGEPAGE);
+#endif
     b->mem = static_cast<uint8_t*>(p);
     b->mapped = rounded;
   } else {
