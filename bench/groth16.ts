@@ -4,6 +4,7 @@
  * it up from a prepared bls12381 powers-of-tau file (phase 2, 2^16) and proves it in this process.
  * Both proofs are verified. The snarkjs zkey is cached outside the repository (it takes minutes).
  *   node dist/bench/groth16.js [--constraints 65000] [--runs 3] [--ptau FILE] [--work DIR] [--no-write]
+ *                              [--kiln-only]   (development: kiln's times and phases only)
  */
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -28,6 +29,7 @@ const runs = Number(opt('--runs', '3'));
 const ptau = opt('--ptau', path.resolve(repoRoot, '..', 'shared', 'peers', 'bls12381_pot16_final.ptau'));
 const work = opt('--work', path.join(os.homedir(), '.cache', 'kiln-bench'));
 const write = !argv.includes('--no-write');
+const kilnOnly = argv.includes('--kiln-only'); // development: skip snarkjs (no ratio, nothing written)
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -70,8 +72,10 @@ async function benchCircuit(label: string, circuit: DemoCircuit, backend: Native
     }
   }
   const tKiln = median(kilnTimes);
-  console.log(`  kiln: ${fmtMs(tKiln)} ms`);
+  const phases = last ? Object.entries(last.timings).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ') : '';
+  console.log(`  kiln: ${fmtMs(tKiln)} ms (last run: ${phases})`);
 
+  if (kilnOnly) return { label, constraints: shape.numConstraints, kiln: tKiln, snark: NaN, phases, precompute };
   // snarkjs on the same R1CS and witness
   const r1csFile = path.join(work, `demo-${digest}.r1cs`);
   const wtnsFile = path.join(work, `demo-${digest}.wtns`);
@@ -97,7 +101,6 @@ async function benchCircuit(label: string, circuit: DemoCircuit, backend: Native
   }
   const tSnark = median(snarkTimes);
   console.log(`  snarkjs: ${fmtMs(tSnark)} ms`);
-  const phases = last ? Object.entries(last.timings).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ') : '';
   return { label, constraints: shape.numConstraints, kiln: tKiln, snark: tSnark, phases, precompute };
 }
 
@@ -114,7 +117,7 @@ async function main(): Promise<void> {
     rows.map((r) => [r.label, r.constraints, fmtMs(r.kiln), fmtMs(r.snark), (r.snark / r.kiln).toFixed(1) + '×']),
   );
   console.log(table);
-  if (write)
+  if (write && !kilnOnly)
     appendResults('Groth16 prove, ~2^16 constraints (bench/groth16.ts)', table, [
       'same R1CS (iden3 .r1cs written by kiln) and witness for both; both proofs verified; domain 2^16',
       `kiln: median of ${runs} warm proofs; snarkjs: median of warm runs (groth16.prove from zkey + wtns files, all cores)`,
