@@ -21,7 +21,7 @@
 
 #include "../ec/xyzz.hpp"
 #include "../ff/fq52.hpp"
-#include "pippenger.hpp"
+#include "precomputed.hpp"
 
 namespace kiln {
 namespace m52 {
@@ -513,90 +513,39 @@ class BucketAcc52 {
   Scratch<C> sc_;
 };
 
-// Σ sc[i]·P_i over M52 points P_i = pts + (bidx ? bidx[i] : i)·kPt (the plain Pippenger of
-// msm/pippenger.hpp: window groups × point ranges).
+// Σ sc[i]·P_i over M52 points P_i = pts + (bidx ? bidx[i] : i)·kPt (the plain Pippenger's
+// schedule, pippenger_run in msm/pippenger.hpp).
 template <class C>
 Xyzz<typename C::F> pippenger52(const u64* pts, const u32* bidx, const Scalar256* sc, size_t n, ThreadPool& tp,
                                 unsigned window = 0) {
-  using F = typename C::F;
   constexpr size_t kPt = Pt<C>::kPt;
-  if (n == 0) return Xyzz<F>::identity();
-  const unsigned c = window ? window : window52(n);
-  const unsigned W = msm_windows(c);
-  const size_t K = size_t(1) << (c - 1);
-  const size_t T = tp.size();
-  const unsigned G = msm_group_windows(c);
-  size_t groups = (W + G - 1) / G;
-  if (groups < T) groups = std::min<size_t>(W, T);
-  size_t chunks = groups >= 2 * T ? 1 : (2 * T + groups - 1) / groups;
-  chunks = std::max<size_t>(1, std::min(chunks, n / 1024 + 1));
-  std::vector<Xyzz<F>> partial(size_t(W) * chunks);
-  tp.parallel_for(groups * chunks, [&](size_t t) {
-    size_t w0, w1, b, e;
-    split_range(W, groups, t / chunks, w0, w1);
-    split_range(n, chunks, t % chunks, b, e);
-    const size_t gw = w1 - w0;
-    BucketAcc52<C> acc(gw * K, batch_size52(gw * K));
-    for (size_t i = b; i < e; i++) {
-      const u64* k = sc[i].v;
-      const u64* p = pts + size_t(bidx ? bidx[i] : i) * kPt;
-      for (size_t w = w0; w < w1; w++) {
-        const int d = window_digit(k, unsigned(w * c), c);
-        if (d == 0) continue;
-        const u32 slot = u32((w - w0) * K);
+  const unsigned c = window ? window : window52(n ? n : 1);
+  return pippenger_run<Xyzz<typename C::F>>(
+      sc, n, c, tp, [](size_t buckets) { return BucketAcc52<C>(buckets, batch_size52(buckets)); },
+      [&](BucketAcc52<C>& acc, u32 slot, size_t i, int d) {
+        const u64* p = pts + size_t(bidx ? bidx[i] : i) * kPt;
         if (d > 0)
           acc.add(slot + u32(d - 1), p, false);
         else
           acc.add(slot + u32(-d - 1), p, true);
-      }
-    }
-    acc.finish();
-    std::vector<Xyzz<F>> sums(gw);
-    acc.reduce_all(K, gw, sums.data());
-    for (size_t w = w0; w < w1; w++) partial[w * chunks + t % chunks] = sums[w - w0];
-  });
-  Xyzz<F> r = Xyzz<F>::identity();
-  for (unsigned w = W; w-- > 0;) {
-    if (!r.is_identity())
-      for (unsigned j = 0; j < c; j++) r = r.dbl();
-    for (size_t ch = 0; ch < chunks; ch++) r = r.add(partial[w * chunks + ch]);
-  }
-  return r;
+      });
 }
 
 // Over a precomputed table of M52 points (row of base k at toff[i] points: 2^(c·j)·P_k, j < W):
-// one bucket set for every (point, digit) pair (msm/precomputed.hpp).
+// one bucket set for every (point, digit) pair (pippenger_precomputed_run, msm/precomputed.hpp).
 template <class C>
 Xyzz<typename C::F> pippenger52_precomputed(const u64* table, unsigned c, const u32* toff, const Scalar256* sc,
                                             size_t m, ThreadPool& tp) {
-  using F = typename C::F;
   constexpr size_t kPt = Pt<C>::kPt;
-  if (m == 0) return Xyzz<F>::identity();
-  const unsigned W = msm_windows(c);
-  const size_t K = size_t(1) << (c - 1);
-  const size_t tasks = std::max<size_t>(1, std::min<size_t>(tp.size(), m / 256));
-  std::vector<Xyzz<F>> partial(tasks);
-  tp.parallel_for(tasks, [&](size_t t) {
-    size_t b, e;
-    split_range(m, tasks, t, b, e);
-    BucketAcc52<C> acc(K, batch_size52(K));
-    for (size_t i = b; i < e; i++) {
-      const u64* k = sc[i].v;
-      const u64* row = table + size_t(toff[i]) * kPt;
-      for (unsigned w = 0; w < W; w++) {
-        const int d = window_digit(k, w * c, c);
+  return pippenger_precomputed_run<Xyzz<typename C::F>>(
+      sc, m, c, tp, [](size_t K) { return BucketAcc52<C>(K, batch_size52(K)); },
+      [&](BucketAcc52<C>& acc, size_t i, unsigned w, int d) {
+        const u64* p = table + (size_t(toff[i]) + w) * kPt;
         if (d > 0)
-          acc.add(u32(d - 1), row + w * kPt, false);
-        else if (d < 0)
-          acc.add(u32(-d - 1), row + w * kPt, true);
-      }
-    }
-    acc.finish();
-    acc.reduce_all(K, 1, &partial[t]);
-  });
-  Xyzz<F> r = Xyzz<F>::identity();
-  for (auto& p : partial) r = r.add(p);
-  return r;
+          acc.add(u32(d - 1), p, false);
+        else
+          acc.add(u32(-d - 1), p, true);
+      });
 }
 
 // Σ P_i over M52 points pts + (idx ? idx[i] : i)·kPt: per task, A accumulators filled A points per

@@ -153,6 +153,12 @@ class BucketAcc {
     return sum;
   }
 
+  // out[w] = the sum above for the buckets of window w < nw (bases w·count): the interface the
+  // shared Pippenger driver (pippenger_run) uses.
+  void reduce_all(size_t count, size_t nw, Xyzz<F>* out) {
+    for (size_t w = 0; w < nw; w++) out[w] = reduce_affine(w * count, count);
+  }
+
   // Same sum for a power-of-two count, mostly in batched affine additions: with bucket index
   // m = a·S + b (S ≈ √count), Σ (m+1)·B_m = S·Σ_a a·R_a + Σ_b (b+1)·C_b where R_a, C_b are the row
   // and column sums, each a tree of batched additions (count additions in all, ~7 multiplications
@@ -279,13 +285,14 @@ class BucketAcc {
   size_t np_ = 0, nq_ = 0;
 };
 
-// Σ sc[i]·bases[bidx[i]] for canonical scalars (any value; zero digits are skipped).
-// Tasks are (group of windows × range of points); a group's windows share one accumulator.
-template <class F>
-Xyzz<F> pippenger(const Affine<F>* bases, const u32* bidx, const Scalar256* sc, size_t n, ThreadPool& tp,
-                  unsigned window = 0) {
-  if (n == 0) return Xyzz<F>::identity();
-  const unsigned c = window ? window : msm_pick_window(n);
+// The plain Pippenger's schedule, shared by the scalar accumulators (BucketAcc here) and the
+// AVX-512 IFMA ones (msm/ifma.hpp): tasks are (group of windows × range of points), a group's
+// windows share one accumulator made by make_acc(buckets); add(acc, slot, i, d) puts point i with
+// signed digit d ≠ 0 into bucket slot + |d| − 1 (negated when d < 0); the accumulator's
+// finish() and reduce_all(K, windows, out) give each window's sum; windows combine by Horner.
+template <class X, class MakeAcc, class Add>
+X pippenger_run(const Scalar256* sc, size_t n, unsigned c, ThreadPool& tp, MakeAcc make_acc, Add add) {
+  if (n == 0) return X::identity();
   const unsigned W = msm_windows(c);
   const size_t K = size_t(1) << (c - 1);
   const size_t T = tp.size();
@@ -294,41 +301,48 @@ Xyzz<F> pippenger(const Affine<F>* bases, const u32* bidx, const Scalar256* sc, 
   if (groups < T) groups = std::min<size_t>(W, T);
   size_t chunks = groups >= 2 * T ? 1 : (2 * T + groups - 1) / groups;
   chunks = std::max<size_t>(1, std::min(chunks, n / 1024 + 1));
-  std::vector<Xyzz<F>> partial(size_t(W) * chunks);
+  std::vector<X> partial(size_t(W) * chunks);
   tp.parallel_for(groups * chunks, [&](size_t t) {
     size_t w0, w1, b, e;
     split_range(W, groups, t / chunks, w0, w1);
     split_range(n, chunks, t % chunks, b, e);
     const size_t gw = w1 - w0;
-    BucketAcc<F> acc(gw * K, msm_batch_size(gw * K));
+    auto acc = make_acc(gw * K);
     for (size_t i = b; i < e; i++) {
       const u64* k = sc[i].v;
-      const Affine<F>* p = nullptr;
-      Affine<F> neg;
       for (size_t w = w0; w < w1; w++) {
         const int d = window_digit(k, unsigned(w * c), c);
-        if (d == 0) continue;
-        if (!p) p = &bases[bidx[i]];
-        const u32 slot = u32((w - w0) * K);
-        if (d > 0) {
-          acc.add(slot + u32(d - 1), *p);
-        } else {
-          neg.x = p->x;
-          neg.y = -p->y;
-          acc.add(slot + u32(-d - 1), neg);
-        }
+        if (d != 0) add(acc, u32((w - w0) * K), i, d);
       }
     }
     acc.finish();
-    for (size_t w = w0; w < w1; w++) partial[w * chunks + t % chunks] = acc.reduce_affine((w - w0) * K, K);
+    std::vector<X> sums(gw);
+    acc.reduce_all(K, gw, sums.data());
+    for (size_t w = w0; w < w1; w++) partial[w * chunks + t % chunks] = sums[w - w0];
   });
-  Xyzz<F> r = Xyzz<F>::identity();
+  X r = X::identity();
   for (unsigned w = W; w-- > 0;) {
     if (!r.is_identity())
       for (unsigned j = 0; j < c; j++) r = r.dbl();
     for (size_t ch = 0; ch < chunks; ch++) r = r.add(partial[w * chunks + ch]);
   }
   return r;
+}
+
+// Σ sc[i]·bases[bidx[i]] for canonical scalars (any value; zero digits are skipped).
+template <class F>
+Xyzz<F> pippenger(const Affine<F>* bases, const u32* bidx, const Scalar256* sc, size_t n, ThreadPool& tp,
+                  unsigned window = 0) {
+  const unsigned c = window ? window : msm_pick_window(n ? n : 1);
+  return pippenger_run<Xyzz<F>>(
+      sc, n, c, tp, [](size_t buckets) { return BucketAcc<F>(buckets, msm_batch_size(buckets)); },
+      [&](BucketAcc<F>& acc, u32 slot, size_t i, int d) {
+        const Affine<F>& p = bases[bidx[i]];
+        if (d > 0)
+          acc.add(slot + u32(d - 1), p);
+        else
+          acc.add(slot + u32(-d - 1), Affine<F>{p.x, -p.y});
+      });
 }
 
 // Σ bases[idx[i]] (idx null: Σ bases[i]) by batched affine additions: each task adds its range

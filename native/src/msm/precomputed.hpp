@@ -81,40 +81,49 @@ void msm_precompute(const Affine<F>* bases, size_t n, unsigned c, Affine<F>* tab
   });
 }
 
+// The precomputed-table schedule, shared by the scalar and the AVX-512 IFMA accumulators
+// (msm/ifma.hpp): tasks are point ranges with one accumulator of 2^(c−1) buckets each (make_acc);
+// add(acc, i, w, d) puts window w's entry of point i's row with signed digit d ≠ 0 into bucket
+// |d| − 1 (negated when d < 0); the task sums are added.
+template <class X, class MakeAcc, class Add>
+X pippenger_precomputed_run(const Scalar256* sc, size_t m, unsigned c, ThreadPool& tp, MakeAcc make_acc, Add add) {
+  if (m == 0) return X::identity();
+  const unsigned W = msm_windows(c);
+  const size_t K = size_t(1) << (c - 1);
+  const size_t tasks = std::max<size_t>(1, std::min<size_t>(tp.size(), m / 256));
+  std::vector<X> partial(tasks);
+  tp.parallel_for(tasks, [&](size_t t) {
+    size_t b, e;
+    split_range(m, tasks, t, b, e);
+    auto acc = make_acc(K);
+    for (size_t i = b; i < e; i++) {
+      const u64* k = sc[i].v;
+      for (unsigned w = 0; w < W; w++) {
+        const int d = window_digit(k, w * c, c);
+        if (d != 0) add(acc, i, w, d);
+      }
+    }
+    acc.finish();
+    acc.reduce_all(K, 1, &partial[t]);
+  });
+  X r = X::identity();
+  for (auto& p : partial) r = r.add(p);
+  return r;
+}
+
 // Σ sc[i]·P_{k_i} where toff[i] = k_i·W is the offset of the base's row in the table.
 template <class F>
 Xyzz<F> pippenger_precomputed(const Affine<F>* table, unsigned c, const u32* toff, const Scalar256* sc, size_t m,
                               ThreadPool& tp) {
-  if (m == 0) return Xyzz<F>::identity();
-  const unsigned W = msm_windows(c);
-  const size_t K = size_t(1) << (c - 1);
-  const size_t tasks = std::max<size_t>(1, std::min<size_t>(tp.size(), m / 256));
-  std::vector<Xyzz<F>> partial(tasks);
-  tp.parallel_for(tasks, [&](size_t t) {
-    size_t b, e;
-    split_range(m, tasks, t, b, e);
-    BucketAcc<F> acc(K, msm_batch_size(K));
-    Affine<F> neg;
-    for (size_t i = b; i < e; i++) {
-      const u64* k = sc[i].v;
-      const Affine<F>* row = table + toff[i];
-      for (unsigned w = 0; w < W; w++) {
-        const int d = window_digit(k, w * c, c);
-        if (d > 0) {
-          acc.add(u32(d - 1), row[w]);
-        } else if (d < 0) {
-          neg.x = row[w].x;
-          neg.y = -row[w].y;
-          acc.add(u32(-d - 1), neg);
-        }
-      }
-    }
-    acc.finish();
-    partial[t] = acc.reduce_affine(0, K);
-  });
-  Xyzz<F> r = Xyzz<F>::identity();
-  for (auto& p : partial) r = r.add(p);
-  return r;
+  return pippenger_precomputed_run<Xyzz<F>>(
+      sc, m, c, tp, [](size_t K) { return BucketAcc<F>(K, msm_batch_size(K)); },
+      [&](BucketAcc<F>& acc, size_t i, unsigned w, int d) {
+        const Affine<F>& p = table[toff[i] + w];
+        if (d > 0)
+          acc.add(u32(d - 1), p);
+        else
+          acc.add(u32(-d - 1), Affine<F>{p.x, -p.y});
+      });
 }
 
 // Below this many non-trivial scalars (neither 0 nor 1) the plain Pippenger over the table's
