@@ -17,22 +17,22 @@
 // 64q < 2^416; sub(a, b, kq) = a + k·q − b with signed carry propagation; csub(x, kq) subtracts k·q
 // when x ≥ k·q. Callers keep stored coordinates canonical (< q) so equality is a byte compare.
 #pragma once
-#if !defined(__AVX512F__) || !defined(__AVX512IFMA__)
-#error "fq52.hpp needs -mavx512f -mavx512ifma"
-#endif
-#include <immintrin.h>
-
 #include "bls12_381.hpp"
+#include "v52.hpp"
 
 namespace kiln {
 namespace m52 {
 
-using V = __m512i;
-constexpr u64 kMask = (u64(1) << 52) - 1;
-
-struct F8 {
-  V l[8];
-};
+using v52::add_lazy;
+using v52::bc;
+using v52::blend;
+using v52::csub;
+using v52::kMask;
+using v52::norm;
+using v52::sub;
+using v52::transpose8;
+using v52::V;
+using F8 = v52::FL<8>;
 
 // 6×64 → 8×52 limbs of a canonical integer < 2^384 (scalar).
 inline void unpack52(const u64* in, u64* out) {
@@ -121,105 +121,8 @@ inline void neg64(const u64* y, u64* out) {
 
 #define KILN_V KILN_INLINE
 
-KILN_V V bc(u64 x) { return _mm512_set1_epi64((long long)x); }
-
 // x·y·2^−416 for 8 lanes (operands < 8q, limbs < 2^52); result < 2q, limbs normalised.
-KILN_V F8 mul(const F8& a, const F8& b) {
-  const V z = _mm512_setzero_si512();
-  V t[9];
-  for (int j = 0; j < 9; j++) t[j] = z;
-  const V n0 = bc(kC.n0);
-  for (int i = 0; i < 8; i++) {
-    const V bi = b.l[i];
-    for (int j = 0; j < 8; j++) t[j] = _mm512_madd52lo_epu64(t[j], a.l[j], bi);
-    for (int j = 0; j < 8; j++) t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], a.l[j], bi);
-    const V m = _mm512_madd52lo_epu64(z, t[0], n0);
-    for (int j = 0; j < 8; j++) t[j] = _mm512_madd52lo_epu64(t[j], m, bc(kC.q[j]));
-    for (int j = 0; j < 8; j++) t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], m, bc(kC.q[j]));
-    const V c = _mm512_srli_epi64(t[0], 52);
-    for (int j = 0; j < 8; j++) t[j] = t[j + 1];
-    t[0] = _mm512_add_epi64(t[0], c);
-    t[8] = z;
-  }
-  F8 r;
-  const V mask = bc(kMask);
-  V c = z;
-  for (int j = 0; j < 8; j++) {
-    const V v = _mm512_add_epi64(t[j], c);
-    c = _mm512_srli_epi64(v, 52);
-    r.l[j] = _mm512_and_si512(v, mask);
-  }
-  return r;
-}
-
-// a + k·q − b (kq = limbs of k·q), limbs of a and b < 2^53; result normalised (non-negative when
-// a + k·q ≥ b).
-KILN_V F8 sub(const F8& a, const F8& b, const u64* kq) {
-  const V mask = bc(kMask);
-  F8 r;
-  V c = _mm512_setzero_si512();
-  for (int j = 0; j < 8; j++) {
-    const V v = _mm512_add_epi64(_mm512_sub_epi64(_mm512_add_epi64(a.l[j], bc(kq[j])), b.l[j]), c);
-    c = _mm512_srai_epi64(v, 52);
-    r.l[j] = _mm512_and_si512(v, mask);
-  }
-  return r;
-}
-
-// Limb-wise a + b, not normalised (limbs < 2^53): an operand for sub's b.
-KILN_V F8 add_lazy(const F8& a, const F8& b) {
-  F8 r;
-  for (int j = 0; j < 8; j++) r.l[j] = _mm512_add_epi64(a.l[j], b.l[j]);
-  return r;
-}
-
-// x − k·q where x ≥ k·q, else x (x normalised).
-KILN_V F8 csub(const F8& x, const u64* kq) {
-  const V mask = bc(kMask);
-  F8 t;
-  V c = _mm512_setzero_si512();
-  for (int j = 0; j < 8; j++) {
-    const V v = _mm512_add_epi64(_mm512_sub_epi64(x.l[j], bc(kq[j])), c);
-    c = _mm512_srai_epi64(v, 52);
-    t.l[j] = _mm512_and_si512(v, mask);
-  }
-  const __mmask8 keep = _mm512_cmplt_epi64_mask(c, _mm512_setzero_si512());
-  F8 r;
-  for (int j = 0; j < 8; j++) r.l[j] = _mm512_mask_blend_epi64(keep, t.l[j], x.l[j]);
-  return r;
-}
-
-// Where mask bit L is set, lane L of b, else of a.
-KILN_V F8 blend(__mmask8 m, const F8& a, const F8& b) {
-  F8 r;
-  for (int j = 0; j < 8; j++) r.l[j] = _mm512_mask_blend_epi64(m, a.l[j], b.l[j]);
-  return r;
-}
-
-// In-place transpose of an 8×8 matrix of u64 held in eight registers.
-KILN_V void transpose8(V* r) {
-  V t[8], u[8];
-  for (int i = 0; i < 4; i++) {
-    t[2 * i] = _mm512_unpacklo_epi64(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_epi64(r[2 * i], r[2 * i + 1]);
-  }
-  // t0 = (r0[0] r1[0] | r0[2] r1[2] | r0[4] r1[4] | r0[6] r1[6]), t1 the odd columns; same for t2…t7.
-  for (int h = 0; h < 2; h++) {
-    const int b = 4 * h;
-    u[b + 0] = _mm512_shuffle_i64x2(t[b + 0], t[b + 2], 0x88);  // cols 0,4 of rows b..b+3
-    u[b + 1] = _mm512_shuffle_i64x2(t[b + 0], t[b + 2], 0xdd);  // cols 2,6
-    u[b + 2] = _mm512_shuffle_i64x2(t[b + 1], t[b + 3], 0x88);  // cols 1,5
-    u[b + 3] = _mm512_shuffle_i64x2(t[b + 1], t[b + 3], 0xdd);  // cols 3,7
-  }
-  r[0] = _mm512_shuffle_i64x2(u[0], u[4], 0x88);
-  r[4] = _mm512_shuffle_i64x2(u[0], u[4], 0xdd);
-  r[2] = _mm512_shuffle_i64x2(u[1], u[5], 0x88);
-  r[6] = _mm512_shuffle_i64x2(u[1], u[5], 0xdd);
-  r[1] = _mm512_shuffle_i64x2(u[2], u[6], 0x88);
-  r[5] = _mm512_shuffle_i64x2(u[2], u[6], 0xdd);
-  r[3] = _mm512_shuffle_i64x2(u[3], u[7], 0x88);
-  r[7] = _mm512_shuffle_i64x2(u[3], u[7], 0xdd);
-}
+KILN_V F8 mul(const F8& a, const F8& b) { return v52::mont_mul<8>(a, b, kC.q, kC.n0); }
 
 // Eight 6-limb packed coordinates (rows p[L] + off) → F8.
 KILN_V F8 load(const u64* const* p, unsigned off) {
@@ -250,24 +153,7 @@ KILN_V void store(const F8& f, u64* const* p, unsigned off) {
   for (int L = 0; L < 8; L++) _mm512_mask_storeu_epi64(p[L] + off, 0x3f, r[L]);
 }
 
-KILN_V F8 broadcast(const u64* limbs) {
-  F8 f;
-  for (int j = 0; j < 8; j++) f.l[j] = bc(limbs[j]);
-  return f;
-}
-
-// Carry propagation of non-negative limbs (< 2^63).
-KILN_V F8 norm(const F8& a) {
-  const V mask = bc(kMask);
-  F8 r;
-  V c = _mm512_setzero_si512();
-  for (int j = 0; j < 8; j++) {
-    const V v = _mm512_add_epi64(a.l[j], c);
-    c = _mm512_srli_epi64(v, 52);
-    r.l[j] = _mm512_and_si512(v, mask);
-  }
-  return r;
-}
+KILN_V F8 broadcast(const u64* limbs) { return v52::broadcast<8>(limbs); }
 
 // Fq2 = Fq[u]/(u² + 1), eight lanes: c0 and c1 as two F8. Same contract as F8 per component:
 // mul takes components < 4q (normalised) and returns components < 2q (Karatsuba: three F8

@@ -14,22 +14,18 @@
 // Bounds (r < 2^255, 2^260 > 35r): mul returns < r + x·y/2^260, so < 2r whenever x·y < r·2^260,
 // e.g. any x (< 2^260) times a canonical y (< r). add / sub_kr / csub keep limbs normalised.
 #pragma once
-#if !defined(__AVX512F__) || !defined(__AVX512IFMA__)
-#error "fr52.hpp needs -mavx512f -mavx512ifma"
-#endif
-#include <immintrin.h>
-
 #include "bls12_381.hpp"
+#include "v52.hpp"
 
 namespace kiln {
 namespace r52 {
 
-using V = __m512i;
-constexpr u64 kMask = (u64(1) << 52) - 1;
-
-struct F5 {
-  V l[5];
-};
+using v52::bc;
+using v52::csub;
+using v52::kMask;
+using v52::transpose8;
+using v52::V;
+using F5 = v52::FL<5>;
 
 // 4×64 → 5×52 limbs of an integer < 2^256 (scalar).
 inline void unpack52(const u64* in, u64* out) {
@@ -71,13 +67,7 @@ inline void to_r52(const Fr& x, u64* out) {
 
 #define KILN_V5 KILN_INLINE
 
-KILN_V5 V bc(u64 x) { return _mm512_set1_epi64((long long)x); }
-
-KILN_V5 F5 broadcast(const u64* limbs) {
-  F5 f;
-  for (int j = 0; j < 5; j++) f.l[j] = bc(limbs[j]);
-  return f;
-}
+KILN_V5 F5 broadcast(const u64* limbs) { return v52::broadcast<5>(limbs); }
 
 // Lane-wise limbs: lanes[L][j] = limb j of lane L.
 inline F5 from_lanes(const u64 (*lanes)[5]) {
@@ -99,86 +89,15 @@ KILN_V5 void st(V* p, const F5& f) {
 }
 
 // x·y·2^−260 for 8 lanes (limbs < 2^52); result < r + x·y/2^260, limbs normalised.
-KILN_V5 F5 mul(const F5& a, const F5& b) {
-  const V z = _mm512_setzero_si512();
-  V t[6];
-  for (int j = 0; j < 6; j++) t[j] = z;
-  const V n0 = bc(kC.n0);
-#pragma GCC unroll 5
-  for (int i = 0; i < 5; i++) {
-    const V bi = b.l[i];
-#pragma GCC unroll 5
-    for (int j = 0; j < 5; j++) t[j] = _mm512_madd52lo_epu64(t[j], a.l[j], bi);
-#pragma GCC unroll 5
-    for (int j = 0; j < 5; j++) t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], a.l[j], bi);
-    const V m = _mm512_madd52lo_epu64(z, t[0], n0);
-#pragma GCC unroll 5
-    for (int j = 0; j < 5; j++) t[j] = _mm512_madd52lo_epu64(t[j], m, bc(kC.r[j]));
-#pragma GCC unroll 5
-    for (int j = 0; j < 5; j++) t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], m, bc(kC.r[j]));
-    const V c = _mm512_srli_epi64(t[0], 52);
-#pragma GCC unroll 5
-    for (int j = 0; j < 5; j++) t[j] = t[j + 1];
-    t[0] = _mm512_add_epi64(t[0], c);
-    t[5] = z;
-  }
-  F5 r;
-  const V mask = bc(kMask);
-  V c = z;
-#pragma GCC unroll 5
-  for (int j = 0; j < 5; j++) {
-    const V v = _mm512_add_epi64(t[j], c);
-    c = _mm512_srli_epi64(v, 52);
-    r.l[j] = _mm512_and_si512(v, mask);
-  }
-  return r;
-}
+KILN_V5 F5 mul(const F5& a, const F5& b) { return v52::mont_mul<5>(a, b, kC.r, kC.n0); }
 
 // a + b (normalised inputs, sum < 2^260); result normalised.
-KILN_V5 F5 add(const F5& a, const F5& b) {
-  const V mask = bc(kMask);
-  F5 r;
-  V c = _mm512_setzero_si512();
-#pragma GCC unroll 5
-  for (int j = 0; j < 5; j++) {
-    const V v = _mm512_add_epi64(_mm512_add_epi64(a.l[j], b.l[j]), c);
-    c = _mm512_srli_epi64(v, 52);
-    r.l[j] = _mm512_and_si512(v, mask);
-  }
-  return r;
-}
+KILN_V5 F5 add(const F5& a, const F5& b) { return v52::add(a, b); }
 
 // a + k·r − b (kr = limbs of k·r), requires a + k·r ≥ b and < 2^260; result normalised.
-KILN_V5 F5 sub_kr(const F5& a, const F5& b, const u64* kr) {
-  const V mask = bc(kMask);
-  F5 r;
-  V c = _mm512_setzero_si512();
-#pragma GCC unroll 5
-  for (int j = 0; j < 5; j++) {
-    const V v = _mm512_add_epi64(_mm512_sub_epi64(_mm512_add_epi64(a.l[j], bc(kr[j])), b.l[j]), c);
-    c = _mm512_srai_epi64(v, 52);
-    r.l[j] = _mm512_and_si512(v, mask);
-  }
-  return r;
-}
+KILN_V5 F5 sub_kr(const F5& a, const F5& b, const u64* kr) { return v52::sub(a, b, kr); }
 
-// x − k·r where x ≥ k·r, else x (x normalised).
-KILN_V5 F5 csub(const F5& x, const u64* kr) {
-  const V mask = bc(kMask);
-  F5 t;
-  V c = _mm512_setzero_si512();
-#pragma GCC unroll 5
-  for (int j = 0; j < 5; j++) {
-    const V v = _mm512_add_epi64(_mm512_sub_epi64(x.l[j], bc(kr[j])), c);
-    c = _mm512_srai_epi64(v, 52);
-    t.l[j] = _mm512_and_si512(v, mask);
-  }
-  const __mmask8 keep = _mm512_cmplt_epi64_mask(c, _mm512_setzero_si512());
-  F5 r;
-#pragma GCC unroll 5
-  for (int j = 0; j < 5; j++) r.l[j] = _mm512_mask_blend_epi64(keep, t.l[j], x.l[j]);
-  return r;
-}
+// x − k·r where x ≥ k·r, else x (x normalised): v52::csub.
 
 // Four limb-major u64 vectors (limb k of 8 lanes, value < 2^256) → F5.
 KILN_V5 F5 from64(const V* r) {
@@ -252,30 +171,6 @@ KILN_V5 void store8(const F5& f, u64* p) {
   to64(f, L);
   soa_to_aos(L, R);
   for (int k = 0; k < 4; k++) _mm512_storeu_si512((void*)(p + 8 * k), R[k]);
-}
-
-// In-place transpose of an 8×8 matrix of u64 held in eight registers.
-KILN_V5 void transpose8(V* r) {
-  V t[8], u[8];
-  for (int i = 0; i < 4; i++) {
-    t[2 * i] = _mm512_unpacklo_epi64(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_epi64(r[2 * i], r[2 * i + 1]);
-  }
-  for (int h = 0; h < 2; h++) {
-    const int b = 4 * h;
-    u[b + 0] = _mm512_shuffle_i64x2(t[b + 0], t[b + 2], 0x88);
-    u[b + 1] = _mm512_shuffle_i64x2(t[b + 0], t[b + 2], 0xdd);
-    u[b + 2] = _mm512_shuffle_i64x2(t[b + 1], t[b + 3], 0x88);
-    u[b + 3] = _mm512_shuffle_i64x2(t[b + 1], t[b + 3], 0xdd);
-  }
-  r[0] = _mm512_shuffle_i64x2(u[0], u[4], 0x88);
-  r[4] = _mm512_shuffle_i64x2(u[0], u[4], 0xdd);
-  r[2] = _mm512_shuffle_i64x2(u[1], u[5], 0x88);
-  r[6] = _mm512_shuffle_i64x2(u[1], u[5], 0xdd);
-  r[1] = _mm512_shuffle_i64x2(u[2], u[6], 0x88);
-  r[5] = _mm512_shuffle_i64x2(u[2], u[6], 0xdd);
-  r[3] = _mm512_shuffle_i64x2(u[3], u[7], 0x88);
-  r[7] = _mm512_shuffle_i64x2(u[3], u[7], 0xdd);
 }
 
 }  // namespace r52
