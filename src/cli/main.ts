@@ -65,7 +65,7 @@ program
     const cpu = selectBackend('native').capabilities();
     const gpu = cudaCapabilities();
     const chosen = selectBackend('auto', { warn: () => {} }).name;
-    console.log(JSON.stringify({ auto: chosen, cpu: { backend: cpu.backend, threads: cpu.threads }, cuda: gpu }, null, 2));
+    console.log(JSON.stringify({ auto: chosen, cpu: { backend: cpu.backend, threads: cpu.threads, features: cpu.cpuFeatures ?? [] }, cuda: gpu }, null, 2));
   });
 
 program
