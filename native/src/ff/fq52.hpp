@@ -1,6 +1,6 @@
 // Fq arithmetic for 8 independent elements at once with AVX-512 IFMA (vpmadd52luq/vpmadd52huq):
-// the G1 side of the CPU MSM (msm/g1_ifma.hpp). Compiled only into the translation unit built with
-// the IFMA flags (kernels_g1_ifma.cpp); the rest of the addon never sees these types.
+// the G1 and G2 MSMs (msm/ifma.hpp). Compiled only into the translation unit built with
+// the IFMA flags (kernels_ifma.cpp); the rest of the addon never sees these types.
 //
 // Representation ("M52"):
 //  * an element a is held as the canonical integer a·2^416 mod q (Montgomery form for R = 2^416,
