@@ -17,42 +17,39 @@ constexpr size_t kSlice = size_t(1) << 22;
 template <class C>
 using A = Affine<typename C::F>;
 
-template <class C>
-Xyzz<typename C::F> sum_ones(const A<C>* bases, const u32* idx, size_t n, std::vector<u64>& buf) {
+// f(points, b, m) over the M52 forms of bases[idx[b .. b+m)] (idx null: bases[b .. b+m)), converted
+// slice by slice into one buffer (not zero-filled: every word is written); the results are added.
+template <class C, class Fn>
+Xyzz<typename C::F> over_slices(const A<C>* bases, const u32* idx, size_t n, Fn f) {
+  constexpr size_t kPt = m52::Pt<C>::kPt;
   Xyzz<typename C::F> r = Xyzz<typename C::F>::identity();
+  if (n == 0) return r;
+  std::unique_ptr<u64[]> buf(new u64[std::min(kSlice, n) * kPt]);
   for (size_t b = 0; b < n; b += kSlice) {
     const size_t m = std::min(kSlice, n - b);
-    buf.resize(m * m52::Pt<C>::kPt);
-    m52::convert_bases<C>(bases, idx + b, m, buf.data(), pool());
-    r = r.add(m52::batch_sum52<C>(buf.data(), nullptr, m, pool()));
+    m52::convert_bases<C>(idx ? bases : bases + b, idx ? idx + b : nullptr, m, buf.get(), pool());
+    r = r.add(f(buf.get(), b, m));
   }
   return r;
 }
 
 template <class C>
+Xyzz<typename C::F> sum_ones(const A<C>* bases, const u32* idx, size_t n) {
+  return over_slices<C>(bases, idx, n, [](const u64* pts, size_t, size_t m) {
+    return m52::batch_sum52<C>(pts, nullptr, m, pool());
+  });
+}
+
+template <class C>
 A<C> msm_ifma(const A<C>* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm) {
-  using F = typename C::F;
-  auto t0 = std::chrono::steady_clock::now();
-  MsmClassified cl = msm_classify<F>(bases, 1, nb, scalars, sidx, pool());
-  tm.classify = ms_since(t0);
-  tm.ones = cl.ones.size();
-  tm.others = cl.other.size();
-  std::vector<u64> buf;
-  auto t1 = std::chrono::steady_clock::now();
-  const Xyzz<F> s1 = sum_ones<C>(bases, cl.ones.data(), cl.ones.size(), buf);
-  tm.batch_add = ms_since(t1);
-  auto t2 = std::chrono::steady_clock::now();
-  Xyzz<F> s2 = Xyzz<F>::identity();
-  const size_t n = cl.other.size();
-  for (size_t b = 0; b < n; b += kSlice) {
-    const size_t m = std::min(kSlice, n - b);
-    buf.resize(m * m52::Pt<C>::kPt);
-    m52::convert_bases<C>(bases, cl.other.data() + b, m, buf.data(), pool());
-    s2 = s2.add(m52::pippenger52<C>(buf.data(), nullptr, cl.sc.data() + b, m, pool()));
-  }
-  const A<C> r = s1.add(s2).to_affine();
-  tm.msm = ms_since(t2);
-  return r;
+  return msm_query<typename C::F>(
+      bases, 1, nb, scalars, sidx, pool(), tm,
+      [&](const MsmClassified& cl) { return sum_ones<C>(bases, cl.ones.data(), cl.ones.size()); },
+      [&](const MsmClassified& cl) {
+        return over_slices<C>(bases, cl.other.data(), cl.other.size(), [&](const u64* pts, size_t b, size_t m) {
+          return m52::pippenger52<C>(pts, nullptr, cl.sc.data() + b, m, pool());
+        });
+      });
 }
 
 template <class C>
@@ -65,40 +62,21 @@ void precompute_ifma(const A<C>* bases, size_t n, unsigned c, A<C>* table) {
 template <class C>
 A<C> msm_precomputed_ifma(const A<C>* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
                           MsmTimings& tm) {
-  using F = typename C::F;
-  const unsigned W = msm_windows(c);
   const u64* t = reinterpret_cast<const u64*>(table);
-  auto t0 = std::chrono::steady_clock::now();
-  MsmClassified cl = msm_classify<F>(table, W, nb, scalars, sidx, pool());
-  tm.classify = ms_since(t0);
-  tm.ones = cl.ones.size();
-  tm.others = cl.other.size();
-  auto t1 = std::chrono::steady_clock::now();
-  const Xyzz<F> s1 = m52::batch_sum52<C>(t, cl.ones.data(), cl.ones.size(), pool());
-  tm.batch_add = ms_since(t1);
-  auto t2 = std::chrono::steady_clock::now();
-  Xyzz<F> s2;
-  if (msm_precomputed_pays(cl.other.size(), c, pool().size())) {
-    s2 = m52::pippenger52_precomputed<C>(t, c, cl.other.data(), cl.sc.data(), cl.other.size(), pool());
-    tm.precomputed = true;
-  } else {
-    s2 = m52::pippenger52<C>(t, cl.other.data(), cl.sc.data(), cl.other.size(), pool());
-  }
-  const A<C> r = s1.add(s2).to_affine();
-  tm.msm = ms_since(t2);
-  return r;
+  return msm_query<typename C::F>(
+      table, msm_windows(c), nb, scalars, sidx, pool(), tm,
+      [&](const MsmClassified& cl) { return m52::batch_sum52<C>(t, cl.ones.data(), cl.ones.size(), pool()); },
+      [&](const MsmClassified& cl) {
+        tm.precomputed = msm_precomputed_pays(cl.other.size(), c, pool().size());
+        return tm.precomputed
+                   ? m52::pippenger52_precomputed<C>(t, c, cl.other.data(), cl.sc.data(), cl.other.size(), pool())
+                   : m52::pippenger52<C>(t, cl.other.data(), cl.sc.data(), cl.other.size(), pool());
+      });
 }
 
 template <class C>
 A<C> batch_add_ifma(const A<C>* bases, const u32* idx, size_t n) {
-  std::vector<u32> all;
-  if (!idx) {
-    all.resize(n);
-    for (size_t i = 0; i < n; i++) all[i] = u32(i);
-    idx = all.data();
-  }
-  std::vector<u64> buf;
-  return sum_ones<C>(bases, idx, n, buf).to_affine();
+  return sum_ones<C>(bases, idx, n).to_affine();
 }
 
 }  // namespace

@@ -439,26 +439,37 @@ MsmClassified msm_classify(const Affine<F>* bases, size_t stride, size_t nb, con
   return r;
 }
 
+// The shape of every query MSM (scalar and IFMA paths, plain and over a table): classify the
+// scalars of bases[k·stride] (identity bases and zero scalars dropped), sum the bases whose scalar
+// is one with ones(cl), the rest with others(cl) (both return Xyzz<F>), and record the timings.
+template <class F, class Ones, class Others>
+Affine<F> msm_query(const Affine<F>* bases, size_t stride, size_t nb, const Fr* scalars, const u32* sidx,
+                    ThreadPool& tp, MsmTimings& tm, Ones ones, Others others) {
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  const MsmClassified cl = msm_classify<F>(bases, stride, nb, scalars, sidx, tp);
+  tm.classify = ms_since(t0);
+  tm.ones = cl.ones.size();
+  tm.others = cl.other.size();
+  auto t1 = clock::now();
+  const Xyzz<F> s1 = ones(cl);
+  tm.batch_add = ms_since(t1);
+  auto t2 = clock::now();
+  const Affine<F> r = s1.add(others(cl)).to_affine();
+  tm.msm = ms_since(t2);
+  return r;
+}
+
 // The full query MSM: Σ scalars[sidx ? sidx[k] : k] · bases[k] over k < nb, scalars in Montgomery
 // form. Zero scalars and identity bases are skipped, scalars equal to one are batch-added.
 // Indices must have been validated (< ns) by the caller.
 template <class F>
 Affine<F> msm(const Affine<F>* bases, size_t nb, const Fr* scalars, const u32* sidx, ThreadPool& tp,
               MsmTimings& tm) {
-  using clock = std::chrono::steady_clock;
-  auto t0 = clock::now();
-  MsmClassified cl = msm_classify<F>(bases, 1, nb, scalars, sidx, tp);
-  tm.classify = ms_since(t0);
-  tm.ones = cl.ones.size();
-  tm.others = cl.other.size();
-  auto t1 = clock::now();
-  const Xyzz<F> s1 = batch_sum<F>(bases, cl.ones.data(), cl.ones.size(), tp);
-  tm.batch_add = ms_since(t1);
-  auto t2 = clock::now();
-  const Xyzz<F> s2 = pippenger<F>(bases, cl.other.data(), cl.sc.data(), cl.other.size(), tp);
-  const Affine<F> r = s1.add(s2).to_affine();
-  tm.msm = ms_since(t2);
-  return r;
+  return msm_query<F>(
+      bases, 1, nb, scalars, sidx, tp, tm,
+      [&](const MsmClassified& cl) { return batch_sum<F>(bases, cl.ones.data(), cl.ones.size(), tp); },
+      [&](const MsmClassified& cl) { return pippenger<F>(bases, cl.other.data(), cl.sc.data(), cl.other.size(), tp); });
 }
 
 }  // namespace kiln

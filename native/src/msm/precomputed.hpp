@@ -142,27 +142,14 @@ inline bool msm_precomputed_pays(size_t m, unsigned c, size_t threads) {
 template <class F>
 Affine<F> msm_precomputed(const Affine<F>* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
                           ThreadPool& tp, MsmTimings& tm) {
-  using clock = std::chrono::steady_clock;
-  const unsigned W = msm_windows(c);
-  auto t0 = clock::now();
-  MsmClassified cl = msm_classify<F>(table, W, nb, scalars, sidx, tp);
-  tm.classify = ms_since(t0);
-  tm.ones = cl.ones.size();
-  tm.others = cl.other.size();
-  auto t1 = clock::now();
-  const Xyzz<F> s1 = batch_sum<F>(table, cl.ones.data(), cl.ones.size(), tp);
-  tm.batch_add = ms_since(t1);
-  auto t2 = clock::now();
-  Xyzz<F> s2;
-  if (msm_precomputed_pays(cl.other.size(), c, tp.size())) {
-    s2 = pippenger_precomputed<F>(table, c, cl.other.data(), cl.sc.data(), cl.other.size(), tp);
-    tm.precomputed = true;
-  } else {
-    s2 = pippenger<F>(table, cl.other.data(), cl.sc.data(), cl.other.size(), tp);
-  }
-  const Affine<F> r = s1.add(s2).to_affine();
-  tm.msm = ms_since(t2);
-  return r;
+  return msm_query<F>(
+      table, msm_windows(c), nb, scalars, sidx, tp, tm,
+      [&](const MsmClassified& cl) { return batch_sum<F>(table, cl.ones.data(), cl.ones.size(), tp); },
+      [&](const MsmClassified& cl) {
+        tm.precomputed = msm_precomputed_pays(cl.other.size(), c, tp.size());
+        return tm.precomputed ? pippenger_precomputed<F>(table, c, cl.other.data(), cl.sc.data(), cl.other.size(), tp)
+                              : pippenger<F>(table, cl.other.data(), cl.sc.data(), cl.other.size(), tp);
+      });
 }
 
 }  // namespace kiln
