@@ -51,6 +51,24 @@ inline void fill_powers(Fr* out, size_t n, const Fr& start, const Fr& step, Thre
   });
 }
 
+// A stage's butterflies (or radix-4 quads) split over `tasks` pool tasks: units 0 … count−1 come in
+// groups of h; each task walks its range as runs within a group: fn(g, j0, j1) for group g, units
+// j0 … j1−1 of it.
+template <class Fn>
+void for_stage_runs(ThreadPool& tp, size_t count, size_t tasks, size_t h, Fn fn) {
+  tp.parallel_for(tasks, [&](size_t t) {
+    size_t b, e;
+    split_range(count, tasks, t, b, e);
+    size_t q = b;
+    while (q < e) {
+      const size_t g = q / h, j0 = q % h;
+      const size_t j1 = std::min(h, j0 + (e - q));
+      fn(g, j0, j1);
+      q += j1 - j0;
+    }
+  });
+}
+
 class NttPlan {
  public:
   NttPlan(unsigned log_n, ThreadPool& tp) : log_n_(log_n), n_(size_t(1) << log_n) {
@@ -97,39 +115,31 @@ class NttPlan {
     for (size_t h = block; h < n_; h <<= 1) {
       const size_t half = n_ / 2;
       const size_t tasks = std::min<size_t>(4 * T, std::max<size_t>(1, half >> 11));
-      tp.parallel_for(tasks, [&](size_t t) {
-        size_t b, e;
-        split_range(half, tasks, t, b, e);
-        // butterfly index q → group q / h, offset q % h
-        size_t q = b;
-        while (q < e) {
-          const size_t g = q / h, j0 = q % h;
-          const size_t j1 = std::min(h, j0 + (e - q));
-          Fr* x = a + g * 2 * h;
-          const Fr* w = tw + h;
-          if (inverse) {
-            size_t j = j0;
-            if (j == 0) {
-              const Fr u = x[0], v = x[h];
-              x[0] = u + v;
-              x[h] = u - v;
-              j = 1;
-            }
-            for (; j < j1; j++) {
-              const Fr v = x[j + h] * w[h - j];  // = -(x[j+h]·ω^-j)
-              const Fr u = x[j];
-              x[j] = u - v;
-              x[j + h] = u + v;
-            }
-          } else {
-            for (size_t j = j0; j < j1; j++) {
-              const Fr v = x[j + h] * w[j];
-              const Fr u = x[j];
-              x[j] = u + v;
-              x[j + h] = u - v;
-            }
+      // butterfly index q → group q / h, offset q % h
+      for_stage_runs(tp, half, tasks, h, [&](size_t g, size_t j0, size_t j1) {
+        Fr* x = a + g * 2 * h;
+        const Fr* w = tw + h;
+        if (inverse) {
+          size_t j = j0;
+          if (j == 0) {
+            const Fr u = x[0], v = x[h];
+            x[0] = u + v;
+            x[h] = u - v;
+            j = 1;
           }
-          q += j1 - j0;
+          for (; j < j1; j++) {
+            const Fr v = x[j + h] * w[h - j];  // = -(x[j+h]·ω^-j)
+            const Fr u = x[j];
+            x[j] = u - v;
+            x[j + h] = u + v;
+          }
+        } else {
+          for (size_t j = j0; j < j1; j++) {
+            const Fr v = x[j + h] * w[j];
+            const Fr u = x[j];
+            x[j] = u + v;
+            x[j + h] = u - v;
+          }
         }
       });
     }

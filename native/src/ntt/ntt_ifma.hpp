@@ -330,20 +330,12 @@ inline void transform(const Fr* src, V* S, const Tables& T, ThreadPool& tp) {
   if (hv < n / 8 && ((log_n - ctz_size(block)) & 1)) {
     const size_t half = n / 16;  // vector butterflies
     const size_t tasks = std::min<size_t>(4 * T_, std::max<size_t>(1, half >> 8));
-    tp.parallel_for(tasks, [&](size_t t) {
-      size_t b, e;
-      split_range(half, tasks, t, b, e);
-      size_t q = b;
-      while (q < e) {
-        const size_t g = q / hv, j0 = q % hv;
-        const size_t j1 = std::min(hv, j0 + (e - q));
-        V* u = S + 5 * (g * 2 * hv);
-        if (sch.reduce[s0])
-          for (size_t jj = j0; jj < j1; jj++) bf_mem<true>(u + 5 * jj, u + 5 * (hv + jj), tw + 5 * (hv + jj));
-        else
-          for (size_t jj = j0; jj < j1; jj++) bf_mem<false>(u + 5 * jj, u + 5 * (hv + jj), tw + 5 * (hv + jj));
-        q += j1 - j0;
-      }
+    for_stage_runs(tp, half, tasks, hv, [&](size_t g, size_t j0, size_t j1) {
+      V* u = S + 5 * (g * 2 * hv);
+      if (sch.reduce[s0])
+        for (size_t jj = j0; jj < j1; jj++) bf_mem<true>(u + 5 * jj, u + 5 * (hv + jj), tw + 5 * (hv + jj));
+      else
+        for (size_t jj = j0; jj < j1; jj++) bf_mem<false>(u + 5 * jj, u + 5 * (hv + jj), tw + 5 * (hv + jj));
     });
     hv <<= 1;
     s0++;
@@ -352,23 +344,15 @@ inline void transform(const Fr* src, V* S, const Tables& T, ThreadPool& tp) {
     const int mode = int(sch.reduce[s0]) | (int(sch.reduce[s0 + 1]) << 1);
     const size_t quads = n / 32;  // 4 vectors, 4 vector butterflies each
     const size_t tasks = std::min<size_t>(4 * T_, std::max<size_t>(1, quads >> 7));
-    tp.parallel_for(tasks, [&](size_t t) {
-      size_t b, e;
-      split_range(quads, tasks, t, b, e);
-      size_t q = b;
-      while (q < e) {
-        const size_t g = q / hv, j0 = q % hv;
-        const size_t j1 = std::min(hv, j0 + (e - q));
-        V* x = S + 5 * (g * 4 * hv);
-        const V* w1 = tw + 5 * hv;
-        const V* w2 = tw + 5 * (2 * hv);
-        switch (mode) {
-          case 0: radix4<false, false>(x, w1, w2, hv, j0, j1); break;
-          case 1: radix4<true, false>(x, w1, w2, hv, j0, j1); break;
-          case 2: radix4<false, true>(x, w1, w2, hv, j0, j1); break;
-          default: radix4<true, true>(x, w1, w2, hv, j0, j1); break;
-        }
-        q += j1 - j0;
+    for_stage_runs(tp, quads, tasks, hv, [&](size_t g, size_t j0, size_t j1) {
+      V* x = S + 5 * (g * 4 * hv);
+      const V* w1 = tw + 5 * hv;
+      const V* w2 = tw + 5 * (2 * hv);
+      switch (mode) {
+        case 0: radix4<false, false>(x, w1, w2, hv, j0, j1); break;
+        case 1: radix4<true, false>(x, w1, w2, hv, j0, j1); break;
+        case 2: radix4<false, true>(x, w1, w2, hv, j0, j1); break;
+        default: radix4<true, true>(x, w1, w2, hv, j0, j1); break;
       }
     });
   }
