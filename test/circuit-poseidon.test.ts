@@ -10,8 +10,8 @@ import { TestConstraintSystem } from '../src/r1cs/test.js';
 import { CountingSystem } from '../src/r1cs/counter.js';
 import { ShapeRecorder } from '../src/r1cs/shape.js';
 import { FR_MODULUS } from '../src/field/layout.js';
-import { AllocatedNum } from '../src/filecoin/gadgets/num.js';
-import { SynthesisError } from '../src/filecoin/gadgets/errors.js';
+import { AllocatedNum } from '../src/gadgets/num.js';
+import { SynthesisError } from '../src/gadgets/errors.js';
 import { poseidonHash } from '../src/filecoin/hash/poseidon.js';
 import { poseidonCircuitConstraintCount, poseidonHashCircuit } from '../src/filecoin/circuit/poseidon.js';
 

@@ -14,7 +14,7 @@ import {
   SynthesisError,
   fieldIntoAllocatedBitsLe,
   u64IntoBooleanVecLe,
-} from '../src/filecoin/gadgets/index.js';
+} from '../src/gadgets/index.js';
 
 const B = [false, true];
 

@@ -23,7 +23,7 @@ import {
   packIntoInputs,
   sha256,
   SynthesisError,
-} from '../src/filecoin/gadgets/index.js';
+} from '../src/gadgets/index.js';
 
 const need = <T>(v: T | undefined): T => {
   if (v === undefined) throw new SynthesisError('AssignmentMissing');

@@ -19,7 +19,7 @@ import {
   computeMultipacking,
   packBits,
   packIntoInputs,
-} from '../src/filecoin/gadgets/index.js';
+} from '../src/gadgets/index.js';
 
 const r = FR_MODULUS;
 

@@ -23,7 +23,7 @@ import {
   sha256BlockNoPadding,
   sha256CompressionFunction,
   sha256Iv,
-} from '../src/filecoin/gadgets/index.js';
+} from '../src/gadgets/index.js';
 
 function xorshift(seed: number): () => number {
   let s = seed >>> 0 || 1;

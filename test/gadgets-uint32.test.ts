@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { TestConstraintSystem } from '../src/r1cs/test.js';
 import { CountingSystem } from '../src/r1cs/counter.js';
 import { LinearCombination, ONE } from '../src/r1cs/cs.js';
-import { Boolean, MultiEq, UInt32, UInt64, computeMultipacking, withMultiEq } from '../src/filecoin/gadgets/index.js';
+import { Boolean, MultiEq, UInt32, UInt64, computeMultipacking, withMultiEq } from '../src/gadgets/index.js';
 
 function xorshift(seed: number): () => number {
   let s = seed >>> 0 || 1;

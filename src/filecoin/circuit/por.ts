@@ -12,12 +12,12 @@
  * ("enforce root is correct"); a non-private root is also exposed ("root").
  */
 import { type ConstraintSystem, LinearCombination, ONE } from '../../r1cs/cs.js';
-import { AllocatedBit, Boolean } from '../gadgets/boolean.js';
-import { required } from '../gadgets/errors.js';
-import { packBits, packIntoInputs } from '../gadgets/multipack.js';
-import { AllocatedNum } from '../gadgets/num.js';
-import { sha256 } from '../gadgets/sha256.js';
-import { FR_CAPACITY } from '../gadgets/errors.js';
+import { AllocatedBit, Boolean } from '../../gadgets/boolean.js';
+import { required } from '../../gadgets/errors.js';
+import { packBits, packIntoInputs } from '../../gadgets/multipack.js';
+import { AllocatedNum } from '../../gadgets/num.js';
+import { sha256 } from '../../gadgets/sha256.js';
+import { FR_CAPACITY } from '../../gadgets/errors.js';
 import { poseidonHashCircuit } from './poseidon.js';
 
 // ---------------------------------------------------------------------------------------------

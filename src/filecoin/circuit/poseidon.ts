@@ -16,8 +16,8 @@
  */
 import { type ConstraintSystem, LinearCombination, ONE, type Variable } from '../../r1cs/cs.js';
 import { FR_MODULUS as P } from '../../field/layout.js';
-import { AllocatedNum } from '../gadgets/num.js';
-import { required } from '../gadgets/errors.js';
+import { AllocatedNum } from '../../gadgets/num.js';
+import { required } from '../../gadgets/errors.js';
 import { type PoseidonOptimizedConstants, type SparseMatrix, poseidonOptimizedConstants } from '../hash/poseidon.js';
 
 const modP = (x: bigint): bigint => {

@@ -17,14 +17,14 @@
  * closure ever called), so the shape can be recorded once per sector size.
  */
 import type { Circuit, ConstraintSystem } from '../../r1cs/cs.js';
-import { Boolean } from '../gadgets/boolean.js';
-import { FR_CAPACITY, required } from '../gadgets/errors.js';
-import { packBits } from '../gadgets/multipack.js';
-import { AllocatedNum } from '../gadgets/num.js';
-import { sha256 } from '../gadgets/sha256.js';
-import { UInt32 } from '../gadgets/uint32.js';
-import { UInt64 } from '../gadgets/uint64.js';
-import { reverseBitNumbering } from '../gadgets/bits.js';
+import { Boolean } from '../../gadgets/boolean.js';
+import { FR_CAPACITY, required } from '../../gadgets/errors.js';
+import { packBits } from '../../gadgets/multipack.js';
+import { AllocatedNum } from '../../gadgets/num.js';
+import { sha256 } from '../../gadgets/sha256.js';
+import { UInt32 } from '../../gadgets/uint32.js';
+import { UInt64 } from '../../gadgets/uint64.js';
+import { reverseBitNumbering } from '../../gadgets/bits.js';
 import { LinearCombination, ONE } from '../../r1cs/cs.js';
 import type { C1Output, ChallengeProof, ColumnProof } from '../c1.js';
 import { DRG_DEGREE, EXP_DEGREE, LABEL_PARENTS } from '../graph.js';

@@ -13,7 +13,7 @@
  * can open namespaces on it; the flushed constraint is named under whatever namespace is open at the
  * moment of the flush, exactly as bellperson's root-namespace stack does.
  */
-import { type ConstraintSystem, LinearCombination, type Name, ONE, type Variable } from '../../r1cs/cs.js';
+import { type ConstraintSystem, LinearCombination, type Name, ONE, type Variable } from '../r1cs/cs.js';
 import { FR_CAPACITY } from './errors.js';
 
 export class MultiEq implements ConstraintSystem {

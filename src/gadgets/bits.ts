@@ -3,7 +3,7 @@
  * SHA-256 gadget: allocating bytes as big-endian bits, and reversing the bit numbering inside
  * each byte (SHA-256 digests are big-endian per byte; Fr packing is little-endian).
  */
-import type { ConstraintSystem } from '../../r1cs/cs.js';
+import type { ConstraintSystem } from '../r1cs/cs.js';
 import { AllocatedBit, Boolean } from './boolean.js';
 import { bytesToBits } from './multipack.js';
 

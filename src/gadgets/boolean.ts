@@ -8,8 +8,8 @@
  * value of a *derived* bit (xor, and, …) is computed inside the allocation closure as in Rust, so a
  * system that does not compute values leaves it undefined and never calls any closure.
  */
-import { type ConstraintSystem, LinearCombination, ONE, type Variable } from '../../r1cs/cs.js';
-import { FR_MODULUS } from '../../field/layout.js';
+import { type ConstraintSystem, LinearCombination, ONE, type Variable } from '../r1cs/cs.js';
+import { FR_MODULUS } from '../field/layout.js';
 import { FR_NUM_BITS, SynthesisError, required } from './errors.js';
 
 const BIT_NAMES = Array.from({ length: 256 }, (_, i) => `bit ${i}`);

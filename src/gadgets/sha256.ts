@@ -6,7 +6,7 @@
  * (`test_full_block`), a full one-block hash with padding = 44,874 (`test_full_hash`, the second
  * block is all constants except the chaining value), all-constant input = 0 (`test_blank_hash`).
  */
-import type { ConstraintSystem } from '../../r1cs/cs.js';
+import type { ConstraintSystem } from '../r1cs/cs.js';
 import { Boolean } from './boolean.js';
 import { MultiEq } from './multieq.js';
 import { UInt32 } from './uint32.js';

@@ -2,7 +2,7 @@
  * UInt64 as rust-fil-proofs' `storage-proofs-core/src/gadgets/uint64.rs`: 64 Booleans, least
  * significant first; PoRep packs the challenge into one public input with `packIntoInput`.
  */
-import type { ConstraintSystem } from '../../r1cs/cs.js';
+import type { ConstraintSystem } from '../r1cs/cs.js';
 import { AllocatedBit, Boolean } from './boolean.js';
 import { packIntoInputs } from './multipack.js';
 

@@ -5,8 +5,8 @@
  * As in Rust, an AllocatedNum's value is captured inside the allocation closure, so it is known only
  * when the constraint system computes values.
  */
-import { type ConstraintSystem, LinearCombination, ONE, type Variable } from '../../r1cs/cs.js';
-import { FR_MODULUS, mod, modInverse } from '../../field/layout.js';
+import { type ConstraintSystem, LinearCombination, ONE, type Variable } from '../r1cs/cs.js';
+import { FR_MODULUS, mod, modInverse } from '../field/layout.js';
 import { AllocatedBit, Boolean, fieldIntoAllocatedBitsLe } from './boolean.js';
 import { FR_NUM_BITS, SynthesisError, required } from './errors.js';
 

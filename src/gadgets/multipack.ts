@@ -2,8 +2,8 @@
  * Packing bit vectors into field elements (bellperson `gadgets::multipack`): chunks of
  * CAPACITY = 254 bits, bit k of a chunk weighted 2^k.
  */
-import { type ConstraintSystem, LinearCombination, ONE } from '../../r1cs/cs.js';
-import { FR_MODULUS } from '../../field/layout.js';
+import { type ConstraintSystem, LinearCombination, ONE } from '../r1cs/cs.js';
+import { FR_MODULUS } from '../field/layout.js';
 import type { Boolean } from './boolean.js';
 import { FR_CAPACITY, required } from './errors.js';
 import { AllocatedNum } from './num.js';

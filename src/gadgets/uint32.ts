@@ -3,7 +3,7 @@
  * known. rotr / shr only rewire bits (no constraints); xor is bitwise Boolean::xor; addmany unpacks
  * the sum into fresh bits and checks it through a MultiEq.
  */
-import { type ConstraintSystem, LinearCombination, ONE } from '../../r1cs/cs.js';
+import { type ConstraintSystem, LinearCombination, ONE } from '../r1cs/cs.js';
 import { AllocatedBit, Boolean } from './boolean.js';
 import type { MultiEq } from './multieq.js';
 
