@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kernels.hpp"
+#include "witness/interp.hpp"
 
 #ifndef KILN_VERSION
 #define KILN_VERSION "0.1.0"
@@ -624,6 +625,68 @@ class CsrCall : public Call {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Witness programs: witnessRun(blocks, segments, coeffs, numInputs, numAux, tape, out).
+
+class WitnessCall : public Call {
+ public:
+  WitnessCall(const Napi::CallbackInfo& info) : Call(info.Env(), "kiln.witnessRun") {
+    Napi::Env env = info.Env();
+    if (!info[0].IsArray()) throw_type(env, "witnessRun: blocks must be an array of Uint32Array");
+    Napi::Array blocks = info[0].As<Napi::Array>();
+    for (uint32_t i = 0; i < blocks.Length(); i++) {
+      Napi::Value v = blocks.Get(i);
+      if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+        throw_type(env, "witnessRun: blocks[" + std::to_string(i) + "] must be a Uint32Array");
+      Napi::Uint32Array a = v.As<Napi::Uint32Array>();
+      p_.blocks.push_back({a.Data(), a.ElementLength()});
+      hold(a, a.Data());
+    }
+    U32s seg = u32_arg(info, 1, "witnessRun: segments");
+    if (seg.len == 0 || seg.len % 4 != 0) throw_range(env, "witnessRun: segments must hold 4 u32 per segment (at least one)");
+    for (size_t i = 0; i < seg.len; i += 4)
+      p_.segments.push_back({seg.data[i], seg.data[i + 1], seg.data[i + 2], seg.data[i + 3]});
+    Bytes coeffs = u8_arg(info, 2, "witnessRun: coeffs");
+    p_.n_coeffs = elems(env, coeffs, sizeof(Fr), "witnessRun: coeffs");
+    p_.num_inputs = count_arg(info, 3, "witnessRun: numInputs", 536870911.0);
+    p_.num_aux = count_arg(info, 4, "witnessRun: numAux", 536870911.0);
+    tape_ = u8_arg(info, 5, "witnessRun: tape");
+    p_.num_slots = elems(env, tape_, sizeof(Fr), "witnessRun: tape");
+    out_ = u8_arg(info, 6, "witnessRun: out");
+    if (out_.len != (p_.num_inputs + p_.num_aux) * sizeof(Fr))
+      throw_range(env, "witnessRun: out has " + std::to_string(out_.len) + " bytes, expected (numInputs + numAux) * 32 = " +
+                           std::to_string((p_.num_inputs + p_.num_aux) * sizeof(Fr)));
+    if (overlaps(out_, tape_) || overlaps(out_, coeffs)) throw_range(env, "witnessRun: out must not overlap tape or coeffs");
+    coeffs_ = Span<const Fr>(coeffs);
+    p_.coeffs = coeffs_.get();
+    hold(seg);
+    hold(coeffs);
+    hold(tape_);
+    hold(out_);
+  }
+  void run() override {
+    const auto t0 = std::chrono::steady_clock::now();
+    Span<const Fr> tape(tape_);
+    Span<Fr> out(out_);
+    const std::string err = witness::run(p_, tape.get(), out.get());
+    if (!err.empty()) throw KilnError(ErrKind::Generic, "witnessRun: " + err);
+    out.copy_back();
+    ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  Napi::Value result(Napi::Env env) override {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("ms", Napi::Number::New(env, ms_));
+    o.Set("segments", Napi::Number::New(env, (double)p_.segments.size()));
+    return o;
+  }
+
+ private:
+  witness::Program p_;
+  Span<const Fr> coeffs_;
+  Bytes tape_, out_;
+  double ms_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
 // Fixed-base multiplication.
 
 template <class C>
@@ -1066,6 +1129,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("ntt", Napi::Function::New(env, Start<NttCall>, "ntt"));
   exports.Set("quotient", Napi::Function::New(env, Start<QuotientCall>, "quotient"));
   exports.Set("csrMatVec", Napi::Function::New(env, Start<CsrCall>, "csrMatVec"));
+  exports.Set("witnessRun", Napi::Function::New(env, Start<WitnessCall>, "witnessRun"));
   exports.Set("fixedBaseMulG1", Napi::Function::New(env, Start<FixedBaseCall<G1Ops>>, "fixedBaseMulG1"));
   exports.Set("fixedBaseMulG2", Napi::Function::New(env, Start<FixedBaseCall<G2Ops>>, "fixedBaseMulG2"));
   exports.Set("decodeG1Uncompressed", Napi::Function::New(env, Start<DecodePointsCall<G1Codec>>, "decodeG1Uncompressed"));

@@ -15,6 +15,16 @@ export type FieldOpName = 'add' | 'sub' | 'mul' | 'sqr' | 'neg' | 'inv';
 export type CurveOpName = 'add' | 'double' | 'neg' | 'mul';
 
 /** The raw functions exported by the addon (see native/API.md). */
+/** A witness program as the interpreter takes it (r1cs/program.ts `WitnessProgram` has this shape). */
+export interface WitnessProgramCode {
+  readonly numInputs: number;
+  readonly numAux: number;
+  readonly numSlots: number;
+  readonly coeffs: Uint8Array;
+  readonly blocks: Uint32Array[];
+  readonly segments: readonly { block: number; auxBase: number; inputBase: number; slotBase: number }[];
+}
+
 export interface NativeAddon {
   version(): string;
   capabilities(): Capabilities & { mulx: boolean; ifma: boolean };
@@ -60,6 +70,15 @@ export interface NativeAddon {
   /** Diagnostics: ns per operation of a dependent chain (fq_mul, fq_sqr, fq_add, fq_inv, fr_mul,
    *  fq2_mul). */
   microBench(op: string, iterations: number): number;
+  witnessRun(
+    blocks: Uint32Array[],
+    segments: Uint32Array,
+    coeffs: Uint8Array,
+    numInputs: number,
+    numAux: number,
+    tape: Uint8Array,
+    out: Uint8Array,
+  ): Promise<{ ms: number; segments: number }>;
   /** zcash uncompressed points (96 B each) → native layout (dst: 96 B per point). Rejects a bad
    *  point with an Error whose `code` is 'KILN_BAD_POINT', `pointIndex` the first bad point and
    *  `reason` the wording of src/groth16/codec.ts; wrong lengths are RangeErrors. */
@@ -417,6 +436,18 @@ export class NativeBackend implements Backend {
 
   async csrMatVec(m: CsrMatrix, w: Uint8Array, out: Uint8Array): Promise<void> {
     return this.addon.csrMatVec(m.rows, m.cols, m.rowPtr, m.colIdx, m.coeffIdx, m.coeffs, w, out);
+  }
+
+  /**
+   * Runs a witness program (r1cs/program.ts) over a tape (Montgomery Fr, encodeTape) into `out`
+   * ((numInputs + numAux)·32 bytes, e.g. from `alloc`): the assignment WitnessGenerator writes.
+   * Segments run in parallel on the pool.
+   */
+  async runWitnessProgram(p: WitnessProgramCode, tape: Uint8Array, out: Uint8Array): Promise<{ ms: number }> {
+    if (tape.length !== p.numSlots * 32) throw new RangeError(`runWitnessProgram: tape of ${tape.length / 32} values, the program reads ${p.numSlots}`);
+    const table = new Uint32Array(p.segments.length * 4);
+    p.segments.forEach((g, i) => table.set([g.block, g.auxBase, g.inputBase, g.slotBase], i * 4));
+    return this.addon.witnessRun(p.blocks, table, p.coeffs, p.numInputs, p.numAux, tape, out);
   }
 
   async fixedBaseMulG1(base: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {

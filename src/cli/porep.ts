@@ -68,7 +68,7 @@ export async function proveC1(c1: C1Output, o: ProveC1Options, root: Span): Prom
           `(minutes; cached in ${devDir})`,
   );
   const params = await root.time('srs', () => loadPorepParams(source, shape, o.backend, devDir));
-  const { bytes } = await provePorep(c1, shape, params, o.backend, root);
+  const { bytes } = await provePorep(c1, shape, params, o.backend, root, { cacheDir: o.cacheDir });
   return { bytes, source };
 }
 

@@ -508,6 +508,7 @@ export class Engine {
     const batch = lane.items;
     for (const it of batch) {
       if (it.job.cancelRequested) {
+        it.witness.release?.();
         it.reject(new CancelledError());
         continue;
       }
@@ -524,6 +525,7 @@ export class Engine {
         proving.end();
         it.reject(new Error(`prover: ${errorText(e)}`));
       } finally {
+        it.witness.release?.();
         it.job.lanes.delete(lane.index);
       }
     }

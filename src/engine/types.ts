@@ -73,6 +73,8 @@ export function proofRequest(p: Partial<ProofRequest> & { proofKind: number }): 
 export interface PartitionWitness {
   assignment: Uint8Array;
   inputs: bigint[];
+  /** Frees the assignment's native memory now (called once, after proving or when dropped). */
+  release?(): void;
 }
 
 /** One job's work, produced by the planner of its kind. */

@@ -4,9 +4,10 @@
  * (official files in the parameter cache, else insecure development parameters), and the proving /
  * verification of every partition of a C1.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
+import { NativeBackend } from '../backend/native.js';
 import { type Parameters, readParamsFile, readVerifyingKeyFile, type VerifyingKey } from '../groth16/keys.js';
 import { decodeProofs, encodeProofs, type Proof, PROOF_BYTES } from '../groth16/proof.js';
 import { prove } from '../groth16/prover.js';
@@ -15,11 +16,13 @@ import { devParamsPath, loadOrCreateDevParams } from '../groth16/setup.js';
 import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { CircuitShape } from '../r1cs/cs.js';
-import { deserializeShape, recordShape, rememberShapeDigest, shapeChunks, shapeDigest } from '../r1cs/shape.js';
+import { checkProgramForShape, deserializeProgram, programChunks, type WitnessProgram } from '../r1cs/program.js';
+import { deserializeShape, rememberShapeDigest, shapeChunks, shapeDigest } from '../r1cs/shape.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
 import { Span } from '../util/timing.js';
 import type { C1Output } from './c1.js';
-import { stackedCircuitFor, stackedShapeCircuit } from './circuit/index.js';
+import { stackedCircuitFor, stackedParamsFor } from './circuit/index.js';
+import { type WitnessProgramRunner, stackedProgram, stackedShapeAndProgram, stackedWitnessNative } from './circuit/stacked-program.js';
 import { partitionPublicInputs } from './public-inputs.js';
 import { allSealProofs, type SealProofInfo } from './registry.js';
 
@@ -91,17 +94,60 @@ export function porepShape(info: SealProofInfo, cacheDir?: string): { shape: Cir
       /* unreadable or stale: record again below */
     }
   }
-  const circuit = stackedShapeCircuit(info);
-  const shape = recordShape((cs) => circuit.synthesize(cs));
+  // the witness program is recorded in the same synthesis (native witness generation)
+  const { shape, program } = stackedShapeAndProgram(stackedParamsFor(info));
   if (file) {
     mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(`${tmp}.sha256`, shapeDigest(shape) + '\n');
     renameSync(`${tmp}.sha256`, `${file}.sha256`);
-    writeFileSync(tmp, Buffer.concat(shapeChunks(shape)));
-    renameSync(tmp, file);
+    writeChunks(`${tmp}.wprog`, programChunks(program), `${file}.wprog`);
+    writeChunks(tmp, shapeChunks(shape), file);
   }
+  rememberProgram(shape, program);
   return { shape, cached: false };
+}
+
+function writeChunks(tmp: string, chunks: Uint8Array[], file: string): void {
+  const fd = openSync(tmp, 'w');
+  try {
+    for (const c of chunks) writeSync(fd, c);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+}
+
+const programs = new WeakMap<CircuitShape, WitnessProgram>();
+const rememberProgram = (shape: CircuitShape, p: WitnessProgram): void => void programs.set(shape, p);
+
+/**
+ * The witness program of a sector size's partition circuit (native witness generation): kept
+ * with the shape (`<id>-v<version>.shape.wprog` in the shape cache), recorded when missing.
+ */
+export function porepProgram(info: SealProofInfo, shape: CircuitShape, cacheDir?: string): WitnessProgram {
+  const known = programs.get(shape);
+  if (known) return known;
+  const file = cacheDir ? join(cacheDir, 'shapes', `${porepCircuitId(info.sectorSize)}-v${STACKED_CIRCUIT_VERSION}.shape.wprog`) : undefined;
+  let program: WitnessProgram | undefined;
+  if (file && existsSync(file)) {
+    try {
+      program = deserializeProgram(readFileSync(file));
+      checkProgramForShape(program, shape);
+    } catch {
+      program = undefined; // unreadable or stale: record again
+    }
+  }
+  if (!program) {
+    program = stackedProgram(stackedParamsFor(info));
+    checkProgramForShape(program, shape);
+    if (file) {
+      mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
+      writeChunks(`${file}.${process.pid}.tmp`, programChunks(program), file);
+    }
+  }
+  programs.set(shape, program);
+  return program;
 }
 
 export interface ParamsSource {
@@ -179,24 +225,62 @@ export function porepWitness(
   const wg = new WitnessGenerator(shape.numInputs, out);
   stackedCircuitFor(c1, partition).synthesize(wg);
   const inputs = wg.inputs();
+  checkPublicInputs(c1, partition, inputs);
+  if (wg.numAux !== shape.numAux) throw new Error(`partition ${partition}: ${wg.numAux} aux variables, the shape has ${shape.numAux}`);
+  return { assignment: wg.assignment(), inputs };
+}
+
+/** Which witness path: native (witness programs, the default when the CPU addon loads) or ts. */
+export type WitnessPath = 'native' | 'ts';
+
+/** The witness path chosen by `KILN_WITNESS` (native | ts; default native when the CPU addon loads). */
+export function witnessRunner(): WitnessProgramRunner | undefined {
+  const want = process.env.KILN_WITNESS ?? 'native';
+  if (want !== 'native' && want !== 'ts') throw new RangeError(`KILN_WITNESS must be native or ts, got ${want}`);
+  if (want === 'ts') return undefined;
+  try {
+    return new NativeBackend();
+  } catch {
+    return undefined; // no CPU addon: the TypeScript generator
+  }
+}
+
+/** porepWitness, computed natively by the partition's witness program (same bytes, same checks). */
+export async function porepWitnessNative(
+  runner: WitnessProgramRunner,
+  program: WitnessProgram,
+  c1: C1Output,
+  partition: number,
+  shape: CircuitShape,
+  out?: Uint8Array,
+): Promise<{ assignment: Uint8Array; inputs: bigint[]; tapeMs: number; runMs: number }> {
+  checkProgramForShape(program, shape);
+  const w = await stackedWitnessNative(runner, program, c1, partition, out);
+  checkPublicInputs(c1, partition, w.inputs);
+  return w;
+}
+
+function checkPublicInputs(c1: C1Output, partition: number, inputs: bigint[]): void {
   const want = partitionPublicInputs(c1, partition);
   const bad = want.findIndex((x, i) => inputs[i] !== x);
   if (inputs.length !== want.length || bad >= 0) {
     throw new Error(`partition ${partition}: the circuit's public inputs differ from the C1's (index ${bad < 0 ? inputs.length : bad})`);
   }
-  if (wg.numAux !== shape.numAux) throw new Error(`partition ${partition}: ${wg.numAux} aux variables, the shape has ${shape.numAux}`);
-  return { assignment: wg.assignment(), inputs };
 }
 
 /** Proves every partition of `c1` (synthesis then proving, one partition after the other) and
- *  verifies each proof. Spans: partition[k] → synth, prove (→ prover phases), verify. */
+ *  verifies each proof. Spans: partition[k] → synth, prove (→ prover phases), verify. The witness
+ *  is native (`witnessRunner`) unless KILN_WITNESS=ts; `cacheDir` holds the shape's program. */
 export async function provePorep(
   c1: C1Output,
   shape: CircuitShape,
   params: Parameters,
   backend: Backend,
   span: Span,
+  opts: { cacheDir?: string } = {},
 ): Promise<{ proofs: Proof[]; bytes: Uint8Array }> {
+  const runner = witnessRunner();
+  const program = runner ? await span.time('witness program', () => porepProgram(c1.registeredProof, shape, opts.cacheDir)) : undefined;
   const pvk = await span.time('prepare vk', () => prepareVerifyingKey(params.vk));
   const proofs: Proof[] = [];
   for (let k = 0; k < c1.partitions.length; k++) {
@@ -206,7 +290,9 @@ export async function provePorep(
     let proof: Proof;
     let inputs: bigint[];
     try {
-      const w = await ps.time('synth', () => porepWitness(c1, k, shape, buf));
+      const w = await ps.time('synth', () =>
+        runner && program ? porepWitnessNative(runner, program, c1, k, shape, buf) : porepWitness(c1, k, shape, buf),
+      );
       inputs = w.inputs;
       const pr = ps.child('prove');
       proof = (await prove(params, shape, w.assignment, backend, pr)).proof;

@@ -59,6 +59,7 @@ export class AllocatedBit {
       result = required(a.value) !== required(b.value);
       return result ? 1n : 0n;
     });
+    cs.program?.bitOp('xor', v, a.variable, b.variable);
     cs.enforce(
       'xor constraint',
       LinearCombination.of(a.variable).add(a.variable),
@@ -77,6 +78,7 @@ export class AllocatedBit {
       result = av && bv;
       return result ? 1n : 0n;
     });
+    cs.program?.bitOp('and', v, a.variable, b.variable);
     cs.enforce('and constraint', LinearCombination.of(a.variable), LinearCombination.of(b.variable), LinearCombination.of(v));
     return new AllocatedBit(v, result);
   }
@@ -90,6 +92,7 @@ export class AllocatedBit {
       result = av && !bv;
       return result ? 1n : 0n;
     });
+    cs.program?.bitOp('andnot', v, a.variable, b.variable);
     cs.enforce(
       'and not constraint',
       LinearCombination.of(a.variable),
@@ -108,6 +111,7 @@ export class AllocatedBit {
       result = !av && !bv;
       return result ? 1n : 0n;
     });
+    cs.program?.bitOp('nor', v, a.variable, b.variable);
     cs.enforce(
       'nor constraint',
       LinearCombination.of(ONE).sub(a.variable),
@@ -162,6 +166,16 @@ export class Boolean {
   /** True when this is the constant `b`. */
   isConstantEqual(b: boolean): boolean {
     return this.kind === Kind.Constant && this.constantValue === b;
+  }
+
+  /** BitRef (witness programs): the variable (ONE for constants) … */
+  refVariable(): Variable {
+    return this.kind === Kind.Constant ? ONE : this.bit!.variable;
+  }
+
+  /** … and whether the bit is its negation (constant false = ¬ONE). */
+  refNegated(): boolean {
+    return this.kind === Kind.Not || (this.kind === Kind.Constant && !this.constantValue);
   }
 
   getValue(): boolean | undefined {
@@ -281,6 +295,7 @@ export class Boolean {
     // a constant true: falls through to the general case (lc of a is ONE).
 
     const ch = cs.alloc('ch', () => (required(chValue) ? 1n : 0n));
+    cs.program?.ch(ch, a, b, c);
     // a · (b − c) = ch − c
     cs.enforce('ch computation', c.subFrom(b.lc()), a.lc(), c.subFrom(LinearCombination.of(ch)));
     return Boolean.is(new AllocatedBit(ch, chValue));
@@ -304,6 +319,7 @@ export class Boolean {
 
     // maj is allocated before "b and c".
     const maj = cs.alloc('maj', () => (required(majValue) ? 1n : 0n));
+    cs.program?.maj(maj, a, b, c);
     const bc = cs.namespace('b and c', () => Boolean.and(cs, b, c));
     // (2bc − b − c) · a = bc − maj
     const lhs = c.subFrom(b.subFrom(bc.addTo(bc.lc())));
@@ -326,13 +342,15 @@ export function u64IntoBooleanVecLe(cs: ConstraintSystem, value: bigint | undefi
  * The 255 bits of a field element, little-endian, each in namespace "bit i"
  * (field_into_allocated_bits_le). Does not constrain them to the value.
  */
-export function fieldIntoAllocatedBitsLe(cs: ConstraintSystem, value: bigint | undefined): AllocatedBit[] {
+export function fieldIntoAllocatedBitsLe(cs: ConstraintSystem, value: bigint | undefined, src?: Variable): AllocatedBit[] {
   if (value !== undefined && (value < 0n || value >= FR_MODULUS)) throw new RangeError('field element out of range');
   const bits: AllocatedBit[] = [];
   for (let i = 0; i < FR_NUM_BITS; i++) {
     const b = value === undefined ? undefined : ((value >> BigInt(i)) & 1n) === 1n;
     bits.push(cs.namespace(bitName(i), () => AllocatedBit.alloc(cs, b)));
   }
+  // witness programs: the bits of `src` (callers without a source variable cannot be recorded)
+  if (cs.program && src !== undefined) cs.program.bits(bits[0].variable, FR_NUM_BITS, src);
   return bits;
 }
 

@@ -29,6 +29,10 @@ export class MultiEq implements ConstraintSystem {
     return this.cs.computesValues;
   }
 
+  get program() {
+    return this.cs.program;
+  }
+
   /** Number of "multieq" constraints emitted so far. */
   get constraintsEmitted(): number {
     return this.ops;

@@ -29,8 +29,10 @@ function packLc(bits: readonly Boolean[]): { lc: LinearCombination; value: bigin
  */
 export function packIntoInputs(cs: ConstraintSystem, bits: readonly Boolean[]): void {
   for (let i = 0; i * FR_CAPACITY < bits.length; i++) {
-    const { lc, value } = packLc(bits.slice(i * FR_CAPACITY, (i + 1) * FR_CAPACITY));
+    const chunk = bits.slice(i * FR_CAPACITY, (i + 1) * FR_CAPACITY);
+    const { lc, value } = packLc(chunk);
     const input = cs.allocInput(() => `input ${i}`, () => required(value));
+    cs.program?.pack(input, chunk);
     cs.enforce(() => `packing constraint ${i}`, lc, LinearCombination.of(ONE), LinearCombination.of(input));
   }
 }
@@ -40,8 +42,10 @@ export function packIntoInputs(cs: ConstraintSystem, bits: readonly Boolean[]): 
  * "packing constraint": (Σ 2^k·bit_k) · 1 = num (bellperson `pack_bits`).
  */
 export function packBits(cs: ConstraintSystem, bits: readonly Boolean[]): AllocatedNum {
-  const { lc, value } = packLc(bits.slice(0, FR_CAPACITY));
+  const chunk = bits.slice(0, FR_CAPACITY);
+  const { lc, value } = packLc(chunk);
   const num = cs.namespace('input', () => AllocatedNum.alloc(cs, () => required(value)));
+  cs.program?.pack(num.variable, chunk);
   cs.enforce('packing constraint', lc, LinearCombination.of(ONE), LinearCombination.of(num.variable));
   return num;
 }

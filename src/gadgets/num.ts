@@ -43,6 +43,16 @@ export class AllocatedNum {
     return new AllocatedNum(variable, v);
   }
 
+  /**
+   * `alloc` of a value from outside the circuit (a witness leaf): recorded in witness programs as
+   * a tape read (in a slot witness the leaf is its slot number).
+   */
+  static allocHint(cs: ConstraintSystem, leaf: bigint | undefined): AllocatedNum {
+    const n = AllocatedNum.alloc(cs, () => required(leaf));
+    cs.program?.input(n.variable, leaf);
+    return n;
+  }
+
   /** A public input named "input num". */
   static allocInput(cs: ConstraintSystem, value: () => bigint): AllocatedNum {
     let v: bigint | undefined;
@@ -60,6 +70,7 @@ export class AllocatedNum {
   /** Allocates "input variable" and enforces "enforce input is correct": input · 1 = self. */
   inputize(cs: ConstraintSystem): void {
     const input = cs.allocInput('input variable', () => required(this.value));
+    cs.program?.copy(input, this.variable);
     cs.enforce(
       'enforce input is correct',
       LinearCombination.of(input),
@@ -125,7 +136,7 @@ export class AllocatedNum {
    * 0 · 0 = Σ 2^i·bit_i − self. Not strict: r + x has the same bits as x for small x.
    */
   toBitsLe(cs: ConstraintSystem): Boolean[] {
-    const bits = fieldIntoAllocatedBitsLe(cs, this.value);
+    const bits = fieldIntoAllocatedBitsLe(cs, this.value, this.variable);
     const lc = LinearCombination.zero();
     let coeff = 1n;
     for (const bit of bits) {
@@ -144,6 +155,7 @@ export class AllocatedNum {
       v = mod(required(this.value) + required(other.value), R);
       return v;
     });
+    cs.program?.add(variable, this.variable, other.variable);
     cs.enforce(
       'addition constraint',
       LinearCombination.of(this.variable).add(other.variable),
@@ -160,6 +172,7 @@ export class AllocatedNum {
       v = mod(required(this.value) * required(other.value), R);
       return v;
     });
+    cs.program?.mul(variable, this.variable, other.variable);
     cs.enforce(
       'multiplication constraint',
       LinearCombination.of(this.variable),
@@ -177,6 +190,7 @@ export class AllocatedNum {
       v = mod(a * a, R);
       return v;
     });
+    cs.program?.sqr(variable, this.variable);
     cs.enforce(
       'squaring constraint',
       LinearCombination.of(this.variable),
@@ -193,6 +207,7 @@ export class AllocatedNum {
       if (a === 0n) throw new SynthesisError('DivisionByZero');
       return modInverse(a, R);
     });
+    cs.program?.inv(inv, this.variable);
     cs.enforce(
       'nonzero assertion constraint',
       LinearCombination.of(this.variable),
@@ -215,6 +230,7 @@ export class AllocatedNum {
     const c = cs.namespace('conditional reversal result 1', () =>
       AllocatedNum.alloc(cs, () => (required(condition.getValue()) ? required(b.value) : required(a.value))),
     );
+    cs.program?.select(c.variable, condition, b.variable, a.variable);
     cs.enforce(
       'first conditional reversal',
       LinearCombination.of(a.variable).sub(b.variable),
@@ -224,6 +240,7 @@ export class AllocatedNum {
     const d = cs.namespace('conditional reversal result 2', () =>
       AllocatedNum.alloc(cs, () => (required(condition.getValue()) ? required(a.value) : required(b.value))),
     );
+    cs.program?.select(d.variable, condition, a.variable, b.variable);
     cs.enforce(
       'second conditional reversal',
       LinearCombination.of(b.variable).sub(a.variable),

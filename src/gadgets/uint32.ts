@@ -180,6 +180,7 @@ export class UInt32 {
       i += 1;
     }
 
+    cs.program?.addmany(resultBits[0].refVariable(), i, operands.map((o) => o.bits));
     cs.enforceEqual(i, lc, resultLc);
 
     return new UInt32(resultBits.slice(0, 32), modularValue);

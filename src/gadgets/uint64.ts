@@ -33,6 +33,13 @@ export class UInt64 {
     return new UInt64(bits, v);
   }
 
+  /** `alloc` of a value from outside the circuit: witness programs read its bits from the tape. */
+  static allocHint(cs: ConstraintSystem, leaf: bigint | undefined): UInt64 {
+    const u = UInt64.alloc(cs, leaf);
+    cs.program?.inputBits(u.bits[0].refVariable(), 64, leaf);
+    return u;
+  }
+
   getValue(): bigint | undefined {
     return this.value;
   }

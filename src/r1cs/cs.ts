@@ -70,6 +70,12 @@ export interface ConstraintSystem {
 
   /** Value of a variable, when computesValues (otherwise undefined). */
   value(v: Variable): bigint | undefined;
+
+  /**
+   * Set only while a witness program is recorded (program.ts): gadgets report there, right after
+   * each allocation, how its value is computed.
+   */
+  readonly program?: import('./program.js').WitnessProgramSink;
 }
 
 /** Sizes of a synthesized circuit, before the prover's input constraints. */

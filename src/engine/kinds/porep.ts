@@ -18,7 +18,15 @@ import type { Backend } from '../../backend/backend.js';
 import { C1FormatError, parseCommit2In, type C1Output, type Commit2In } from '../../filecoin/c1.js';
 import { partitionPublicInputs } from '../../filecoin/public-inputs.js';
 import { sealProofById } from '../../filecoin/registry.js';
-import { findOfficialParams, porepCircuitId, porepInfoForCircuit as infoForCircuit, porepShape } from '../../filecoin/porep.js';
+import {
+  findOfficialParams,
+  porepCircuitId,
+  porepInfoForCircuit as infoForCircuit,
+  porepProgram,
+  porepShape,
+  porepWitnessNative,
+  witnessRunner,
+} from '../../filecoin/porep.js';
 import type { Parameters } from '../../groth16/keys.js';
 import { readParamsFile } from '../../groth16/keys.js';
 import { checkParamsForShape } from '../../groth16/queries.js';
@@ -101,6 +109,7 @@ export function createPorepKind(opts: PorepKindOptions): { planner: Planner; cir
     },
   };
 
+  const runner = witnessRunner();
   const planner: Planner = {
     kind: ProofKind.POREP_SEAL_COMMIT,
     name: 'porep-c2',
@@ -146,6 +155,23 @@ export function createPorepKind(opts: PorepKindOptions): { planner: Planner; cir
         async synthesize(k, span) {
           if (c1Ref === undefined) throw new Error('job disposed');
           const only: C1Output = { ...c1Ref, partitions: c1Ref.partitions.map((p, i) => (i === k ? p : [])) };
+          if (runner !== undefined && (await load()).stackedShapeCircuit === stackedShapeCircuit) {
+            // native witness: the partition's witness program on the CPU pool (same bytes as the worker's)
+            const shape = await circuits.shape(circuitId);
+            const program = porepProgram(info, shape, shapeCacheDir);
+            const w = await porepWitnessNative(runner, program, only, k, shape);
+            span.record('tape', w.tapeMs);
+            span.record('witness', w.runMs);
+            let held: Uint8Array | undefined = w.assignment;
+            return {
+              assignment: w.assignment,
+              inputs: inputs[k],
+              release: () => {
+                if (held) runner.release(held);
+                held = undefined;
+              },
+            };
+          }
           const arg: PorepWitnessArg = { c1: only, partition: k, numInputs: inputs[k].length + 1 };
           const t0 = performance.now();
           const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'porepWitness', arg });

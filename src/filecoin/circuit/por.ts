@@ -28,6 +28,7 @@ export function pick(cs: ConstraintSystem, condition: Boolean, a: AllocatedNum, 
   const c = cs.namespace('pick result', () =>
     AllocatedNum.alloc(cs, () => (required(condition.getValue()) ? required(a.value) : required(b.value))),
   );
+  cs.program?.select(c.variable, condition, a.variable, b.variable);
   cs.enforce('pick', LinearCombination.of(b.variable).sub(a.variable), condition.lc(), LinearCombination.of(b.variable).sub(c.variable));
   return c;
 }
@@ -206,8 +207,9 @@ function synthesizeSubPath(cs: ConstraintSystem, hasher: MerkleHasher, levels: r
           const b = level.index === undefined ? undefined : ((level.index >> k) & 1) === 1;
           indexBits.push(Boolean.is(cs.namespace(() => `index bit ${k}`, () => AllocatedBit.alloc(cs, b))));
         }
+        cs.program?.inputBits(indexBits[0].refVariable(), indexBitCount, level.index);
         authPathBits.push(...indexBits);
-        const siblings = level.hashes.map((h, k) => cs.namespace(() => `path element ${k}`, () => AllocatedNum.alloc(cs, () => required(h))));
+        const siblings = level.hashes.map((h, k) => cs.namespace(() => `path element ${k}`, () => AllocatedNum.allocHint(cs, h)));
         const inserted = insert(cs, cur, indexBits, siblings);
         cur = cs.namespace('computation of commitment hash', () => hashMultiLeafCircuit(cs, hasher, inserted));
       },
@@ -222,7 +224,7 @@ export type RootArg = AllocatedNum | { readonly value: bigint | undefined };
 function allocatedRoot(cs: ConstraintSystem, name: string, r: RootArg): AllocatedNum {
   if (r instanceof AllocatedNum) return r;
   const v = r.value;
-  return cs.namespace(name, () => AllocatedNum.alloc(cs, () => required(v)));
+  return cs.namespace(name, () => AllocatedNum.allocHint(cs, v));
 }
 
 /**

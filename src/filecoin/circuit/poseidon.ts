@@ -67,6 +67,7 @@ function ensureAllocated(cs: ConstraintSystem, e: Elt): AllocatedNum {
   if (e.kind === 'alloc') return e.num;
   const value = e.value;
   const num = cs.namespace('allocate for Elt::Num', () => AllocatedNum.alloc(cs, () => required(value)));
+  cs.program?.lc(num.variable, e.terms);
   cs.enforce('enforce num allocation preserves lc', toLc(e.terms), LinearCombination.of(ONE), LinearCombination.of(num.variable));
   return num;
 }
@@ -81,6 +82,7 @@ function squareSum(cs: ConstraintSystem, toAdd: bigint, num: AllocatedNum): Allo
       return (t * t) % P;
     }),
   );
+  cs.program?.sqadd(res.variable, num.variable, toAdd);
   cs.enforce('squared sum constraint', lcPlusConst(num.variable, toAdd), lcPlusConst(num.variable, toAdd), LinearCombination.of(res.variable));
   return res;
 }
@@ -96,6 +98,7 @@ function mulSum(cs: ConstraintSystem, a: AllocatedNum, b: AllocatedNum, preAdd: 
       return modP(t);
     }),
   );
+  cs.program?.muladd(res.variable, a.variable, b.variable, preAdd, postAdd);
   const bLc = preAdd === undefined ? LinearCombination.of(b.variable) : lcPlusConst(b.variable, preAdd);
   const cLc = postAdd === undefined ? LinearCombination.of(res.variable) : lcPlusConst(res.variable, modP(-postAdd));
   const name =

@@ -120,6 +120,7 @@ export function hashSingleColumn(cs: ConstraintSystem, rows: readonly AllocatedN
 function encode(cs: ConstraintSystem, key: AllocatedNum, value: AllocatedNum): AllocatedNum {
   return cs.namespace('encode_add', () => {
     const res = cs.namespace('add_num', () => AllocatedNum.alloc(cs, () => required(key.value) + required(value.value)));
+    cs.program?.add(res.variable, key.variable, value.variable);
     cs.enforce('sum constraint', LinearCombination.of(key.variable).add(value.variable), LinearCombination.of(ONE), LinearCombination.of(res.variable));
     return res;
   });
@@ -137,7 +138,7 @@ function enforceInclusion(cs: ConstraintSystem, name: string, hasher: 'sha256' |
 function allocColumn(cs: ConstraintSystem, name: string, col: ColumnWitness): AllocatedNum[] {
   return cs.namespace(name, () =>
     cs.namespace('column', () =>
-      col.rows.map((r, i) => cs.namespace(() => `column_num_row_${i}`, () => AllocatedNum.alloc(cs, () => required(r)))),
+      col.rows.map((r, i) => cs.namespace(() => `column_num_row_${i}`, () => AllocatedNum.allocHint(cs, r))),
     ),
   );
 }
@@ -152,7 +153,7 @@ function synthesizeChallenge(
 ): void {
   if (proof.drgParents.length === 0 || proof.expParents.length === 0) throw new RangeError('parents missing');
 
-  const dataLeaf = cs.namespace('data_leaf', () => AllocatedNum.alloc(cs, () => required(proof.dataLeaf)));
+  const dataLeaf = cs.namespace('data_leaf', () => AllocatedNum.allocHint(cs, proof.dataLeaf));
   enforceInclusion(cs, 'comm_d_inclusion', 'sha256', proof.commDPath, commD, dataLeaf);
 
   const numLayers = proof.drgParents[0].rows.length;
@@ -173,7 +174,7 @@ function synthesizeChallenge(
     expParents.push(col);
   });
 
-  const challenge = cs.namespace('challenge', () => UInt64.alloc(cs, proof.challenge));
+  const challenge = cs.namespace('challenge', () => UInt64.allocHint(cs, proof.challenge));
   cs.namespace('challenge input', () => challenge.packIntoInput(cs));
 
   const columnLabels: AllocatedNum[] = [];
@@ -226,21 +227,24 @@ export class StackedCircuit implements Circuit {
 
   synthesize(cs: ConstraintSystem): void {
     const w = this.witness;
-    const replicaId = cs.namespace('replica_id', () => AllocatedNum.alloc(cs, () => required(w.replicaId)));
+    const replicaId = cs.namespace('replica_id', () => AllocatedNum.allocHint(cs, w.replicaId));
     cs.namespace('replica_id_input', () => replicaId.inputize(cs));
     const replicaIdBits = reverseBitNumbering(cs.namespace('replica_id_bits', () => replicaId.toBitsLe(cs)));
 
-    const commD = cs.namespace('comm_d', () => AllocatedNum.alloc(cs, () => required(w.commD)));
+    const commD = cs.namespace('comm_d', () => AllocatedNum.allocHint(cs, w.commD));
     cs.namespace('comm_d_input', () => commD.inputize(cs));
-    const commR = cs.namespace('comm_r', () => AllocatedNum.alloc(cs, () => required(w.commR)));
+    const commR = cs.namespace('comm_r', () => AllocatedNum.allocHint(cs, w.commR));
     cs.namespace('comm_r_input', () => commR.inputize(cs));
-    const commRLast = cs.namespace('comm_r_last', () => AllocatedNum.alloc(cs, () => required(w.commRLast)));
-    const commC = cs.namespace('comm_c', () => AllocatedNum.alloc(cs, () => required(w.commC)));
+    const commRLast = cs.namespace('comm_r_last', () => AllocatedNum.allocHint(cs, w.commRLast));
+    const commC = cs.namespace('comm_c', () => AllocatedNum.allocHint(cs, w.commC));
 
     const hash = cs.namespace('H_comm_c_comm_r_last', () => poseidonHashCircuit(cs, [commC, commRLast]));
     enforceEqual(cs, 'enforce comm_r = H(comm_c || comm_r_last)', commR, hash);
 
-    w.proofs.forEach((p, i) => cs.namespace(() => `challenge_${i}`, () => synthesizeChallenge(cs, p, commD, commC, commRLast, replicaIdBits)));
+    w.proofs.forEach((p, i) => {
+      cs.program?.beginSegment(); // challenges are independent: witness programs run them in parallel
+      cs.namespace(() => `challenge_${i}`, () => synthesizeChallenge(cs, p, commD, commC, commRLast, replicaIdBits));
+    });
   }
 }
 
@@ -355,4 +359,67 @@ export function stackedCircuitFor(c1: C1Output, partition: number): StackedCircu
     commC,
     proofs: proofs.map(challengeWitness),
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Witness programs (r1cs/program.ts): the tape order of a StackedWitness's leaves
+
+/** The witness's leaves mapped in tape order: the five roots, then per challenge its own block. */
+function mapStackedLeaves(
+  w: StackedWitness,
+  leaf: (x: bigint | undefined) => bigint | undefined,
+  index: (i: number | undefined) => number | undefined,
+  onChallenge: (i: number) => void = () => {},
+): StackedWitness {
+  const path = (p: AuthPath): AuthPath => {
+    const level = (l: AuthPathLevel): AuthPathLevel => ({ arity: l.arity, index: index(l.index), hashes: l.hashes.map(leaf) });
+    return { base: p.base.map(level), sub: p.sub.map(level), top: p.top.map(level) };
+  };
+  const column = (c: ColumnWitness): ColumnWitness => ({ rows: c.rows.map(leaf), path: path(c.path) });
+  const replicaId = leaf(w.replicaId);
+  const commD = leaf(w.commD);
+  const commR = leaf(w.commR);
+  const commRLast = leaf(w.commRLast);
+  const commC = leaf(w.commC);
+  const proofs = w.proofs.map((p, i): ChallengeWitness => {
+    onChallenge(i);
+    return {
+      dataLeaf: leaf(p.dataLeaf),
+      challenge: leaf(p.challenge),
+      commDPath: path(p.commDPath),
+      commRLastPath: path(p.commRLastPath),
+      commCPath: path(p.commCPath),
+      drgParents: p.drgParents.map(column),
+      expParents: p.expParents.map(column),
+    };
+  });
+  return { replicaId, commD, commR, commRLast, commC, proofs };
+}
+
+/** The slot witness of `params` (every leaf its tape slot) and where each challenge's slots start. */
+export function stackedSlotWitness(params: StackedCircuitParams): { witness: StackedWitness; numSlots: number; segmentSlotBases: number[] } {
+  let n = 0;
+  const segmentSlotBases: number[] = [];
+  const witness = mapStackedLeaves(
+    blankStackedWitness(params),
+    () => BigInt(n++),
+    () => n++,
+    () => segmentSlotBases.push(n),
+  );
+  return { witness, numSlots: n, segmentSlotBases };
+}
+
+/** The tape of a witness: its leaves in slot order (a missing leaf is an error naming the slot). */
+export function stackedTape(w: StackedWitness): bigint[] {
+  const out: bigint[] = [];
+  const push = (x: bigint | number | undefined): void => {
+    if (x === undefined) throw new RangeError(`stacked witness: leaf ${out.length} (tape slot) has no value`);
+    out.push(BigInt(x));
+  };
+  mapStackedLeaves(
+    w,
+    (x) => (push(x), x),
+    (i) => (push(i), i),
+  );
+  return out;
 }
