@@ -14,7 +14,7 @@ import { NativeBackend } from '../src/backend/native.js';
 import { FR_MODULUS } from '../src/field/layout.js';
 import { type C1Output, parseC1 } from '../src/filecoin/c1.js';
 import { stackedCircuitFor, stackedShapeCircuit, stackedTape } from '../src/filecoin/circuit/stacked.js';
-import { stackedShapeAndProgram, stackedWitnessNative } from '../src/filecoin/circuit/stacked-program.js';
+import { stackedProgramFast, stackedShapeAndProgram, stackedWitnessNative } from '../src/filecoin/circuit/stacked-program.js';
 import { poseidonHashCircuit } from '../src/filecoin/circuit/poseidon.js';
 import { pick } from '../src/filecoin/circuit/por.js';
 import { sealProofInfo } from '../src/filecoin/registry.js';
@@ -84,6 +84,8 @@ test('2 KiB fixture: WitnessGenerator, the TypeScript interpreter and the native
   assert.equal(program.blocks.length, 2);
   const ref = tsWitness(c1, 0, program.numInputs);
   assert.equal(firstDifference(interpretProgram(program, stackedTape(circuit.witness)), ref), -1);
+  // the fast recording (one challenge, replicated) is the same program
+  assert.deepEqual(stackedProgramFast(circuit.params), program);
   const ms = await compareAll(c1, program);
   console.log(`2 KiB: native witness ${ms.map((x) => x.toFixed(0)).join(', ')} ms per partition`);
 });

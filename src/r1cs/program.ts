@@ -786,3 +786,23 @@ export function deserializeProgram(bytes: Uint8Array): WitnessProgram {
   });
   return { numInputs, numAux, numSlots, coeffs, blocks, segments };
 }
+
+/**
+ * The program of the same circuit with `n` copies of its last segment, from a recording with one
+ * (the prologue then one segment): for circuits whose segments are identical by construction
+ * (StackedDrg's challenges), so a 32 GiB partition's program is recorded from a one-challenge
+ * circuit in seconds. Exactness is the caller's claim; tests compare it with a full recording.
+ */
+export function replicateLastSegment(p: WitnessProgram, n: number): WitnessProgram {
+  if (p.segments.length !== 2) throw new ProgramError(`replicateLastSegment needs a prologue and one segment, got ${p.segments.length} segments`);
+  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`segment count ${n}`);
+  const s = p.segments[1];
+  const aux = p.numAux - s.auxBase;
+  const inputs = p.numInputs - s.inputBase;
+  const slots = p.numSlots - s.slotBase;
+  const segments = [p.segments[0]];
+  for (let k = 0; k < n; k++) {
+    segments.push({ block: s.block, auxBase: s.auxBase + k * aux, inputBase: s.inputBase + k * inputs, slotBase: s.slotBase + k * slots });
+  }
+  return { ...p, numAux: s.auxBase + n * aux, numInputs: s.inputBase + n * inputs, numSlots: s.slotBase + n * slots, segments };
+}

@@ -6,7 +6,7 @@
  */
 import { CountingSystem } from '../../r1cs/counter.js';
 import type { CircuitShape, ConstraintSystem } from '../../r1cs/cs.js';
-import { ProgramRecorder, type WitnessProgram, checkProgramForShape, encodeTape } from '../../r1cs/program.js';
+import { ProgramRecorder, type WitnessProgram, checkProgramForShape, encodeTape, replicateLastSegment } from '../../r1cs/program.js';
 import { ShapeRecorder } from '../../r1cs/shape.js';
 import { FR_BYTES, readFr } from '../../field/layout.js';
 import type { C1Output } from '../c1.js';
@@ -22,6 +22,14 @@ function record(params: StackedCircuitParams, inner: ConstraintSystem): ProgramR
 /** The witness program of a partition circuit (counting only: no shape kept). */
 export function stackedProgram(params: StackedCircuitParams): WitnessProgram {
   return record(params, new CountingSystem()).finish();
+}
+
+/**
+ * The same program from a one-challenge recording (challenges are identical segments): seconds
+ * instead of a whole partition's synthesis. Tests compare it with `stackedProgram`.
+ */
+export function stackedProgramFast(params: StackedCircuitParams): WitnessProgram {
+  return replicateLastSegment(stackedProgram({ ...params, challenges: 1 }), params.challenges);
 }
 
 /** Shape and witness program in one synthesis. */
