@@ -2,9 +2,7 @@
  *  PoRep adapter's validation (with the circuit module stubbed). */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { selectBackend } from '../src/backend/select.js';
 import { ConfigError, defaultConfig, parseConfig, parseSize } from '../src/engine/config.js';
 import { createPorepKind } from '../src/engine/kinds/porep.js';
@@ -15,9 +13,9 @@ import { gapWarnings, uncoveredMs } from '../src/engine/spans.js';
 import { chromeTrace } from '../src/engine/trace.js';
 import { PlanError, proofRequest } from '../src/engine/types.js';
 import { Span } from '../src/util/timing.js';
+import { fixture } from './support.js';
 
 const GIB = 1024 ** 3;
-const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'fixtures');
 
 describe('config', () => {
   test('defaults are cuzk’s', () => {
@@ -214,7 +212,7 @@ describe('PoRep adapter', () => {
   const plan = (kind: typeof unavailable, p: Parameters<typeof proofRequest>[0]) => kind.planner.plan(proofRequest(p), ctx);
 
   test('validates the Commit2In wrapper and the request fields, naming them', async () => {
-    const fx = await readFile(join(FIXTURES, '2KiB.commit2in.json'));
+    const fx = await readFile(fixture('2KiB.commit2in.json'));
     const w = JSON.parse(fx.toString('utf8'));
     const cases: [Uint8Array, Record<string, number>, RegExp][] = [
       [new Uint8Array([1, 2, 3]), {}, /vanilla_proof \(Commit2In\).*not valid JSON/],
@@ -232,7 +230,7 @@ describe('PoRep adapter', () => {
   });
 
   test('plans porep-2k with one partition when the circuit module loads', async () => {
-    const fx = await readFile(join(FIXTURES, '2KiB.commit2in.json'));
+    const fx = await readFile(fixture('2KiB.commit2in.json'));
     const stub = createPorepKind({
       config,
       backend,

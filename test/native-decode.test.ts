@@ -29,7 +29,7 @@ import {
   writeParamsFile,
   type Parameters,
 } from '../src/groth16/keys.js';
-import { rng } from './native-helpers.js';
+import { rng } from './support.js';
 
 const be = new NativeBackend();
 const p = FQ_MODULUS;
