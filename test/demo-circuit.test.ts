@@ -4,7 +4,7 @@ import { ReferenceBackend } from '../src/backend/reference.js';
 import type { CsrMatrix } from '../src/backend/backend.js';
 import { FR_MODULUS, frVectorToBigints, mod } from '../src/field/layout.js';
 import { CountingSystem } from '../src/r1cs/counter.js';
-import { DemoCircuit } from '../src/r1cs/demo.js';
+import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
 import { recordShape, shapeDigest } from '../src/r1cs/shape.js';
 import { TestConstraintSystem } from '../src/r1cs/test.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';

@@ -13,7 +13,7 @@ import type { Backend } from '../src/backend/backend.js';
 import { ReferenceBackend } from '../src/backend/reference.js';
 import { FR_MODULUS, writeFr } from '../src/field/layout.js';
 import { LinearCombination, ONE, type Circuit, type CircuitShape, type ConstraintSystem, type Variable } from '../src/r1cs/cs.js';
-import { DemoCircuit } from '../src/r1cs/demo.js';
+import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
 import { ShapeRecorder } from '../src/r1cs/shape.js';
 import { TestConstraintSystem } from '../src/r1cs/test.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';

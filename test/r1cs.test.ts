@@ -350,7 +350,7 @@ test('serializeShape / deserializeShape round trip and rejection of damaged file
 
 test('DensityCounter: counts and A/B densities equal the recorded shape (cancelling terms included)', async () => {
   const { DensityCounter } = await import('../src/r1cs/density.js');
-  const { DemoCircuit } = await import('../src/r1cs/demo.js');
+  const { DemoCircuit } = await import('../src/r1cs/demo-circuit.js');
   const sum = (d: Uint8Array): number => d.reduce((t, x) => t + x, 0);
   const circuits: Circuit[] = [1, 2, 3, 4, 5, 6].map((s) => new RandomCircuit(s, 300));
   circuits.push(new DemoCircuit({ constraints: 1000, seed: 3 }));

@@ -1,5 +1,5 @@
 /**
- * The prover's compute backend. Two implementations share this contract:
+ * The prover's compute backend. Three implementations share this contract:
  *  - `native` (src/backend/native.ts): the C++ addon, multithreaded, off the JS thread;
  *  - `reference` (src/backend/reference.ts): TypeScript/bigint + @noble/curves, the slow twin
  *    every fast path is tested against.

@@ -16,7 +16,7 @@ import { CudaBackend, cudaCapabilities, createGpuBackend } from '../../src/backe
 import { NativeBackend, nativeAvailable } from '../../src/backend/native.js';
 import type { CsrMatrix } from '../../src/backend/backend.js';
 import { G1, G2, writeG1, writeG2 } from '../../src/field/layout.js';
-import { DemoCircuit, type DemoOptions } from '../../src/r1cs/demo.js';
+import { DemoCircuit, type DemoOptions } from '../../src/r1cs/demo-circuit.js';
 import { recordShape } from '../../src/r1cs/shape.js';
 import { WitnessGenerator } from '../../src/r1cs/witness.js';
 import { insecureDevSetup } from '../../src/groth16/setup.js';
@@ -27,7 +27,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { parseCommit2In } from '../../src/filecoin/c1.js';
-import { porepInfoForSize, porepShape, provePorep, verifyPorep } from '../../src/filecoin/porep.js';
+import { porepInfoForSize, porepShape, provePorep, verifyPorep } from '../../src/kinds/porep-c2.js';
 import { loadOrCreateDevParams } from '../../src/groth16/setup.js';
 import { Span } from '../../src/util/timing.js';
 import { fixture, fixtureDirs, hasFixture, rng } from '../support.js';
