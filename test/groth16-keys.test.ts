@@ -1,6 +1,6 @@
 /**
  * Groth16 keys and proof bytes: bellperson's layouts (FACTS §4), streaming reads, refusal of bad
- * files. The fast codec (src/groth16/codec.ts) is checked against src/curve/encoding.ts (noble).
+ * files. The fast codec (src/curve/codec.ts) is checked against src/curve/encoding.ts (noble).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { G1, G1_BYTES, G2, G2_BYTES, g1Vector, g2Vector, type G1Point, type G2Point } from '../src/field/layout.js';
 import { decodeG1Vector, decodeG2Vector, encodeG1Vector, encodeG2Vector } from '../src/curve/encoding.js';
-import { decodeG1Points, decodeG2Points, encodeG1Points, encodeG2Points } from '../src/groth16/codec.js';
+import { decodeG1Points, decodeG2Points, encodeG1Points, encodeG2Points } from '../src/curve/codec.js';
 import {
   ParamsFormatError,
   decodeParams,

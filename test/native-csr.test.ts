@@ -1,7 +1,7 @@
 /** Sparse matrix-vector products of the native addon against bigint arithmetic. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CsrMatrix } from '../src/backend/backend.js';
+import type { CsrMatrix } from '../src/field/csr.js';
 import { NativeBackend } from '../src/backend/native.js';
 import { frVector, frVectorToBigints, mod } from '../src/field/layout.js';
 import { r } from './native-helpers.js';

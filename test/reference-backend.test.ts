@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CsrMatrix } from '../src/backend/backend.js';
+import type { CsrMatrix } from '../src/field/csr.js';
 import {
   FR_GENERATOR,
   FR_ROOT_OF_UNITY,

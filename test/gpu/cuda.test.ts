@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CudaBackend, cudaCapabilities, createGpuBackend } from '../../src/backend/cuda.js';
 import { NativeBackend, nativeAvailable } from '../../src/backend/native.js';
-import type { CsrMatrix } from '../../src/backend/backend.js';
+import type { CsrMatrix } from '../../src/field/csr.js';
 import { G1, G2, writeG1, writeG2 } from '../../src/field/layout.js';
 import { DemoCircuit, type DemoOptions } from '../../src/r1cs/demo-circuit.js';
 import { recordShape } from '../../src/r1cs/shape.js';
