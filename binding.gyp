@@ -3,9 +3,9 @@
 #
 # Layout: native/src/{ff,ec,msm,ntt,sparse,util} are header-only arithmetic (KILN_HD marks what is
 # host+device); kernels_*.cpp instantiate the host entry points; addon.cpp is the N-API glue.
-# A CUDA build will add native/cuda/*.cu (compiled by nvcc, reusing the same headers with
-# KILN_HD = __host__ __device__) as a second target or an extra 'sources' entry behind a
-# `kiln_cuda` variable; nothing here needs CUDA today.
+# The CUDA addon (native/cuda/*.cu, compiled by nvcc with the same headers and
+# KILN_HD = __host__ __device__) is not a target here: scripts/device/build-cuda.sh
+# (`npm run build:cuda`) builds it into build/cuda/kiln_cuda.node; nothing here needs CUDA.
 #
 # -march is deliberately not set: machines differ. native/src/tools/cpu-flags.cjs adds -mbmi2 -madx
 # only when the building CPU has them (the code checks __BMI2__/__ADX__ and has a portable path);

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync, symlinkSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { benchBatch, benchSingle } from '../src/server/bench-client.js';
+import { benchBatch, benchSingle } from '../src/client/bench.js';
 import { runDaemon } from '../src/server/daemon.js';
 import { appendResults, markdownTable, repoRoot } from './report.js';
 

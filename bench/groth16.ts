@@ -14,7 +14,7 @@ import * as snarkjs from 'snarkjs';
 import { NativeBackend } from '../src/backend/native.js';
 import { loadOrCreateDevParams, prepareVerifyingKey, prove, verifyProof } from '../src/groth16/index.js';
 import { writeIden3R1cs, writeIden3Wtns } from '../src/interop/iden3.js';
-import { DemoCircuit } from '../src/r1cs/demo.js';
+import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
 import { recordShape, shapeDigest } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
 import { appendResults, fmtMs, markdownTable, repoRoot } from './report.js';

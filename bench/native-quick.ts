@@ -78,7 +78,7 @@ async function main(): Promise<void> {
         `G2 ${(g2 * 1000).toFixed(0)} µs (${((g2 * 1e6) / n).toFixed(0)} ns/point, ${cpu()})`,
     );
   }
-  // The witness mix of a PoRep-like circuit (src/r1cs/demo.ts): ~47% zeros, ~47% ones (bits), 3%
+  // The witness mix of a PoRep-like circuit (src/r1cs/demo-circuit.ts): ~47% zeros, ~47% ones (bits), 3%
   // 32-bit words, 3% full-size values.
   const mix = new Uint8Array(nMax * FR_BYTES);
   const full = randomFr(nMax);

@@ -11,16 +11,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort } from 'node:worker_threads';
 import { TestConstraintSystem } from '../src/r1cs/test.js';
 import { parseC1 } from '../src/filecoin/c1.js';
 import { stackedCircuitFor } from '../src/filecoin/circuit/stacked.js';
+import { fixture } from './support.js';
 
 const here = fileURLToPath(import.meta.url);
-const repoRoot = path.resolve(path.dirname(here), '..', '..');
-const fixture = (name: string): string => path.join(repoRoot, '..', 'shared', 'fixtures', name);
 
 /** [variable path to change, expected first unsatisfied constraint] */
 const TAMPERS: readonly (readonly [string, string | RegExp])[] = [

@@ -8,21 +8,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestConstraintSystem } from '../src/r1cs/test.js';
 import { CountingSystem } from '../src/r1cs/counter.js';
-import { FR_MODULUS } from '../src/field/layout.js';
 import { AllocatedBit, Boolean } from '../src/gadgets/boolean.js';
 import { AllocatedNum } from '../src/gadgets/num.js';
 import { bytesToBigintLE } from '../src/filecoin/hash/fr32.js';
 import { buildPoseidonTree, buildSha256Tree, treeProof } from '../src/filecoin/tree/build.js';
 import type { MerkleProof } from '../src/filecoin/tree/path.js';
 import { type AuthPath, type MerkleHasher, blankAuthPath, insert, porCircuit, select } from '../src/filecoin/circuit/por.js';
-
-function sampler(seed: number): () => bigint {
-  let s = BigInt(seed) * 0x9e3779b97f4a7c15n + 3n;
-  return () => {
-    s = (s * 6364136223846793005n + 1442695040888963407n) & ((1n << 256n) - 1n);
-    return (s >> 2n) % FR_MODULUS;
-  };
-}
+import { rng } from './support.js';
 
 function allocBits(cs: TestConstraintSystem, index: number, count: number): Boolean[] {
   return Array.from({ length: count }, (_, i) =>
@@ -35,7 +27,7 @@ test('insert: every position of sizes 2, 4, 8, 16 with the pinned constraint cou
   for (let logSize = 1; logSize <= 4; logSize++) {
     const size = 1 << logSize;
     for (let index = 0; index < size; index++) {
-      const next = sampler(index);
+      const next = rng(index);
       const cs = new TestConstraintSystem();
       const elements = Array.from({ length: size - 1 }, (_, i) => cs.namespace(`element ${i}`, () => AllocatedNum.alloc(cs, next)));
       const toInsert = cs.namespace('insert', () => AllocatedNum.alloc(cs, next));
@@ -56,7 +48,7 @@ test('select: size − 1 constraints, picks element n', () => {
   for (let logSize = 1; logSize < 5; logSize++) {
     const size = 1 << logSize;
     for (let index = 0; index < size; index++) {
-      const next = sampler(100 + index);
+      const next = rng(100 + index);
       const cs = new TestConstraintSystem();
       const elements = Array.from({ length: size }, (_, i) => cs.namespace(`element ${i}`, () => AllocatedNum.alloc(cs, next)));
       const bits = allocBits(cs, index, logSize);
@@ -105,7 +97,7 @@ function authPathOf<T>(proof: MerkleProof<T>, toFr: (x: T) => bigint): AuthPath 
 }
 
 test('PoR over a Poseidon 8-8-2 tree with values: satisfied, inputs [1, leaf index, root], corruption caught', () => {
-  const next = sampler(7);
+  const next = rng(7);
   const leaves = Array.from({ length: 1024 }, next);
   const tree = buildPoseidonTree(leaves, [8, 8, 8, 2]);
   const shape = { baseArity: 8 as const, subArity: 8 as const, topArity: 2 as const, baseLevels: 2 };

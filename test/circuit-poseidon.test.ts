@@ -14,6 +14,7 @@ import { AllocatedNum } from '../src/gadgets/num.js';
 import { SynthesisError } from '../src/gadgets/errors.js';
 import { poseidonHash } from '../src/filecoin/hash/poseidon.js';
 import { poseidonCircuitConstraintCount, poseidonHashCircuit } from '../src/filecoin/circuit/poseidon.js';
+import { rng } from './support.js';
 
 const PINNED: ReadonlyMap<number, number> = new Map([
   [2, 311],
@@ -22,18 +23,10 @@ const PINNED: ReadonlyMap<number, number> = new Map([
   [11, 598],
 ]);
 
-function sampler(seed: number): () => bigint {
-  let s = BigInt(seed) * 0x9e3779b97f4a7c15n + 7n;
-  return () => {
-    s = (s * 6364136223846793005n + 1442695040888963407n) & ((1n << 256n) - 1n);
-    return (s >> 2n) % FR_MODULUS;
-  };
-}
-
 for (const [arity, pinned] of PINNED) {
   test(`Poseidon circuit, arity ${arity}: equals poseidonHash, satisfied, ${pinned} constraints`, () => {
     assert.equal(poseidonCircuitConstraintCount(arity), pinned);
-    const next = sampler(arity);
+    const next = rng(arity);
     const cases = [
       Array.from({ length: arity }, () => 0n),
       Array.from({ length: arity }, () => FR_MODULUS - 1n),

@@ -9,8 +9,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { TestConstraintSystem } from '../src/r1cs/test.js';
 import { CountingSystem } from '../src/r1cs/counter.js';
 import { ShapeRecorder, shapeDigest } from '../src/r1cs/shape.js';
@@ -31,9 +29,8 @@ import {
   stackedShapeCircuit,
   stackedTestParams,
 } from '../src/filecoin/circuit/index.js';
+import { fixture, rng } from './support.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const fixture = (name: string): string => path.join(repoRoot, '..', 'shared', 'fixtures', name);
 
 test('test_stacked_porep_circuit configurations: 22 inputs and the pinned constraint counts', () => {
   // [base arity, sub arity, top arity, constraints]
@@ -52,10 +49,9 @@ test('test_stacked_porep_circuit configurations: 22 inputs and the pinned constr
 });
 
 test('create_label: test_create_label figure (532,025 with allocated id and parent bits) and the label value', () => {
-  let s = 12345;
-  const rand = () => (s = (s * 1103515245 + 12345) >>> 0) >>> 24;
+  const rand = rng(12345);
   const bytes32 = () => {
-    const b = Uint8Array.from({ length: 32 }, rand);
+    const b = rand.bytes(32);
     b[31] &= 0x3f;
     return b;
   };

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ReferenceBackend } from '../src/backend/reference.js';
-import type { CsrMatrix } from '../src/backend/backend.js';
+import type { CsrMatrix } from '../src/field/csr.js';
 import { FR_MODULUS, frVectorToBigints, mod } from '../src/field/layout.js';
 import { CountingSystem } from '../src/r1cs/counter.js';
-import { DemoCircuit } from '../src/r1cs/demo.js';
+import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
 import { recordShape, shapeDigest } from '../src/r1cs/shape.js';
 import { TestConstraintSystem } from '../src/r1cs/test.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';

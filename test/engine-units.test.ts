@@ -1,13 +1,11 @@
 /** Engine parts without the daemon: config, queue order, memory budget, span gaps, traces, the
- *  PoRep adapter's validation (with the circuit module stubbed). */
+ *  PoRep adapter's validation (planning needs no compiled circuit). */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { selectBackend } from '../src/backend/select.js';
 import { ConfigError, defaultConfig, parseConfig, parseSize } from '../src/engine/config.js';
-import { createPorepKind } from '../src/engine/kinds/porep.js';
+import { createPorepKind } from '../src/kinds/porep-c2-planner.js';
 import { MemoryBudget, MemoryBudgetError } from '../src/engine/memory.js';
 import { PriorityQueue } from '../src/engine/queue.js';
 import { SynthesisPool } from '../src/engine/synth-pool.js';
@@ -15,9 +13,9 @@ import { gapWarnings, uncoveredMs } from '../src/engine/spans.js';
 import { chromeTrace } from '../src/engine/trace.js';
 import { PlanError, proofRequest } from '../src/engine/types.js';
 import { Span } from '../src/util/timing.js';
+import { fixture } from './support.js';
 
 const GIB = 1024 ** 3;
-const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'fixtures');
 
 describe('config', () => {
   test('defaults are cuzk’s', () => {
@@ -80,6 +78,27 @@ x = 1
     assert.ok(warnings.some((w) => w.includes('srs.preload') && w.includes('deprecated')));
     assert.ok(warnings.some((w) => w.includes('logging.frobnicate')));
     assert.ok(warnings.some((w) => w.includes('[extra]')));
+  });
+
+  test('cuzk keys kiln does not use are accepted, checked and warned about by name', () => {
+    const { config, warnings } = parseConfig(
+      '[gpus]\ngpu_threads = 128\n[scheduler]\nsort_by_type = false\n[logging]\nformat = "json"\nlevel = "warn"\n',
+      { totalRamBytes: 64 * GIB },
+    );
+    assert.equal(warnings.length, 3);
+    for (const key of ['gpus.gpu_threads', 'scheduler.sort_by_type', 'logging.format']) {
+      assert.ok(warnings.some((w) => w.includes(key) && w.includes('accepted for cuzk compatibility and ignored')), key);
+    }
+    assert.equal(config.logging.level, 'warn');
+    const rest = { ...config, logging: { ...config.logging, level: 'info' as const } };
+    assert.deepEqual(rest, defaultConfig(64 * GIB), 'the ignored keys change nothing');
+    for (const [text, re] of [
+      ['[gpus]\ngpu_threads = -1', /gpus\.gpu_threads/],
+      ['[scheduler]\nsort_by_type = "yes"', /scheduler\.sort_by_type/],
+      ['[logging]\nformat = 3', /logging\.format/],
+    ] as const) {
+      assert.throws(() => parseConfig(text, { totalRamBytes: 64 * GIB }), (e: unknown) => e instanceof ConfigError && re.test(e.message), text);
+    }
   });
 
   test('bad values are refused with the key named', () => {
@@ -146,7 +165,7 @@ describe('scheduling parts', () => {
   test('synthesis pool runs a module function in a worker thread and transfers the result', async () => {
     const pool = new SynthesisPool(1);
     try {
-      const url = new URL('../src/engine/kinds/demo-synth.js', import.meta.url).href;
+      const url = new URL('../src/kinds/demo-circuit-worker.js', import.meta.url).href;
       const r = await pool.run<{ assignment: Uint8Array; inputs: bigint[] }>({ module: url, fn: 'demoWitness', arg: { constraints: 100, publicInputs: 2, seed: 1, numInputs: 3 } });
       assert.ok(r.assignment instanceof Uint8Array && r.assignment.length > 0 && r.assignment.length % 32 === 0);
       assert.equal(r.inputs.length, 2);
@@ -209,12 +228,12 @@ describe('spans and traces', () => {
 describe('PoRep adapter', () => {
   const config = defaultConfig(64 * GIB);
   const backend = selectBackend('reference');
-  const unavailable = createPorepKind({ config, backend, loadCircuit: () => Promise.reject(new Error('module missing')) });
+  const porep = createPorepKind({ config, backend });
   const ctx = { synthPool: new SynthesisPool(1) };
-  const plan = (kind: typeof unavailable, p: Parameters<typeof proofRequest>[0]) => kind.planner.plan(proofRequest(p), ctx);
+  const plan = (kind: typeof porep, p: Parameters<typeof proofRequest>[0]) => kind.planner.plan(proofRequest(p), ctx);
 
   test('validates the Commit2In wrapper and the request fields, naming them', async () => {
-    const fx = await readFile(join(FIXTURES, '2KiB.commit2in.json'));
+    const fx = await readFile(fixture('2KiB.commit2in.json'));
     const w = JSON.parse(fx.toString('utf8'));
     const cases: [Uint8Array, Record<string, number>, RegExp][] = [
       [new Uint8Array([1, 2, 3]), {}, /vanilla_proof \(Commit2In\).*not valid JSON/],
@@ -224,27 +243,21 @@ describe('PoRep adapter', () => {
       [fx, { sectorSize: 34359738368 }, /sector_size 34359738368 does not match the Commit2In SectorSize 2048/],
       [fx, { registeredProof: 3 }, /registered_proof 3 \(StackedDrg32GiBV1\) does not match the C1's StackedDrg2KiBV1_1/],
       [fx, { sectorNumber: 9 }, /sector_number 9 does not match/],
-      [fx, {}, /PoRep circuit not available.*module missing/],
     ];
     for (const [bytes, fields, re] of cases) {
-      await assert.rejects(plan(unavailable, { proofKind: 1, vanillaProof: bytes, ...fields }), (e: unknown) => e instanceof PlanError && re.test(e.message), String(re));
+      await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: bytes, ...fields }), (e: unknown) => e instanceof PlanError && re.test(e.message), String(re));
     }
   });
 
-  test('plans porep-2k with one partition when the circuit module loads', async () => {
-    const fx = await readFile(join(FIXTURES, '2KiB.commit2in.json'));
-    const stub = createPorepKind({
-      config,
-      backend,
-      loadCircuit: async () => ({ stackedCircuitFor: () => ({ synthesize() {} }), stackedShapeCircuit: () => ({ synthesize() {} }) }),
-    });
-    const work = await plan(stub, { proofKind: 1, vanillaProof: fx, sectorSize: 2048, registeredProof: 5 });
+  test('plans porep-2k with one partition (no circuit compiled); no parameters is refused by name', async () => {
+    const fx = await readFile(fixture('2KiB.commit2in.json'));
+    const work = await plan(porep, { proofKind: 1, vanillaProof: fx, sectorSize: 2048, registeredProof: 5 });
     assert.equal(work.circuitId, 'porep-2k');
     assert.equal(work.partitions, 1);
     assert.match(work.describe!, /StackedDrg2KiBV1_1 sector 0 miner f01001/);
-    assert.ok(stub.circuits.knows('porep-32g'));
-    assert.ok(!stub.circuits.knows('porep-1g'));
-    await assert.rejects(stub.circuits.available!('porep-2k'), /no parameters for porep-2k/);
+    assert.ok(porep.circuits.knows('porep-32g'));
+    assert.ok(!porep.circuits.knows('porep-1g'));
+    await assert.rejects(porep.circuits.available!('porep-2k'), /no parameters for porep-2k/);
     await ctx.synthPool.close();
   });
 });

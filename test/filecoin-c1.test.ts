@@ -3,18 +3,15 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { C1FormatError, parseC1, parseC1Value, parseCommit2In } from '../src/filecoin/c1.js';
 import { actorIdFromAddress, proverIdFromActorId } from '../src/filecoin/graph.js';
 import { partitionPublicInputs } from '../src/filecoin/public-inputs.js';
 import { sealProofInfo } from '../src/filecoin/registry.js';
 import { verifyC1 } from '../src/filecoin/verify.js';
+import { fixture, reference, rng } from './support.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const shared = path.resolve(repoRoot, '..', 'shared');
-const fixturePath = (name: string): string => path.join(shared, 'fixtures', name);
-const c1Text = readFileSync(fixturePath('2KiB.c1.json'), 'utf8');
-const wrapperText = readFileSync(fixturePath('2KiB.commit2in.json'), 'utf8');
+const c1Text = readFileSync(fixture('2KiB.c1.json'), 'utf8');
+const wrapperText = readFileSync(fixture('2KiB.commit2in.json'), 'utf8');
 
 type AnyJson = any;
 const fresh = (): AnyJson => JSON.parse(c1Text);
@@ -63,7 +60,7 @@ test('the Commit2In wrapper parses to the same C1 as the raw file', () => {
 });
 
 test('public inputs of partition 0 equal 2KiB.public_inputs.json', () => {
-  const expected = JSON.parse(readFileSync(fixturePath('2KiB.public_inputs.json'), 'utf8')) as string[];
+  const expected = JSON.parse(readFileSync(fixture('2KiB.public_inputs.json'), 'utf8')) as string[];
   const got = partitionPublicInputs(parseC1(c1Text), 0);
   assert.equal(got.length, 3 + 18 * 2);
   assert.deepEqual(got.map(String), expected);
@@ -71,8 +68,8 @@ test('public inputs of partition 0 equal 2KiB.public_inputs.json', () => {
 });
 
 test('every path, column, label and the encoding of the fixture verify (as check_c1.py)', () => {
-  const oracle = execFileSync('python3', [path.join(shared, 'reference', 'check_c1.py'), fixturePath('2KiB.c1.json')], {
-    cwd: path.join(shared, 'reference'), encoding: 'utf8',
+  const oracle = execFileSync('python3', [reference('check_c1.py'), fixture('2KiB.c1.json')], {
+    cwd: reference(), encoding: 'utf8',
   });
   assert.match(oracle, /ALL OK/);
   const w = parseCommit2In(wrapperText);
@@ -155,11 +152,7 @@ test('garbage input is refused, never crashes', () => {
   refused(() => parseC1Value(42), '', /object/);
 
   // Random structural mutations: each parse either succeeds or throws C1FormatError.
-  let s = 7;
-  const rand = (n: number): number => {
-    s = (s * 1103515245 + 12345) % 2 ** 31;
-    return s % n;
-  };
+  const rand = rng(7).int;
   const junk: unknown[] = [null, -1, 2 ** 60, 'x', [], {}, true, 3.5, [1, 2], { data: {} }];
   const c1 = fresh();
   for (let iter = 0; iter < 300; iter++) {

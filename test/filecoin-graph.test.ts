@@ -1,30 +1,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseC1, parseCommit2In } from '../src/filecoin/c1.js';
 import {
   DrgParents, ExpanderParents, actorIdFromAddress, interactiveChallenges, labelParentOrder, proverIdFromActorId, replicaId,
 } from '../src/filecoin/graph.js';
 import { ChaCha8Rng } from '../src/filecoin/hash/chacha8.js';
 import { porepIdFor, sealProofInfo } from '../src/filecoin/registry.js';
+import { fixture, python } from './support.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const shared = path.resolve(repoRoot, '..', 'shared');
-const reference = path.join(shared, 'reference');
-const fixture = (name: string): Buffer => readFileSync(path.join(shared, 'fixtures', name));
-
-function python(body: string): string[] {
-  const code = `import sys, json\nsys.path.insert(0, ${JSON.stringify(reference)})\n${body}`;
-  return execFileSync('python3', ['-c', code], { encoding: 'utf8', maxBuffer: 64 << 20 }).trim().split('\n');
-}
+const readFixture = (name: string): Buffer => readFileSync(fixture(name));
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
 test('DRG and expander parents of the fixture equal the indices in its vanilla proofs', () => {
-  const c1 = parseC1(fixture('2KiB.c1.json'));
+  const c1 = parseC1(readFixture('2KiB.c1.json'));
   const info = c1.registeredProof;
   const drg = new DrgParents(info.porepId, true);
   const exp = new ExpanderParents(info.porepId, info.nodes);
@@ -95,7 +85,7 @@ test('ChaCha8 stream equals the reference ChaCha8Rng across block boundaries', (
 });
 
 test('challenges equal public_inputs.py for a 32 GiB partition', () => {
-  const c1 = parseC1(fixture('2KiB.c1.json'));
+  const c1 = parseC1(readFixture('2KiB.c1.json'));
   const lines = python([
     'from public_inputs import challenges',
     `print(json.dumps(challenges(bytes.fromhex(${JSON.stringify(hex(c1.replicaId))}), bytes.fromhex(${JSON.stringify(hex(c1.seed))}), ${2 ** 30}, 18, 7)))`,
@@ -115,7 +105,7 @@ test('ids: porep_id layout, prover_id LEB128, replica_id of the fixture', () => 
   assert.equal(hex(proverIdFromActorId(128)), '8001' + '00'.repeat(30));
   assert.equal(actorIdFromAddress('f01001'), 1001n);
   assert.throws(() => actorIdFromAddress('f1abc'), RangeError);
-  const w = parseCommit2In(fixture('2KiB.commit2in.json'));
+  const w = parseCommit2In(readFixture('2KiB.commit2in.json'));
   const c1 = w.phase1Out;
   const rid = replicaId(proverIdFromActorId(actorIdFromAddress(w.miner!)), w.sectorNum, c1.ticket, c1.commD, c1.registeredProof.porepId);
   assert.equal(hex(rid), hex(c1.replicaId));

@@ -1,29 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { FR_MODULUS } from '../src/field/layout.js';
 import {
   FILECOIN_ARITIES, poseidonConstants, poseidonHash, poseidonHashOptimized, poseidonOptimizedConstants,
 } from '../src/filecoin/hash/poseidon.js';
+import { python, rng } from './support.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const reference = path.join(path.resolve(repoRoot, '..', 'shared'), 'reference');
 
-/** Runs one python3 process over the reference and returns its stdout lines. */
-function python(body: string): string[] {
-  const code = `import sys, json\nsys.path.insert(0, ${JSON.stringify(reference)})\n${body}`;
-  return execFileSync('python3', ['-c', code], { encoding: 'utf8', maxBuffer: 64 << 20 }).trim().split('\n');
-}
-
-/** Deterministic pseudo-random field elements (xorshift-ish over bigints), plus the edges 0, 1, −1. */
+/** Deterministic pseudo-random field elements, plus the edges 0, 1, −1. */
 function sampleInputs(arity: number, seed: number): bigint[][] {
-  let s = BigInt(seed) * 0x9e3779b97f4a7c15n + 1n;
-  const next = (): bigint => {
-    s = (s * 6364136223846793005n + 1442695040888963407n) & ((1n << 256n) - 1n);
-    return s % FR_MODULUS;
-  };
+  const next = rng(seed);
   return [
     Array.from({ length: arity }, () => 0n),
     Array.from({ length: arity }, (_, i) => BigInt(i + 1)),

@@ -1,8 +1,5 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { FR_MODULUS } from '../src/field/layout.js';
 import { bytesToBigintLE, frFromBytesLE, frToBytesLE } from '../src/filecoin/hash/fr32.js';
@@ -13,9 +10,8 @@ import {
   fullPath, pathLeafIndex, poseidonPathRoot, sha256PathRoot, verifyPoseidonProof, verifySha256Proof,
 } from '../src/filecoin/tree/path.js';
 import type { TreeShape } from '../src/filecoin/registry.js';
+import { python } from './support.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const reference = path.join(path.resolve(repoRoot, '..', 'shared'), 'reference');
 
 const leafBytes = (i: number): Uint8Array => sha256Truncated(Uint8Array.of(i & 0xff, i >> 8));
 const leafFr = (i: number): bigint => bytesToBigintLE(leafBytes(i));
@@ -54,9 +50,9 @@ test('binary SHA256 tree: every path leads to the root', () => {
 test('oct Poseidon tree root equals poseidon_ref.py', () => {
   const leaves = Array.from({ length: 64 }, (_, i) => leafFr(i));
   const tree = buildPoseidonTree(leaves, [8, 8]);
-  const code = `import sys\nsys.path.insert(0, ${JSON.stringify(reference)})\nfrom poseidon_ref import poseidon\n`
-    + `l = [${leaves.map(String).join(',')}]\nm = [poseidon(l[i:i+8]) for i in range(0, 64, 8)]\nprint(poseidon(m))`;
-  const out = execFileSync('python3', ['-c', code], { encoding: 'utf8' }).trim();
+  const [out] = python(
+    `from poseidon_ref import poseidon\nl = [${leaves.map(String).join(',')}]\nm = [poseidon(l[i:i+8]) for i in range(0, 64, 8)]\nprint(poseidon(m))`,
+  );
   assert.equal(tree.root, BigInt(out));
   for (const i of [0, 9, 63]) {
     const proof = treeProof(tree, i);

@@ -14,7 +14,6 @@ import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 import { TestConstraintSystem } from '../src/r1cs/test.js';
 import { CountingSystem } from '../src/r1cs/counter.js';
 import { type ConstraintSystem, LinearCombination, ONE } from '../src/r1cs/cs.js';
-import { FR_MODULUS } from '../src/field/layout.js';
 import {
   AllocatedBit,
   AllocatedNum,
@@ -24,6 +23,7 @@ import {
   sha256,
   SynthesisError,
 } from '../src/gadgets/index.js';
+import { rng } from './support.js';
 
 const need = <T>(v: T | undefined): T => {
   if (v === undefined) throw new SynthesisError('AssignmentMissing');
@@ -102,11 +102,7 @@ test('PoR over a 64-leaf binary SHA-256 tree = 272,295 constraints, 3 inputs (ru
 
   // With values: a real tree, a real path; the circuit is satisfied and its inputs are
   // [1, packed path bits, root].
-  let s = 99n;
-  const rand = () => {
-    s = (s * 6364136223846793005n + 1442695040888963407n) & ((1n << 256n) - 1n);
-    return (s >> 3n) % FR_MODULUS;
-  };
+  const rand = rng(99);
   const leaves = Array.from({ length: 64 }, rand);
   const levels: bigint[][] = [leaves];
   while (levels.at(-1)!.length > 1) {

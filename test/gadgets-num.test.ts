@@ -20,21 +20,9 @@ import {
   packBits,
   packIntoInputs,
 } from '../src/gadgets/index.js';
+import { rng } from './support.js';
 
 const r = FR_MODULUS;
-
-function rng(seed: number): () => bigint {
-  let s = BigInt(seed) * 0x9e3779b97f4a7c15n + 1n;
-  const mask = (1n << 64n) - 1n;
-  return () => {
-    let x = 0n;
-    for (let k = 0; k < 4; k++) {
-      s = (s * 6364136223846793005n + 1442695040888963407n) & mask;
-      x = (x << 64n) | (s >> 1n);
-    }
-    return x % r;
-  };
-}
 
 test('alloc / square / mul / add / inputize', () => {
   const cs = new TestConstraintSystem();
@@ -233,15 +221,7 @@ test('Num: addBoolWithCoeff / add / scale / lc', () => {
 });
 
 test('packIntoInputs = computeMultipacking for 0..1500 bits (test_multipacking)', () => {
-  let s = 0x5962be3d;
-  const bit = () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s % 2 !== 0;
-  };
+  const bit = rng(0x5962be3d).bool;
   for (const numBits of [0, 1, 2, 7, 253, 254, 255, 256, 507, 508, 509, 700, 1016, 1500]) {
     const cs = new TestConstraintSystem();
     const bits = Array.from({ length: numBits }, bit);

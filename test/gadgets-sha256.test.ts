@@ -24,18 +24,7 @@ import {
   sha256CompressionFunction,
   sha256Iv,
 } from '../src/gadgets/index.js';
-
-function xorshift(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s;
-  };
-}
+import { rng } from './support.js';
 
 /** FIPS 180-4 §6.2.2 compression of one block (16 big-endian words) from state H. */
 function compress(H: readonly number[], block: readonly number[]): number[] {
@@ -85,8 +74,8 @@ test('test_blank_hash: all-constant block costs 0 constraints and gives SHA256("
 });
 
 test('test_full_block: one compression over 512 allocated bits = 25,840 constraints', () => {
-  const rng = xorshift(0x5962be3d);
-  const block = Array.from({ length: 16 }, () => rng());
+  const next = rng(0x5962be3d).u32;
+  const block = Array.from({ length: 16 }, () => next());
   const cs = new TestConstraintSystem();
   const input = allocBits(cs, wordsToBitsBe(block));
   const out = cs.namespace('sha256', () => sha256BlockNoPadding(cs, input));
@@ -102,10 +91,10 @@ test('test_full_block: one compression over 512 allocated bits = 25,840 constrai
 });
 
 test('compression from an allocated chaining value matches FIPS 180-4', () => {
-  const rng = xorshift(77);
+  const next = rng(77).u32;
   for (let trial = 0; trial < 2; trial++) {
-    const block = Array.from({ length: 16 }, () => rng());
-    const H = Array.from({ length: 8 }, () => rng());
+    const block = Array.from({ length: 16 }, () => next());
+    const H = Array.from({ length: 8 }, () => next());
     const cs = new TestConstraintSystem();
     const input = allocBits(cs, wordsToBitsBe(block));
     const cur = H.map((h, i) => cs.namespace(`h${i}`, () => UInt32.alloc(cs, h)));
@@ -123,8 +112,8 @@ test('compression from an allocated chaining value matches FIPS 180-4', () => {
 });
 
 test('test_full_hash: 512-bit message with padding = 44,874 constraints', () => {
-  const rng = xorshift(0x5962be3d);
-  const msg = new Uint8Array(64).map(() => rng() & 0xff);
+  const next = rng(0x5962be3d).u32;
+  const msg = new Uint8Array(64).map(() => next() & 0xff);
   const cs = new TestConstraintSystem();
   const input = allocBits(cs, bytesToBitsBe(msg));
   const out = cs.namespace('sha256', () => sha256(cs, input));
@@ -134,10 +123,10 @@ test('test_full_hash: 512-bit message with padding = 44,874 constraints', () => 
 });
 
 test('test_against_vectors: sha256 gadget = @noble/hashes for many lengths', () => {
-  const rng = xorshift(12345);
+  const next = rng(12345).u32;
   const lengths = [0, 1, 2, 3, 7, 31, 32, 55, 56, 63, 64, 65, 119, 120, 128, 200];
   for (const len of lengths) {
-    const data = new Uint8Array(len).map(() => rng() & 0xff);
+    const data = new Uint8Array(len).map(() => next() & 0xff);
     const cs = new TestConstraintSystem();
     const bits = bytesToBitsBe(data);
     const input = bits.map((b, i) => Boolean.is(cs.namespace(`input bit ${i}`, () => AllocatedBit.alloc(cs, b))));
@@ -151,10 +140,10 @@ test('test_against_vectors: sha256 gadget = @noble/hashes for many lengths', () 
 test('create_label_circuit (rust-fil-proofs test_create_label): 532,025 constraints, label = SHA256 preimage', () => {
   // Reproduces the test's circuit: id (32 B) and 37 parents (32 B each) allocated as big-endian
   // bits, layer / node as constants, SHA-256 in "hash", reverse_bit_numbering, pack_bits of 254 bits.
-  const rng = xorshift(9);
-  const id = new Uint8Array(32).map(() => rng() & 0xff);
+  const next = rng(9).u32;
+  const id = new Uint8Array(32).map(() => next() & 0xff);
   id[31] &= 0x3f;
-  const parents = Array.from({ length: 37 }, () => new Uint8Array(32).map(() => rng() & 0xff));
+  const parents = Array.from({ length: 37 }, () => new Uint8Array(32).map(() => next() & 0xff));
   const layer = 3;
   const node = 22n;
   const build = (cs: ConstraintSystem) => {
@@ -231,8 +220,8 @@ class ShapeLog implements ConstraintSystem {
 }
 
 test('shape mode (no values) emits exactly the constraints of value mode, same names and terms', () => {
-  const rng = xorshift(4242);
-  const data = new Uint8Array(80).map(() => rng() & 0xff);
+  const next = rng(4242).u32;
+  const data = new Uint8Array(80).map(() => next() & 0xff);
   const withValues = new ShapeLog(true, new TestConstraintSystem());
   sha256(withValues, allocBits(withValues, bytesToBitsBe(data)));
   const shape = new ShapeLog(false);
@@ -254,8 +243,8 @@ test('CountingSystem: the compression of an allocated block is 25,840 constraint
 });
 
 test('an unsatisfied output: forcing a digest bit to the wrong value is detected', () => {
-  const rng = xorshift(5);
-  const data = new Uint8Array(32).map(() => rng() & 0xff);
+  const next = rng(5).u32;
+  const data = new Uint8Array(32).map(() => next() & 0xff);
   const cs = new TestConstraintSystem();
   const out = sha256(cs, allocBits(cs, bytesToBitsBe(data)));
   const expected = bytesToBitsBe(nobleSha256(data));

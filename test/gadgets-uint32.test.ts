@@ -7,27 +7,16 @@ import { TestConstraintSystem } from '../src/r1cs/test.js';
 import { CountingSystem } from '../src/r1cs/counter.js';
 import { LinearCombination, ONE } from '../src/r1cs/cs.js';
 import { Boolean, MultiEq, UInt32, UInt64, computeMultipacking, withMultiEq } from '../src/gadgets/index.js';
-
-function xorshift(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s;
-  };
-}
+import { rng } from './support.js';
 
 function checkBits(r: UInt32, expected: number): void {
   for (let i = 0; i < 32; i++) assert.equal(r.bits[i].getValue(), ((expected >>> i) & 1) === 1, `bit ${i}`);
 }
 
 test('fromBitsBe / fromBits of constants round-trip (test_uint32_from_bits[_be])', () => {
-  const rng = xorshift(1);
+  const next = rng(1).u32;
   for (let k = 0; k < 200; k++) {
-    const v = Array.from({ length: 32 }, () => Boolean.constant(rng() % 2 !== 0));
+    const v = Array.from({ length: 32 }, () => Boolean.constant(next() % 2 !== 0));
     const be = UInt32.fromBitsBe(v);
     checkBits(be, be.value!);
     assert.deepEqual(be.intoBitsBe(), v);
@@ -42,10 +31,10 @@ test('fromBitsBe / fromBits of constants round-trip (test_uint32_from_bits[_be])
 });
 
 test('xor with a constant and an allocated operand (test_uint32_xor)', () => {
-  const rng = xorshift(2);
+  const next = rng(2).u32;
   for (let k = 0; k < 50; k++) {
     const cs = new TestConstraintSystem();
-    const [a, b, c] = [rng(), rng(), rng()];
+    const [a, b, c] = [next(), next(), next()];
     const aBit = cs.namespace('a_bit', () => UInt32.alloc(cs, a));
     const cBit = cs.namespace('c_bit', () => UInt32.alloc(cs, c));
     let r = cs.namespace('first xor', () => aBit.xor(cs, UInt32.constant(b)));
@@ -59,10 +48,10 @@ test('xor with a constant and an allocated operand (test_uint32_xor)', () => {
 });
 
 test('addmany of constants is a constant, no constraint (test_uint32_addmany_constants)', () => {
-  const rng = xorshift(3);
+  const next = rng(3).u32;
   for (let k = 0; k < 100; k++) {
     const cs = new TestConstraintSystem();
-    const [a, b, c] = [rng(), rng(), rng()];
+    const [a, b, c] = [next(), next(), next()];
     const r = withMultiEq(cs, (me) => me.namespace('addition', () => UInt32.addmany(me, [a, b, c].map(UInt32.constant))));
     assert.equal(r.value, (a + b + c) % 2 ** 32);
     assert.ok(r.bits.every((x) => x.isConstant()));
@@ -72,10 +61,10 @@ test('addmany of constants is a constant, no constraint (test_uint32_addmany_con
 });
 
 test('addmany: (a xor b) + c + d, a flipped result bit is caught (test_uint32_addmany)', () => {
-  const rng = xorshift(4);
+  const next = rng(4).u32;
   for (let k = 0; k < 50; k++) {
     const cs = new TestConstraintSystem();
-    const [a, b, c, d] = [rng(), rng(), rng(), rng()];
+    const [a, b, c, d] = [next(), next(), next(), next()];
     const expected = (((a ^ b) >>> 0) + c + d) % 2 ** 32;
     const aBit = cs.namespace('a_bit', () => UInt32.alloc(cs, a));
     const dBit = cs.namespace('d_bit', () => UInt32.alloc(cs, d));
@@ -130,8 +119,8 @@ test('MultiEq packs equalities until CAPACITY = 254 bits, then flushes; finish()
 });
 
 test('rotr and shr rewire bits without constraints (test_uint32_rotr / test_uint32_shr)', () => {
-  const rng = xorshift(5);
-  let num = rng();
+  const next = rng(5).u32;
+  let num = next();
   const a = UInt32.constant(num);
   for (let i = 0; i < 32; i++) {
     const b = a.rotr(i);
@@ -141,7 +130,7 @@ test('rotr and shr rewire bits without constraints (test_uint32_rotr / test_uint
   }
   for (let k = 0; k < 20; k++)
     for (let i = 0; i < 60; i++) {
-      const n = rng();
+      const n = next();
       const s = UInt32.constant(n).shr(i);
       assert.equal(s.value, n >>> i % 32); // u32::wrapping_shr: the shift is taken mod 32
       checkBits(s, n >>> i % 32);
@@ -149,9 +138,9 @@ test('rotr and shr rewire bits without constraints (test_uint32_rotr / test_uint
 });
 
 test('sha256Maj / sha256Ch over mixed operands (test_uint32_sha256_maj / _ch)', () => {
-  const rng = xorshift(6);
+  const next = rng(6).u32;
   for (let k = 0; k < 50; k++) {
-    const [a, b, c] = [rng(), rng(), rng()];
+    const [a, b, c] = [next(), next(), next()];
     for (const [fn, f] of [
       [UInt32.sha256Maj, (x: number, y: number, z: number) => ((x & y) ^ (x & z) ^ (y & z)) >>> 0],
       [UInt32.sha256Ch, (x: number, y: number, z: number) => ((x & y) ^ (~x & z)) >>> 0],
@@ -180,9 +169,9 @@ test('UInt32 in shape mode: no values, no closures, same constraint count', () =
 });
 
 test('UInt64 (rust-fil-proofs uint64.rs): bits, packing into one public input', () => {
-  const rng = xorshift(7);
+  const next = rng(7).u32;
   for (let k = 0; k < 20; k++) {
-    const v = (BigInt(rng()) << 32n) | BigInt(rng());
+    const v = (BigInt(next()) << 32n) | BigInt(next());
     const cs = new TestConstraintSystem();
     const u = cs.namespace('challenge', () => UInt64.alloc(cs, v));
     cs.namespace('pack', () => u.packIntoInput(cs));

@@ -1,15 +1,15 @@
 /**
  * Groth16 keys and proof bytes: bellperson's layouts (FACTS §4), streaming reads, refusal of bad
- * files. The fast codec (src/groth16/codec.ts) is checked against src/curve/encoding.ts (noble).
+ * files. The fast codec (src/curve/codec.ts) is checked against src/curve/encoding.ts (noble).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FR_MODULUS, G1, G1_BYTES, G2, G2_BYTES, g1Vector, g2Vector, type G1Point, type G2Point } from '../src/field/layout.js';
+import { G1, G1_BYTES, G2, G2_BYTES, g1Vector, g2Vector, type G1Point, type G2Point } from '../src/field/layout.js';
 import { decodeG1Vector, decodeG2Vector, encodeG1Vector, encodeG2Vector } from '../src/curve/encoding.js';
-import { decodeG1Points, decodeG2Points, encodeG1Points, encodeG2Points } from '../src/groth16/codec.js';
+import { decodeG1Points, decodeG2Points, encodeG1Points, encodeG2Points } from '../src/curve/codec.js';
 import {
   ParamsFormatError,
   decodeParams,
@@ -34,20 +34,8 @@ import {
   encodeProofs,
   type Proof,
 } from '../src/groth16/proof.js';
+import { rng } from './support.js';
 
-/** Deterministic pseudo-random scalars (LCG; tests need no crypto). */
-function rng(seed: number): () => bigint {
-  let s = BigInt(seed) * 0x9e3779b97f4a7c15n + 1n;
-  const mask = (1n << 64n) - 1n;
-  return () => {
-    let x = 0n;
-    for (let k = 0; k < 4; k++) {
-      s = (s * 6364136223846793005n + 1442695040888963407n) & mask;
-      x = (x << 64n) | (s >> 1n);
-    }
-    return (x % (FR_MODULUS - 1n)) + 1n;
-  };
-}
 
 // Random points by cheap additions of a few random multiples (noble multiply is ~1 ms).
 function randomG1s(n: number, next: () => bigint): G1Point[] {
@@ -75,14 +63,14 @@ function randomG2s(n: number, next: () => bigint): G2Point[] {
 }
 
 function randomVk(icCount: number, seed: number): VerifyingKey {
-  const next = rng(seed);
+  const next = rng(seed).nonZero;
   const g1 = randomG1s(3 + icCount, next);
   const g2 = randomG2s(3, next);
   return { alphaG1: g1[0], betaG1: g1[1], betaG2: g2[0], gammaG2: g2[1], deltaG1: g1[2], deltaG2: g2[2], ic: g1.slice(3) };
 }
 
 function randomParams(seed: number, counts = { h: 7, l: 5, a: 6, b: 4 }, withIdentity = false): Parameters {
-  const next = rng(seed);
+  const next = rng(seed).nonZero;
   const h = randomG1s(counts.h, next);
   const l = randomG1s(counts.l, next);
   if (withIdentity && l.length > 1) l[1] = G1.ZERO;
@@ -122,7 +110,7 @@ async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
 }
 
 test('fast codec matches curve/encoding.ts (noble) both ways, identity included', () => {
-  const next = rng(1);
+  const next = rng(1).nonZero;
   const g1 = [...randomG1s(9, next), G1.ZERO];
   const g2 = [...randomG2s(5, next), G2.ZERO];
   const n1 = g1Vector(g1);
@@ -308,7 +296,7 @@ test('inconsistent counts are refused before allocating', async () => {
 });
 
 test('a random byte string is refused with a ParamsFormatError, never a crash', async () => {
-  const next = rng(8);
+  const next = rng(8).nonZero;
   for (let t = 0; t < 20; t++) {
     const len = Number(next() % 3000n);
     const b = new Uint8Array(len);
@@ -318,7 +306,7 @@ test('a random byte string is refused with a ParamsFormatError, never a crash', 
 });
 
 test('proof bytes: 192 B, A ‖ B ‖ C compressed, strict decoding, concatenation', () => {
-  const next = rng(9);
+  const next = rng(9).nonZero;
   const [a, c] = randomG1s(2, next);
   const [b] = randomG2s(1, next);
   const proof: Proof = { a, b, c };

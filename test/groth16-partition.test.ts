@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PartitionInput, PartitionSums } from '../src/backend/backend.js';
 import { NativeBackend, nativeAvailable } from '../src/backend/native.js';
-import { DemoCircuit } from '../src/r1cs/demo.js';
+import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
 import { ShapeRecorder } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
 import { encodeProof } from '../src/groth16/proof.js';

@@ -13,7 +13,7 @@ import type { Backend } from '../src/backend/backend.js';
 import { ReferenceBackend } from '../src/backend/reference.js';
 import { FR_MODULUS, writeFr } from '../src/field/layout.js';
 import { LinearCombination, ONE, type Circuit, type CircuitShape, type ConstraintSystem, type Variable } from '../src/r1cs/cs.js';
-import { DemoCircuit } from '../src/r1cs/demo.js';
+import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
 import { ShapeRecorder } from '../src/r1cs/shape.js';
 import { TestConstraintSystem } from '../src/r1cs/test.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
@@ -24,19 +24,10 @@ import { domainSize, queryIndices } from '../src/groth16/queries.js';
 import { devParamsPath, insecureDevSetup, loadOrCreateDevParams } from '../src/groth16/setup.js';
 import { prepareVerifyingKey, verifyProof } from '../src/groth16/verifier.js';
 import { Span } from '../src/util/timing.js';
+import { rng } from './support.js';
 
 const R = FR_MODULUS;
 
-/** Deterministic pseudo-random numbers (LCG). */
-function rng(seed: number): { big: () => bigint; int: (n: number) => number } {
-  let s = BigInt(seed) * 0x9e3779b97f4a7c15n + 7n;
-  const mask = (1n << 64n) - 1n;
-  const step = (): bigint => (s = (s * 6364136223846793005n + 1442695040888963407n) & mask) >> 1n;
-  return {
-    big: () => ((step() << 192n) | (step() << 128n) | (step() << 64n) | step()) % R,
-    int: (n) => Number(step() % BigInt(n)),
-  };
-}
 
 /**
  * A random circuit: `inputs` public inputs, then `muls` multiplications of random linear
@@ -55,11 +46,11 @@ class RandomCircuit implements Circuit {
     const shape = rng(this.seed);
     const val = rng(this.witnessSeed);
     const vars: Variable[] = [ONE];
-    for (let i = 0; i < this.inputs; i++) vars.push(cs.allocInput(`x${i}`, () => val.big()));
+    for (let i = 0; i < this.inputs; i++) vars.push(cs.allocInput(`x${i}`, () => val()));
     const randomLc = (terms: number): LinearCombination => {
       const lc = LinearCombination.zero();
       for (let k = 0; k < terms; k++) {
-        const coeff = shape.int(3) === 0 ? 1n : shape.big();
+        const coeff = shape.int(3) === 0 ? 1n : shape();
         lc.add(vars[shape.int(vars.length)], coeff);
       }
       return lc;
@@ -228,7 +219,7 @@ for (const backend of backends) {
     const params = await insecureDevSetup(shape, backend);
     const pvk = prepareVerifyingKey(params.vk);
     const g = rng(62);
-    const pairs: [bigint, bigint][] = [[0n, 0n], [1n, 1n], [R - 1n, R - 1n], [0n, g.big()], [g.big(), 0n], [1n, R - 1n], [g.big(), g.big()]];
+    const pairs: [bigint, bigint][] = [[0n, 0n], [1n, 1n], [R - 1n, R - 1n], [0n, g()], [g(), 0n], [1n, R - 1n], [g(), g()]];
     for (const [r, s] of pairs) {
       const fast = (await proveWithRandomness(params, shape, assignment, r, s, backend)).proof;
       const slow = (await proveWithRandomness(params, shape, assignment, r, s, withoutLincomb(backend))).proof;

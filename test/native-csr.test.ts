@@ -1,10 +1,11 @@
 /** Sparse matrix-vector products of the native addon against bigint arithmetic. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CsrMatrix } from '../src/backend/backend.js';
+import type { CsrMatrix } from '../src/field/csr.js';
 import { NativeBackend } from '../src/backend/native.js';
 import { frVector, frVectorToBigints, mod } from '../src/field/layout.js';
-import { r, rng } from './native-helpers.js';
+import { r } from './native-helpers.js';
+import { rng } from './support.js';
 
 const be = new NativeBackend();
 const next = rng(41);

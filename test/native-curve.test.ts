@@ -16,7 +16,8 @@ import {
   type G1Point,
   type G2Point,
 } from '../src/field/layout.js';
-import { g1Mul, g2Mul, r, rng } from './native-helpers.js';
+import { g1Mul, g2Mul, r } from './native-helpers.js';
+import { rng } from './support.js';
 
 const be = new NativeBackend();
 

@@ -1,6 +1,6 @@
 /**
  * The native zcash-uncompressed codec (decodeG1Uncompressed … encodeG2Uncompressed, NativeBackend
- * decodePoints / encodePoints) against its slow twin, src/groth16/codec.ts: byte-for-byte equal
+ * decodePoints / encodePoints) against its slow twin, src/curve/codec.ts: byte-for-byte equal
  * outputs, the same first bad point with the same reason, the same params files.
  */
 import { test } from 'node:test';
@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { NativeBackend } from '../src/backend/native.js';
+import { ReferenceBackend } from '../src/backend/reference.js';
 import { FQ_MODULUS, G1, G1_BYTES, G2, G2_BYTES, frVector, g1Vector, g2Vector } from '../src/field/layout.js';
 import {
   PointEncodingError,
@@ -20,7 +21,7 @@ import {
   encodeG2Points,
   encodePoints,
   errorIndex,
-} from '../src/groth16/codec.js';
+} from '../src/curve/codec.js';
 import {
   ParamsFormatError,
   decodeParams,
@@ -29,7 +30,7 @@ import {
   writeParamsFile,
   type Parameters,
 } from '../src/groth16/keys.js';
-import { rng } from './native-helpers.js';
+import { rng } from './support.js';
 
 const be = new NativeBackend();
 const p = FQ_MODULUS;
@@ -274,6 +275,45 @@ test('decode: flag and canonical-range edge cases match the TypeScript codec, wi
   await be.decodePoints('G1', rawWire([0n, 2n]), new Uint8Array(96), true, false); // curve only: accepted
   await assert.rejects(be.decodePoints('G2', g2OffSubgroup(3), new Uint8Array(192), true, true), /G2 point \(not in the prime-order subgroup\)/);
   await be.decodePoints('G2', g2OffSubgroup(3), new Uint8Array(192), true, false);
+});
+
+test('the Backend point codec: ReferenceBackend.decodePoints / encodePoints equal the NativeBackend\'s (bytes, bad points, curve-only mode, lengths)', async () => {
+  const ref = new ReferenceBackend();
+  for (const group of ['G1', 'G2'] as const) {
+    const nat = await randomNative(group, 17, group === 'G1' ? 31 : 32);
+    nat.fill(0, 5 * NATIVE[group], 6 * NATIVE[group]); // an identity among them
+    const wireRef = new Uint8Array(17 * WIRE[group]);
+    await ref.encodePoints(group, nat, wireRef);
+    assert.deepEqual(wireRef, await nativeEncode(group, nat), `${group} encode`);
+    for (const [checkOnCurve, checkSubgroup] of [[false, false], [true, false], [true, true]] as const) {
+      const a = new Uint8Array(nat.length);
+      const b = new Uint8Array(nat.length);
+      await ref.decodePoints(group, wireRef, a, checkOnCurve, checkSubgroup);
+      await be.decodePoints(group, wireRef, b, checkOnCurve, checkSubgroup);
+      assert.deepEqual(a, b, `${group} decode ${checkOnCurve}/${checkSubgroup}`);
+      assert.deepEqual(a, nat, `${group} round trip`);
+    }
+  }
+  // off the curve (y + 1), then on the curve but outside the subgroup: the same point index either way
+  const valid = tsEncode('G1', await randomNative('G1', 2, 33));
+  const off = valid.slice();
+  off[191] ^= 1;
+  const torsion = concat([valid, rawWire([0n, 2n])]);
+  for (const [wire, onCurve, subgroup, fails] of [[off, true, false, 1], [off, false, false, -1], [torsion, true, false, -1], [torsion, true, true, 2]] as const) {
+    const dst = new Uint8Array((wire.length / 96) * 96);
+    const outcomes = await Promise.all(
+      [ref, be].map((x) => decodePoints('G1', wire, wire.length / 96, dst.slice(), 0, false, {
+        decodePoints: (g, s2, d, _c, _s) => x.decodePoints(g, s2, d, onCurve, subgroup),
+        encodePoints: (g, s2, d) => x.encodePoints(g, s2, d),
+      }).then(() => -1, (e: unknown) => {
+        assert.ok(e instanceof PointEncodingError, String(e));
+        return errorIndex(e) ?? -2;
+      })),
+    );
+    assert.deepEqual(outcomes, [fails, fails], `onCurve ${onCurve} subgroup ${subgroup}`);
+  }
+  await assert.rejects(ref.decodePoints('G1', new Uint8Array(5), new Uint8Array(96), false), RangeError);
+  await assert.rejects(ref.encodePoints('G3' as Group, new Uint8Array(0), new Uint8Array(0)), RangeError);
 });
 
 test('decode: random bytes and mutated points agree with the TypeScript codec', async () => {

@@ -12,7 +12,8 @@ import {
   readFq,
   writeFq,
 } from '../src/field/layout.js';
-import { p, r, rng } from './native-helpers.js';
+import { p, r } from './native-helpers.js';
+import { rng } from './support.js';
 
 const native = loadNative();
 

@@ -5,19 +5,6 @@ import { FQ_MODULUS, FR_MODULUS, G1, G2, mod, type G1Point, type G2Point } from 
 export const r = FR_MODULUS;
 export const p = FQ_MODULUS;
 
-/** Deterministic 64-bit LCG stream, seeded. */
-export function rng(seed: number): (m?: bigint) => bigint {
-  let s = (BigInt(seed) * 0x9e3779b97f4a7c15n + 0x632be59bd9b4e019n) & ((1n << 64n) - 1n);
-  const mask = (1n << 64n) - 1n;
-  return (m: bigint = r) => {
-    let x = 0n;
-    for (let k = 0; k < 7; k++) {
-      s = (s * 6364136223846793005n + 1442695040888963407n) & mask;
-      x = (x << 64n) | (s >> 3n);
-    }
-    return x % m;
-  };
-}
 
 export function powMod(base: bigint, e: bigint, m: bigint): bigint {
   let result = 1n;

@@ -11,7 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { NativeBackend } from '../src/backend/native.js';
 import { G1, G1_BYTES, G2, G2_BYTES, frVector, g1Vector, g2Vector } from '../src/field/layout.js';
-import { r, rng } from './native-helpers.js';
+import { r } from './native-helpers.js';
+import { rng } from './support.js';
 
 const WORKER = 'KILN_IFMA_TWIN_WORKER';
 

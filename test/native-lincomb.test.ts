@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { NativeBackend } from '../src/backend/native.js';
 import { ReferenceBackend } from '../src/backend/reference.js';
 import { G1, G2, frVector, g1Vector, g2Vector, readG1, readG2, type G1Point, type G2Point } from '../src/field/layout.js';
-import { g1Mul, g2Mul, r, rng } from './native-helpers.js';
+import { g1Mul, g2Mul, r } from './native-helpers.js';
+import { rng } from './support.js';
 
 const native = new NativeBackend();
 const ref = new ReferenceBackend();

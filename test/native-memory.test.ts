@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NativeBackend, loadNative } from '../src/backend/native.js';
 import { G1, frVector, g1Vector, readG1 } from '../src/field/layout.js';
-import { g1Mul, rng } from './native-helpers.js';
+import { g1Mul } from './native-helpers.js';
+import { rng } from './support.js';
 
 const be = new NativeBackend();
 

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { loadNative } from '../src/backend/native.js';
 import { frVector } from '../src/field/layout.js';
 import { r } from './native-helpers.js';
+import { rng } from './support.js';
 
 const WORKER = 'KILN_NTT_IFMA_WORKER';
 const INPUT = 'KILN_NTT_IFMA_INPUT';
@@ -28,9 +29,8 @@ const R3 = r >> 192n; // top limb of r: a top limb below it keeps the value belo
 function randomVector(n: number, seed: number): Uint8Array {
   const buf = new Uint8Array(n * 32);
   const dv = new DataView(buf.buffer);
-  const mask = (1n << 64n) - 1n;
-  let s = (BigInt(seed) * 0x9e3779b97f4a7c15n + 1n) & mask;
-  const step = (): bigint => (s = (s * 6364136223846793005n + 1442695040888963407n) & mask);
+  const next = rng(seed);
+  const step = (): bigint => (BigInt(next.u32()) << 32n) | BigInt(next.u32());
   const rm1 = frVector([r - 1n]);
   for (let i = 0; i < n; i++) {
     if (n >= 8 && i % 61 === 5) continue; // 0

@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NativeBackend } from '../src/backend/native.js';
 import { frVector, frVectorToBigints, mod, modInverse } from '../src/field/layout.js';
-import { powMod, r, rng } from './native-helpers.js';
+import { powMod, r } from './native-helpers.js';
+import { rng } from './support.js';
 
 const be = new NativeBackend();
 const next = rng(31);
@@ -170,12 +171,8 @@ function rawVector(buf: Uint8Array): bigint[] {
 function randomRaw(n: number, seed: number): Uint8Array {
   const buf = new Uint8Array(n * 32);
   const dv = new DataView(buf.buffer);
-  let s = BigInt(seed) | 1n;
-  const mask = (1n << 64n) - 1n;
-  for (let i = 0; i < n * 4; i++) {
-    s = (s * 6364136223846793005n + 1442695040888963407n) & mask;
-    dv.setBigUint64(i * 8, s, true);
-  }
+  const next = rng(seed);
+  for (let i = 0; i < n * 8; i++) dv.setUint32(i * 4, next.u32(), true);
   for (let i = 0; i < n; i++) buf[i * 32 + 31] &= 0x3f; // < 2^254 < r
   return buf;
 }

@@ -6,7 +6,8 @@ import type { Backend, CsrMatrix } from '../src/backend/backend.js';
 import { NativeBackend } from '../src/backend/native.js';
 import { ReferenceBackend } from '../src/backend/reference.js';
 import { G1, G2, frVector, g1Vector, g2Vector } from '../src/field/layout.js';
-import { g1Mul, g2Mul, r, rng } from './native-helpers.js';
+import { g1Mul, g2Mul, r } from './native-helpers.js';
+import { rng } from './support.js';
 
 const native: Backend = new NativeBackend();
 const reference: Backend = new ReferenceBackend();

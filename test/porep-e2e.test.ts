@@ -9,19 +9,18 @@ import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { parseC1, parseCommit2In } from '../src/filecoin/c1.js';
-import { loadPorepVerifyingKey, porepParamsSource, porepShape, verifyPorep } from '../src/filecoin/porep.js';
+import { loadPorepVerifyingKey, porepParamsSource, porepShape, verifyPorep } from '../src/kinds/porep-c2.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
+import { fixture, repoRoot } from './support.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ROOT = repoRoot;
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
-const FIXTURES = join(ROOT, '..', 'shared', 'fixtures');
 const run = promisify(execFile);
 
 let dir: string;
@@ -50,18 +49,18 @@ after(async () => {
 
 test('kiln prove on the 2 KiB fixture writes a 192-byte proof that kiln verify accepts, and rejects any other comm_r', async () => {
   const proof = join(dir, 'fixture.proof');
-  const p = await kiln(['prove', '--c1', join(FIXTURES, '2KiB.commit2in.json'), '--out', proof, ...common()]);
+  const p = await kiln(['prove', '--c1', fixture('2KiB.commit2in.json'), '--out', proof, ...common()]);
   assert.equal(p.code, 0, p.stderr);
   assert.match(p.stderr, /INSECURE development parameters/);
   assert.match(p.stdout, /msm_h/); // the timing breakdown
   assert.equal(readFileSync(proof).length, 192);
 
-  const ok = await kiln(['verify', '--c1', join(FIXTURES, '2KiB.c1.json'), '--proof', proof, ...common()]);
+  const ok = await kiln(['verify', '--c1', fixture('2KiB.c1.json'), '--proof', proof, ...common()]);
   assert.equal(ok.code, 0, ok.stdout + ok.stderr);
   assert.match(ok.stdout, /^valid/m);
 
   // The same C1 with another comm_r (still a field element) must not verify.
-  const c1 = JSON.parse(readFileSync(join(FIXTURES, '2KiB.c1.json'), 'utf8'));
+  const c1 = JSON.parse(readFileSync(fixture('2KiB.c1.json'), 'utf8'));
   for (const flip of [0, 17]) {
     const other = structuredClone(c1);
     other.comm_r[flip] ^= 1;
@@ -111,7 +110,7 @@ test('the daemon proves the 2 KiB fixture over gRPC (Curio\'s Commit2In in vanil
       'grpc.max_receive_message_length': 256 << 20,
       'grpc.max_send_message_length': 256 << 20,
     });
-    const wrapper = readFileSync(join(FIXTURES, '2KiB.commit2in.json'));
+    const wrapper = readFileSync(fixture('2KiB.commit2in.json'));
     const res: any = await new Promise((resolve, reject) =>
       client.Prove(
         { submit: { request_id: 'e2e-2k', proof_kind: 1, sector_size: 2048, registered_proof: 5, vanilla_proof: wrapper } },
@@ -125,7 +124,7 @@ test('the daemon proves the 2 KiB fixture over gRPC (Curio\'s Commit2In in vanil
     assert.ok(r.total_ms >= r.queue_wait_ms + r.srs_load_ms, JSON.stringify(r));
     assert.ok(r.synthesis_ms > 0 && r.gpu_compute_ms > 0, JSON.stringify(r));
     // Verified here independently of the daemon, with the verifying key of the shared cache.
-    const c1 = parseC1(readFileSync(join(FIXTURES, '2KiB.c1.json')));
+    const c1 = parseC1(readFileSync(fixture('2KiB.c1.json')));
     const { shape } = porepShape(c1.registeredProof, cache);
     const vk = await loadPorepVerifyingKey(await porepParamsSource(c1.registeredProof, shape, join(dir, 'params'), join(cache, 'dev-params')));
     assert.deepEqual(verifyPorep(c1, new Uint8Array(r.proof), vk), [true]);

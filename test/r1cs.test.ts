@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ReferenceBackend } from '../src/backend/reference.js';
-import type { CsrMatrix } from '../src/backend/backend.js';
+import type { CsrMatrix } from '../src/field/csr.js';
 import { FR_MODULUS, frVectorToBigints, mod, readFr } from '../src/field/layout.js';
 import { CountingSystem } from '../src/r1cs/counter.js';
 import {
@@ -22,29 +22,10 @@ import {
 } from '../src/r1cs/shape.js';
 import { TestConstraintSystem } from '../src/r1cs/test.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
+import { rng } from './support.js';
 
 const r = FR_MODULUS;
 const be = new ReferenceBackend();
-
-/** Deterministic PRNG for structure and values. */
-function prng(seed: number): { int(n: number): number; field(): bigint } {
-  let s = seed >>> 0 || 1;
-  const u32 = () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>>= 0);
-  };
-  return {
-    int: (n) => u32() % n,
-    field: () => {
-      let x = 0n;
-      for (let k = 0; k < 8; k++) x = (x << 32n) | BigInt(u32());
-      return x % r;
-    },
-  };
-}
 
 const throwing = (): never => {
   throw new Error('closure called');
@@ -63,8 +44,8 @@ class RandomCircuit implements Circuit {
   ) {}
 
   synthesize(cs: ConstraintSystem): void {
-    const st = prng(this.seed);
-    const val = prng(this.seed * 7919 + 1);
+    const st = rng(this.seed);
+    const val = rng(this.seed * 7919 + 1);
     const vars: Variable[] = [ONE];
     const specialCoeff = [0n, 1n, -1n, r, r + 5n, -r - 2n, 2n, 1n << 200n];
     const randomLc = (): LinearCombination => {
@@ -88,10 +69,10 @@ class RandomCircuit implements Circuit {
       const what = st.int(10);
       if (what === 0) {
         const name = `in${id++}`;
-        vars.push(cs.allocInput(() => name, () => val.field()));
+        vars.push(cs.allocInput(() => name, () => val()));
       } else if (what <= 2) {
         const name = `v${id++}`;
-        vars.push(cs.alloc(name, () => (val.int(3) === 0 ? BigInt(val.int(2)) : val.field())));
+        vars.push(cs.alloc(name, () => (val.int(3) === 0 ? BigInt(val.int(2)) : val())));
       } else if (what === 3 && depth < 3) {
         const name = `ns${id++}`;
         cs.namespace(() => name, () => {
@@ -369,7 +350,7 @@ test('serializeShape / deserializeShape round trip and rejection of damaged file
 
 test('DensityCounter: counts and A/B densities equal the recorded shape (cancelling terms included)', async () => {
   const { DensityCounter } = await import('../src/r1cs/density.js');
-  const { DemoCircuit } = await import('../src/r1cs/demo.js');
+  const { DemoCircuit } = await import('../src/r1cs/demo-circuit.js');
   const sum = (d: Uint8Array): number => d.reduce((t, x) => t + x, 0);
   const circuits: Circuit[] = [1, 2, 3, 4, 5, 6].map((s) => new RandomCircuit(s, 300));
   circuits.push(new DemoCircuit({ constraints: 1000, seed: 3 }));

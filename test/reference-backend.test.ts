@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CsrMatrix } from '../src/backend/backend.js';
+import type { CsrMatrix } from '../src/field/csr.js';
 import {
   FR_GENERATOR,
   FR_ROOT_OF_UNITY,
@@ -20,23 +20,11 @@ import {
   readG1,
   readG2,
 } from '../src/field/layout.js';
+import { rng } from './support.js';
 
 const r = FR_MODULUS;
 const be = new ReferenceBackend();
 
-/** Deterministic pseudo-random Fr elements (xorshift-based; no crypto needed in tests). */
-function rng(seed: number): () => bigint {
-  let s = BigInt(seed) * 0x9e3779b97f4a7c15n + 1n;
-  const mask = (1n << 64n) - 1n;
-  return () => {
-    let x = 0n;
-    for (let k = 0; k < 4; k++) {
-      s = (s * 6364136223846793005n + 1442695040888963407n) & mask;
-      x = (x << 64n) | (s >> 1n);
-    }
-    return x % r;
-  };
-}
 
 function naiveDft(values: bigint[], omega: bigint): bigint[] {
   const n = values.length;

@@ -7,8 +7,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { FR_MODULUS } from '../src/field/layout.js';
 import { parseC1 } from '../src/filecoin/c1.js';
 import { DrgParents, ExpanderParents } from '../src/filecoin/graph.js';
@@ -20,32 +18,23 @@ import {
   poseidonLevelReference,
 } from '../src/filecoin/seal/index.js';
 import { buildSha256Tree } from '../src/filecoin/tree/build.js';
+import { fixture, rng } from './support.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const shared = path.resolve(repoRoot, '..', 'shared');
 
-/** Small deterministic generator for test inputs. */
-function lcg(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s;
-  };
-}
 
 test('tabulated Feistel equals ExpanderParents (2 KiB all nodes; 8 MiB and 512 MiB samples)', () => {
   for (const [name, sample] of [['StackedDrg2KiBV1_1', 0], ['StackedDrg8MiBV1_1', 300], ['StackedDrg512MiBV1', 100]] as const) {
     const info = sealProofInfo(name)!;
     const slow = new ExpanderParents(info.porepId, info.nodes);
     const fast = new FastExpanderParents(info.porepId, info.nodes);
-    const rnd = lcg(7);
+    const rnd = rng(7).u32;
     const nodes = sample === 0 ? Array.from({ length: info.nodes }, (_, i) => i) : [0, 1, info.nodes - 1, ...Array.from({ length: sample }, () => rnd() % info.nodes)];
     for (const v of nodes) assert.deepEqual(fast.parents(v), slow.parents(v), `${name} node ${v}`);
   }
 });
 
 test('parent table rows equal the 2 KiB fixture vanilla proof indices', () => {
-  const c1 = parseC1(readFileSync(path.join(shared, 'fixtures', '2KiB.c1.json')));
+  const c1 = parseC1(readFileSync(fixture('2KiB.c1.json')));
   const info = c1.registeredProof;
   const table = buildParentTable(info.porepId, info.nodes, info.drgPredecessorFirst);
   const drg = new DrgParents(info.porepId, info.drgPredecessorFirst);
@@ -57,7 +46,7 @@ test('parent table rows equal the 2 KiB fixture vanilla proof indices', () => {
 });
 
 test('fastPoseidon equals poseidonHash (arities 2, 4, 8, 11; edge values)', () => {
-  const rnd = lcg(3);
+  const rnd = rng(3).u32;
   const randFr = (): bigint => {
     let v = 0n;
     for (let i = 0; i < 8; i++) v = (v << 32n) | BigInt(rnd());
@@ -71,7 +60,7 @@ test('fastPoseidon equals poseidonHash (arities 2, 4, 8, 11; edge values)', () =
 });
 
 test('FR32 padding: 127 → 128 bytes, top bits clear, round trip', () => {
-  const rnd = lcg(11);
+  const rnd = rng(11).u32;
   const raw = Uint8Array.from({ length: 127 * 4 }, () => rnd() & 0xff);
   const padded = fr32Pad(raw);
   assert.equal(padded.length, 128 * 4);
@@ -86,7 +75,7 @@ test('FR32 padding: 127 → 128 bytes, top bits clear, round trip', () => {
 });
 
 test('dense SHA256 tree equals tree/build.ts; sparse Poseidon tree paths equal a dense tree', () => {
-  const rnd = lcg(5);
+  const rnd = rng(5).u32;
   const leaves = Array.from({ length: 16 }, () => {
     const b = Uint8Array.from({ length: 32 }, () => rnd() & 0xff);
     b[31] &= 0x3f;
@@ -111,7 +100,7 @@ test('dense SHA256 tree equals tree/build.ts; sparse Poseidon tree paths equal a
 });
 
 test('Poseidon worker pool equals in-thread hashing; dense Poseidon tree equals tree/build.ts', () => {
-  const rnd = lcg(13);
+  const rnd = rng(13).u32;
   const input = new Uint8Array(40 * 2 * 32);
   for (let i = 0; i < input.length; i++) input[i] = rnd() & 0xff;
   for (let i = 31; i < input.length; i += 32) input[i] &= 0x3f;

@@ -9,7 +9,6 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseC1, parseCommit2In, type C1Output } from '../src/filecoin/c1.js';
 import { DrgParents, ExpanderParents, computeLabel, labelParentOrder, proverIdFromActorId } from '../src/filecoin/graph.js';
 import { sha256Truncated } from '../src/filecoin/hash/sha256.js';
@@ -19,10 +18,8 @@ import {
   BASE_DEGREE, SealOptionError, buildParentTable, fr32Unpad, labelLayers, parseHex32, randomSectorData, rngSeedBytes, sealSector,
   sectorSizeLabel, synthC1,
 } from '../src/filecoin/seal/index.js';
+import { python, reference } from './support.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const shared = path.resolve(repoRoot, '..', 'shared');
-const reference = path.join(shared, 'reference');
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
@@ -48,14 +45,12 @@ test('2 KiB seal: parses, verifies, passes check_c1.py; public inputs equal publ
       assert.deepEqual(c1.commR, r.commR);
       const file = path.join(dir, `${name}.c1.json`);
       writeFileSync(file, r.c1Text);
-      const out = execFileSync('python3', [path.join(reference, 'check_c1.py'), file], { encoding: 'utf8' });
+      const out = execFileSync('python3', [reference('check_c1.py'), file], { encoding: 'utf8' });
       assert.match(out, /ALL OK\s*$/, `${name}: ${out}`);
       return { name, c1, file };
     });
     // public inputs of every run, one python call
     const body = [
-      'import sys, json',
-      `sys.path.insert(0, ${JSON.stringify(reference)})`,
       'from public_inputs import public_inputs',
       `files = ${JSON.stringify(parsed.map((p) => p.file))}`,
       'out = []',
@@ -67,7 +62,7 @@ test('2 KiB seal: parses, verifies, passes check_c1.py; public inputs equal publ
       '    out.append([str(x) for x in public_inputs(c["replica_id"], c["comm_d"], c["comm_r"], c["seed"], 64, 2, 0, pid, api_v1_0=v1)])',
       'print(json.dumps(out))',
     ].join('\n');
-    const expected = JSON.parse(execFileSync('python3', ['-c', body], { encoding: 'utf8' })) as string[][];
+    const expected = JSON.parse(python(body).join('\n')) as string[][];
     parsed.forEach(({ name, c1 }, i) => {
       const ours = partitionPublicInputs(c1, 0).map(String);
       assert.equal(ours.length, 39);

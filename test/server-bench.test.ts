@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { benchBatch, benchCancel, benchEvict, benchMetrics, benchPreload, benchSingle, benchStatus, benchTrace } from '../src/server/bench-client.js';
+import { benchBatch, benchCancel, benchEvict, benchMetrics, benchPreload, benchSingle, benchStatus, benchTrace } from '../src/client/bench.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
 
 let dir: string;

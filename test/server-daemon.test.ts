@@ -7,20 +7,19 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { selectBackend } from '../src/backend/select.js';
 import { decodeProofs, loadOrCreateDevParams, prepareVerifyingKey, verifyProof } from '../src/groth16/index.js';
-import { DemoCircuit } from '../src/r1cs/demo.js';
+import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
 import { recordShape } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
+import { fixture, repoRoot } from './support.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const FIXTURES = join(ROOT, '..', 'shared', 'fixtures');
+const ROOT = repoRoot;
 const DEMO = 1000;
 const CONSTRAINTS = 2000;
 const STATUS = { UNKNOWN: 0, COMPLETED: 1, FAILED: 2, CANCELLED: 3, TIMEOUT: 4 };
@@ -194,20 +193,20 @@ describe('kiln daemon over gRPC', () => {
   });
 
   test('bad PoRep requests FAIL with a message naming the problem; the daemon keeps serving', async () => {
-    const fixture = await readFile(join(FIXTURES, '2KiB.commit2in.json'));
+    const c2in = await readFile(fixture('2KiB.commit2in.json'));
     const cases: [string, Msg, RegExp][] = [
       ['garbage', { vanilla_proof: Buffer.from([0xde, 0xad, 0xbe, 0xef, 0x00, 0xff]) }, /vanilla_proof/],
-      ['truncated', { vanilla_proof: fixture.subarray(0, fixture.length >> 1) }, /vanilla_proof.*(JSON|json)/],
+      ['truncated', { vanilla_proof: c2in.subarray(0, fixture.length >> 1) }, /vanilla_proof.*(JSON|json)/],
       ['empty', {}, /vanilla_proof is empty/],
-      ['wrong sector size', { vanilla_proof: fixture, sector_size: 8 << 20 }, /sector_size 8388608 does not match.*2048/],
-      ['wrong registered proof', { vanilla_proof: fixture, registered_proof: 8 }, /registered_proof 8/],
+      ['wrong sector size', { vanilla_proof: c2in, sector_size: 8 << 20 }, /sector_size 8388608 does not match.*2048/],
+      ['wrong registered proof', { vanilla_proof: c2in, registered_proof: 8 }, /registered_proof 8/],
     ];
     for (const [what, fields, re] of cases) {
       const r = (await rpc.call('Prove', { submit: { proof_kind: 1, ...fields } })).result;
       assert.equal(r.status, STATUS.FAILED, what);
       assert.match(r.error_message, re, what);
     }
-    const unknown = (await rpc.call('Prove', { submit: { proof_kind: 77, vanilla_proof: fixture } })).result;
+    const unknown = (await rpc.call('Prove', { submit: { proof_kind: 77, vanilla_proof: c2in } })).result;
     assert.equal(unknown.status, STATUS.FAILED);
     assert.match(unknown.error_message, /unknown proof_kind 77/);
     for (const [kind, name] of [[2, 'SNAP_DEALS_UPDATE'], [3, 'WINDOW_POST_PARTITION'], [4, 'WINNING_POST']] as const) {

@@ -7,9 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { NativeBackend } from '../src/backend/native.js';
 import { FR_MODULUS } from '../src/field/layout.js';
 import { type C1Output, parseC1 } from '../src/filecoin/c1.js';
@@ -34,8 +32,8 @@ import {
 } from '../src/r1cs/program.js';
 import { recordShape, shapeDigest } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
+import { fixture, rng } from './support.js';
 
-const fixture = (name: string): string => join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'fixtures', name);
 const backend = new NativeBackend();
 
 function firstDifference(a: Uint8Array, b: Uint8Array): number {
@@ -172,8 +170,9 @@ function everyOpProgram(): WitnessProgram {
 
 test('every op: TypeScript and native interpreters == WitnessGenerator on random values', async () => {
   const prog = everyOpProgram();
+  const r = rng(11);
   for (let t = 0; t < 5; t++) {
-    const leaves = { a: rand(t * 3 + 1), b: rand(t * 3 + 2), n: rand(t * 3 + 3) & ((1n << 64n) - 1n) };
+    const leaves = { a: r(), b: r(), n: r(1n << 64n) };
     if (t === 1) leaves.a = 0n; // edge values
     if (t === 2) leaves.b = FR_MODULUS - 1n;
     const gen = new WitnessGenerator(prog.numInputs);
@@ -198,19 +197,14 @@ test('a value that breaks a gadget fails in both: DivisionByZero', async () => {
 
 test('corrupted programs: the native interpreter never crashes and accepts exactly what the TypeScript one accepts', async () => {
   const prog = everyOpProgram();
-  const tape = [rand(7), rand(8), 12345n];
+  const r = rng(12);
+  const tape = [r(), r(), 12345n];
   const tapeBytes = encodeTape(tape);
   let rejected = 0;
   for (let t = 0; t < 60; t++) {
     const words = prog.blocks[0].slice();
     const flips = 1 + (t % 3);
-    let s = BigInt(t + 1) * 0x9e3779b97f4a7c15n;
-    for (let f = 0; f < flips; f++) {
-      s = (s * 6364136223846793005n + 1442695040888963407n) & ((1n << 64n) - 1n);
-      const at = Number(s >> 33n) % words.length;
-      const bit = Number((s >> 20n) & 31n);
-      words[at] ^= 1 << bit;
-    }
+    for (let f = 0; f < flips; f++) words[r.int(words.length)] ^= 1 << r.int(32);
     const bad: WitnessProgram = { ...prog, blocks: [words] };
     let tsOut: Uint8Array | undefined;
     try {
@@ -264,14 +258,3 @@ test('recording names the allocation whose gadget reports no op', () => {
   // a slot outside the tape
   assert.throws(() => recordProgram(new CountingSystem(), (cs) => void AllocatedNum.allocHint(cs, 5n), { numSlots: 1 }), /slot 5 is outside/);
 });
-
-function rand(seed: number): bigint {
-  let x = BigInt(seed) * 0x2545f4914f6cdd1dn + 0x9e3779b97f4a7c15n;
-  let out = 0n;
-  for (let i = 0; i < 4; i++) {
-    x = (x * 6364136223846793005n + 1442695040888963407n) & ((1n << 64n) - 1n);
-    out = (out << 64n) | x;
-  }
-  return out % FR_MODULUS;
-}
-

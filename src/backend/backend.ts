@@ -1,5 +1,5 @@
 /**
- * The prover's compute backend. Two implementations share this contract:
+ * The prover's compute backend. Three implementations share this contract:
  *  - `native` (src/backend/native.ts): the C++ addon, multithreaded, off the JS thread;
  *  - `reference` (src/backend/reference.ts): TypeScript/bigint + @noble/curves, the slow twin
  *    every fast path is tested against.
@@ -8,20 +8,15 @@
  *
  * All buffers use the layout of src/field/layout.ts (Montgomery Fr/Fq limbs, affine points,
  * identity = all zero bytes). Lengths are validated at the boundary: a wrong length throws a
- * RangeError (or rejects the promise) and never crashes the process.
+ * RangeError (or rejects the promise) and never crashes the process. The sparse matrices
+ * (CsrMatrix) are the layout of src/field/csr.ts; the point codec (decodePoints / encodePoints) is
+ * the contract of src/curve/codec.ts (PointCodec).
  */
+import type { PointCodec, PointGroup } from '../curve/codec.js';
+import type { CsrMatrix } from '../field/csr.js';
 
-/** Sparse matrix in CSR form over Fr. Coefficients are stored once in a table (`coeffs`, Montgomery
- *  Fr, 32 B each) and referenced by index, because circuits reuse few distinct constants. */
-export interface CsrMatrix {
-  rows: number;
-  cols: number;
-  /** rows + 1 offsets into colIdx / coeffIdx. */
-  rowPtr: Uint32Array;
-  colIdx: Uint32Array;
-  coeffIdx: Uint32Array;
-  coeffs: Uint8Array;
-}
+export type { CsrMatrix };
+export type { PointGroup };
 
 export interface MsmOptions {
   /** Base k is paired with scalar scalarIndex[k] (a query's dense subset of the witness).
@@ -85,7 +80,7 @@ export interface PartitionSums {
   timings: Record<'matvec' | 'ntt_h' | 'msm_h' | 'msm_l' | 'msm_a' | 'msm_b1' | 'msm_b2' | 'batch_add', number> & { release?: number };
 }
 
-export interface Backend {
+export interface Backend extends PointCodec {
   readonly name: string;
   capabilities(): Capabilities;
 

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Backend, Capabilities, CsrMatrix, MsmOptions, MsmResult } from './backend.js';
+import type { Backend, Capabilities, CsrMatrix, MsmOptions, MsmResult, PointGroup } from './backend.js';
 
 export type FieldName = 'fr' | 'fq' | 'fq2';
 export type FieldOpName = 'add' | 'sub' | 'mul' | 'sqr' | 'neg' | 'inv';
@@ -81,7 +81,7 @@ export interface NativeAddon {
   ): Promise<{ ms: number; segments: number }>;
   /** zcash uncompressed points (96 B each) → native layout (dst: 96 B per point). Rejects a bad
    *  point with an Error whose `code` is 'KILN_BAD_POINT', `pointIndex` the first bad point and
-   *  `reason` the wording of src/groth16/codec.ts; wrong lengths are RangeErrors. */
+   *  `reason` the wording of src/curve/codec.ts; wrong lengths are RangeErrors. */
   decodeG1Uncompressed(src: Uint8Array, dst: Uint8Array, checkOnCurve: boolean, checkSubgroup?: boolean): Promise<void>;
   /** The same for G2 (192 B; the wire writes c1 before c0, native c0 first). */
   decodeG2Uncompressed(src: Uint8Array, dst: Uint8Array, checkOnCurve: boolean, checkSubgroup?: boolean): Promise<void>;
@@ -103,7 +103,7 @@ export interface NativeMsmResult extends MsmResult {
 }
 
 /** A point group, for the codec calls. */
-export type PointGroup = 'G1' | 'G2';
+export type { PointGroup };
 
 const ADDON_RELATIVE = join('build', 'Release', 'kiln_native.node');
 

@@ -12,6 +12,7 @@
  * production. fixedBaseMul uses noble's constant-time `multiply` for non-zero scalars.
  */
 import { pippenger } from '@noble/curves/abstract/curve.js';
+import { typescriptPointCodec } from '../curve/codec.js';
 import { readG1OnCurve, readG2OnCurve } from '../curve/encoding.js';
 import type {
   Backend,
@@ -20,6 +21,7 @@ import type {
   MsmOptions,
   MsmResult,
   MsmTimings,
+  PointGroup,
 } from './backend.js';
 import {
   FR_BYTES,
@@ -154,6 +156,16 @@ export class ReferenceBackend implements Backend {
 
   release(_buf: Uint8Array): void {
     // Plain JS memory: the garbage collector frees it.
+  }
+
+  /** The zcash uncompressed point codec in TypeScript (curve/codec.ts): the slow twin of the CPU
+   *  addon's decodePoints / encodePoints. */
+  decodePoints(group: PointGroup, src: Uint8Array, dst: Uint8Array, checkOnCurve: boolean, checkSubgroup = false): Promise<void> {
+    return typescriptPointCodec.decodePoints(group, src, dst, checkOnCurve, checkSubgroup);
+  }
+
+  encodePoints(group: PointGroup, src: Uint8Array, dst: Uint8Array): Promise<void> {
+    return typescriptPointCodec.encodePoints(group, src, dst);
   }
 
   async msmG1(bases: Uint8Array, scalars: Uint8Array, opts?: MsmOptions): Promise<MsmResult> {

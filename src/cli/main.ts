@@ -33,7 +33,7 @@ program
   .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')
   .option('--json', 'print the result and span tree as JSON')
   .action(async (opts) => {
-    const { runMainJob } = await import('./demo.js');
+    const { runMainJob } = await import('./demo-command.js');
     await runMainJob({ paramsDir: opts.paramsDir, cacheDir: opts.cacheDir, backend: selectBackend(opts.backend, { device: Number(opts.device) }), json: Boolean(opts.json) });
   });
 
@@ -47,7 +47,7 @@ program
   .option('--cache-dir <dir>', 'where development parameters are cached', defaultCacheDir())
   .option('--json', 'print the result and span tree as JSON')
   .action(async (opts) => {
-    const { runDemoCircuit } = await import('./demo.js');
+    const { runDemoCircuit } = await import('./demo-circuit-command.js');
     await runDemoCircuit({
       constraints: opts.constraints,
       seed: opts.seed,
@@ -126,7 +126,7 @@ program
   .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')
   .option('--json', 'print the result and span tree as JSON')
   .action(async (opts) => {
-    const { runProve } = await import('./porep.js');
+    const { runProve } = await import('./porep-commands.js');
     await runProve({
       c1: opts.c1,
       out: opts.out,
@@ -145,7 +145,7 @@ program
   .option('--params-dir <dir>', 'Filecoin parameter cache', defaultParamsDir())
   .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', defaultCacheDir())
   .action(async (opts) => {
-    const { runVerify } = await import('./porep.js');
+    const { runVerify } = await import('./porep-commands.js');
     const ok = await runVerify({ c1: opts.c1, proof: opts.proof, paramsDir: opts.paramsDir, cacheDir: opts.cacheDir });
     if (!ok) process.exitCode = 1;
   });
@@ -160,7 +160,7 @@ program
   .option('--c1 <file>', 'take the sector size from a C1 output file instead')
   .action(async (opts) => {
     if (!opts.sectorSize && !opts.c1) throw new InvalidArgumentError('give --sector-size or --c1');
-    const { runCircuitInfo } = await import('./porep.js');
+    const { runCircuitInfo } = await import('./porep-commands.js');
     console.log(JSON.stringify(runCircuitInfo({ sectorSize: opts.sectorSize, c1: opts.c1 }), null, 2));
   });
 
@@ -202,7 +202,7 @@ bench
   .option('--priority <p>', 'low | normal | high | critical')
   .option('--request-id <id>', 'request id (a repeated id returns the existing job)')
   .action(async (o) => {
-    const { benchSingle } = await import('../server/index.js');
+    const { benchSingle } = await import('../client/bench.js');
     await benchSingle({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, priority: o.priority, requestId: o.requestId });
   });
 bench
@@ -214,36 +214,36 @@ bench
   .option('-c, --count <n>', 'number of proofs', positiveInt, 4)
   .option('-j, --concurrency <n>', 'proofs in flight', positiveInt, 2)
   .action(async (o) => {
-    const { benchBatch } = await import('../server/index.js');
+    const { benchBatch } = await import('../client/bench.js');
     await benchBatch({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, count: o.count, concurrency: o.concurrency });
   });
 bench.command('status').description('GetStatus as JSON').action(async () => {
-  const { benchStatus } = await import('../server/index.js');
+  const { benchStatus } = await import('../client/bench.js');
   await benchStatus({ addr: addr() });
 });
 bench.command('metrics').description('GetMetrics: Prometheus text').action(async () => {
-  const { benchMetrics } = await import('../server/index.js');
+  const { benchMetrics } = await import('../client/bench.js');
   await benchMetrics({ addr: addr() });
 });
 bench
   .command('preload <circuitId>')
   .description('PreloadSRS, e.g. porep-32g')
   .action(async (circuitId: string) => {
-    const { benchPreload } = await import('../server/index.js');
+    const { benchPreload } = await import('../client/bench.js');
     await benchPreload({ addr: addr(), circuitId });
   });
 bench
   .command('evict <circuitId>')
   .description('EvictSRS: free a loaded SRS')
   .action(async (circuitId: string) => {
-    const { benchEvict } = await import('../server/index.js');
+    const { benchEvict } = await import('../client/bench.js');
     await benchEvict({ addr: addr(), circuitId });
   });
 bench
   .command('cancel <jobId>')
   .description('CancelProof: cancel a queued or running job')
   .action(async (jobId: string) => {
-    const { benchCancel } = await import('../server/index.js');
+    const { benchCancel } = await import('../client/bench.js');
     await benchCancel({ addr: addr(), jobId });
   });
 bench
@@ -252,7 +252,7 @@ bench
   .requiredOption('--out <file>', 'output file')
   .requiredOption('--http <addr>', 'daemon HTTP status address host:port')
   .action(async (jobIds: string[], o) => {
-    const { benchTrace } = await import('../server/index.js');
+    const { benchTrace } = await import('../client/bench.js');
     await benchTrace({ http: o.http, jobIds, outFile: o.out });
   });
 

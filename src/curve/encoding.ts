@@ -1,6 +1,7 @@
 /**
  * zcash / blstrs point encodings for BLS12-381 (FACTS §4), the format of proofs, verifying keys and
- * .params files:
+ * .params files: the strict slow reference, one point at a time (proofs use it directly; the bulk
+ * fast path of parameter files, curve/codec.ts and the backends' decodePoints, is tested against it):
  *
  *   G1 compressed 48 B = x            G1 uncompressed  96 B = x ‖ y
  *   G2 compressed 96 B = x.c1 ‖ x.c0  G2 uncompressed 192 B = x.c1 ‖ x.c0 ‖ y.c1 ‖ y.c0
@@ -17,8 +18,15 @@
  */
 import { bls12_381 } from '@noble/curves/bls12-381.js';
 import {
+  FLAG_COMPRESSED,
+  FLAG_INFINITY,
+  FLAG_SORT,
   FQ_BYTES,
   FQ_MODULUS,
+  G1_COMPRESSED_BYTES,
+  G1_UNCOMPRESSED_BYTES,
+  G2_COMPRESSED_BYTES,
+  G2_UNCOMPRESSED_BYTES,
   G1,
   G1_BYTES,
   G2,
@@ -32,14 +40,7 @@ import {
   type G2Point,
 } from '../field/layout.js';
 
-export const G1_COMPRESSED_BYTES = 48;
-export const G1_UNCOMPRESSED_BYTES = 96;
-export const G2_COMPRESSED_BYTES = 96;
-export const G2_UNCOMPRESSED_BYTES = 192;
-
-const FLAG_COMPRESSED = 0x80;
-const FLAG_INFINITY = 0x40;
-const FLAG_SORT = 0x20;
+export { G1_COMPRESSED_BYTES, G1_UNCOMPRESSED_BYTES, G2_COMPRESSED_BYTES, G2_UNCOMPRESSED_BYTES };
 
 const Fp = bls12_381.fields.Fp;
 const Fp2 = bls12_381.fields.Fp2;
@@ -196,11 +197,11 @@ function recoverY2(x: Fp2Value, sort: boolean): Fp2Value {
   return fp2IsLargest(y) === sort ? y : Fp2.neg(y);
 }
 
-function isOnCurveG1(x: bigint, y: bigint): boolean {
+export function isOnCurveG1(x: bigint, y: bigint): boolean {
   return Fp.sqr(y) === Fp.add(Fp.mul(Fp.sqr(x), x), G1_B);
 }
 
-function isOnCurveG2(x: Fp2Value, y: Fp2Value): boolean {
+export function isOnCurveG2(x: Fp2Value, y: Fp2Value): boolean {
   return Fp2.eql(Fp2.sqr(y), Fp2.add(Fp2.mul(Fp2.sqr(x), x), G2_B));
 }
 

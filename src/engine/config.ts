@@ -3,8 +3,9 @@
  * config.rs at curio e0294b0f) plus a few kiln keys, marked below. Read once by the daemon and
  * passed down; nothing else reads the file or the environment.
  *
- * Unknown sections/keys are reported as warnings (cuzk's deprecated keys too); a value of the
- * wrong type or out of range is refused with a ConfigError naming `section.key`.
+ * Unknown sections/keys are reported as warnings (cuzk's deprecated keys too, and the cuzk keys
+ * kiln accepts but does not use: IGNORED below); a value of the wrong type or out of range is
+ * refused with a ConfigError naming `section.key`.
  */
 import { BACKEND_NAMES, type BackendName } from '../backend/select.js';
 import { readFile } from 'node:fs/promises';
@@ -48,13 +49,11 @@ export interface EngineConfig {
   };
   gpus: {
     devices: number[];
-    gpu_threads: number;
     gpu_workers_per_device: number;
   };
   scheduler: {
     max_batch_size: number;
     max_batch_wait_ms: number;
-    sort_by_type: boolean;
   };
   synthesis: {
     /** Synthesis worker threads; 0 = auto (half the CPUs, at least 1). */
@@ -67,7 +66,6 @@ export interface EngineConfig {
   };
   logging: {
     level: LogLevel;
-    format: string;
   };
   kiln: {
     /** Compute backend: 'auto' (default: the GPU when one is usable, else the CPU), 'cuda' (the GPU;
@@ -92,11 +90,11 @@ export function defaultConfig(totalRamBytes = totalmem()): EngineConfig {
       safety_margin: margin,
       eviction_min_idle_ms: 5 * 60_000,
     },
-    gpus: { devices: [], gpu_threads: 0, gpu_workers_per_device: 2 },
-    scheduler: { max_batch_size: 1, max_batch_wait_ms: 10_000, sort_by_type: true },
+    gpus: { devices: [], gpu_workers_per_device: 2 },
+    scheduler: { max_batch_size: 1, max_batch_wait_ms: 10_000 },
     synthesis: { threads: 0 },
     pipeline: { enabled: true, synthesis_lookahead: 1, synthesis_concurrency: 1 },
-    logging: { level: 'info', format: '' },
+    logging: { level: 'info' },
     kiln: { backend: 'auto', job_retention_s: 600 },
   };
 }
@@ -111,6 +109,12 @@ const DEPRECATED = new Set([
   'pipeline.slot_size',
   'pipeline.max_gpu_queue_depth',
 ]);
+
+/** cuzk keys kiln accepts (their values still checked) for cuzk compatibility but does not use:
+ *  gpus.gpu_threads (CUDA threads per GPU worker: kiln's kernels size their own launches),
+ *  scheduler.sort_by_type (kiln's queue orders by priority, then arrival) and logging.format
+ *  (kiln logs JSON lines). Each one set in a file is reported as a warning naming it. */
+const IGNORED = new Set(['gpus.gpu_threads', 'scheduler.sort_by_type', 'logging.format']);
 
 const SIZE_UNITS: Record<string, number> = {
   '': 1,
@@ -222,13 +226,13 @@ export function configFromObject(doc: Record<string, unknown>, opts: { totalRamB
         if (!Array.isArray(v)) throw new ConfigError(k, `expected an array of GPU ordinals, got ${typeof v}`);
         c.gpus.devices = v.map((x, i) => int(x, `${k}[${i}]`, 0, 1023));
       },
-      gpu_threads: (v, k) => (c.gpus.gpu_threads = int(v, k, 0, 4096)),
+      gpu_threads: (v, k) => int(v, k, 0, 4096),
       gpu_workers_per_device: (v, k) => (c.gpus.gpu_workers_per_device = int(v, k, 1, 16)),
     },
     scheduler: {
       max_batch_size: (v, k) => (c.scheduler.max_batch_size = int(v, k, 1, 64)),
       max_batch_wait_ms: (v, k) => (c.scheduler.max_batch_wait_ms = int(v, k, 0, 3_600_000)),
-      sort_by_type: (v, k) => (c.scheduler.sort_by_type = bool(v, k)),
+      sort_by_type: (v, k) => bool(v, k),
     },
     synthesis: {
       threads: (v, k) => (c.synthesis.threads = int(v, k, 0, 4096)),
@@ -246,7 +250,7 @@ export function configFromObject(doc: Record<string, unknown>, opts: { totalRamB
         }
         c.logging.level = s as LogLevel;
       },
-      format: (v, k) => (c.logging.format = str(v, k)),
+      format: (v, k) => str(v, k),
     },
     kiln: {
       backend: (v, k) => {
@@ -269,8 +273,10 @@ export function configFromObject(doc: Record<string, unknown>, opts: { totalRamB
     for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
       const full = `${section}.${key}`;
       const h = hs[key];
-      if (h !== undefined) h(value, full);
-      else if (DEPRECATED.has(full)) warnings.push(`config ${full} is deprecated in cuzk and ignored`);
+      if (h !== undefined) {
+        h(value, full);
+        if (IGNORED.has(full)) warnings.push(`config ${full} is accepted for cuzk compatibility and ignored by kiln`);
+      } else if (DEPRECATED.has(full)) warnings.push(`config ${full} is deprecated in cuzk and ignored`);
       else warnings.push(`unknown config key ${full} ignored`);
     }
   }

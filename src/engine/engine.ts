@@ -176,7 +176,7 @@ export interface EngineOptions {
   config: EngineConfig;
   backend: Backend;
   logger: Logger;
-  /** Planners (default: none; kinds/index.ts has the built-in set). */
+  /** Planners (default: none; src/kinds/index.ts has the built-in set). */
   planners?: Planner[];
   providers?: CircuitProvider[];
   /** Include Node's default process metrics (default true). */

@@ -5,7 +5,8 @@
  * EvictSRS. Entries hold their bytes as a MemoryBudget reservation.
  *
  * Tiers (cuzk's SRSStatus.Tier): a loaded entry is HOT (in backend memory, ready for proving;
- * pinned/device memory once the CUDA backend lands). WARM/COLD are not used yet.
+ * with the CUDA backend that is pinned host memory, and the bases stay resident on the device
+ * after their first proof). WARM/COLD are not used yet.
  */
 import type { Backend } from '../backend/backend.js';
 import { G1_BYTES, G2_BYTES } from '../field/layout.js';

@@ -12,7 +12,7 @@ import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 
 export interface SynthTask {
-  /** file: URL of the module (e.g. new URL('./kinds/demo-synth.js', import.meta.url).href). */
+  /** file: URL of the module (e.g. new URL('../kinds/demo-circuit-worker.js', import.meta.url).href). */
   module: string;
   /** Name of the exported function; it receives `arg` and returns (a promise of) the result. */
   fn: string;

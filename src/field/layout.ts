@@ -16,10 +16,23 @@ export const FQ_BYTES = 48;
 export const G1_BYTES = 96;
 export const G2_BYTES = 192;
 
-const FR_R = (1n << 256n) % FR_MODULUS;
-const FQ_R = (1n << 384n) % FQ_MODULUS;
-const FR_RINV = modInverse(FR_R, FR_MODULUS);
-const FQ_RINV = modInverse(FQ_R, FQ_MODULUS);
+/** Montgomery constants: R = 2^256 mod r (Fr), R = 2^384 mod p (Fq), and their inverses. Defined
+ *  here only (src/r1cs/witness.ts keeps its own copy of the Fr pair for now). */
+export const FR_R = (1n << 256n) % FR_MODULUS;
+export const FQ_R = (1n << 384n) % FQ_MODULUS;
+export const FR_RINV = modInverse(FR_R, FR_MODULUS);
+export const FQ_RINV = modInverse(FQ_R, FQ_MODULUS);
+
+/** zcash / blstrs point encodings (FACTS §4; curve/encoding.ts, curve/codec.ts): sizes and the
+ *  flag bits of the first byte. */
+export const G1_COMPRESSED_BYTES = 48;
+export const G1_UNCOMPRESSED_BYTES = 96;
+export const G2_COMPRESSED_BYTES = 96;
+export const G2_UNCOMPRESSED_BYTES = 192;
+export const FLAG_COMPRESSED = 0x80;
+export const FLAG_INFINITY = 0x40;
+export const FLAG_SORT = 0x20;
+export const FLAG_MASK = 0xe0;
 
 export function mod(a: bigint, m: bigint): bigint {
   const r = a % m;

@@ -1,7 +1,10 @@
 /**
- * Registered seal proofs (rust-filecoin-proofs-api `RegisteredSealProof`) and the PoRep shape each
- * implies (FACTS §1). Ids: 0–4 V1, 5–9 V1_1, 10–14 V1_1_Feat_SyntheticPoRep,
- * 15–19 V1_2_Feat_NonInteractivePoRep, in the size order 2 KiB, 8 MiB, 512 MiB, 32 GiB, 64 GiB.
+ * The one registry of sector sizes and proof ids: registered seal proofs (rust-filecoin-proofs-api
+ * `RegisteredSealProof`) and the PoRep shape each implies (FACTS §1), the size labels ("2KiB"), the
+ * cuzk circuit id label ("2k": porep-2k) and the tree tag of the official parameter file names
+ * ("8-0-0"), and the one parser of sector sizes. Ids: 0–4 V1, 5–9 V1_1, 10–14
+ * V1_1_Feat_SyntheticPoRep, 15–19 V1_2_Feat_NonInteractivePoRep, in the size order 2 KiB, 8 MiB,
+ * 512 MiB, 32 GiB, 64 GiB.
  */
 export type SealProofVersion = 'V1' | 'V1_1' | 'V1_1_Feat_SyntheticPoRep' | 'V1_2_Feat_NonInteractivePoRep';
 
@@ -38,22 +41,56 @@ export interface SealProofInfo {
   readonly porepId: Uint8Array;
 }
 
-interface SizeRow {
-  label: string;
-  sectorSize: number;
-  layers: number;
-  partitions: number;
-  challenges: number;
-  tree: TreeShape;
+/** One sector size: its names and the PoRep parameters every seal proof version of it shares. */
+export interface SectorSize {
+  /** The registry's label, as in the proof names: "2KiB", "8MiB", "512MiB", "32GiB", "64GiB". */
+  readonly label: string;
+  readonly sectorSize: number;
+  /** cuzk's circuit id label: porep-2k, porep-8m, porep-512m, porep-32g, porep-64g. */
+  readonly circuitLabel: string;
+  /** Tree tag of the official parameter file names (…-poseidon_hasher-8-0-0-sha256_hasher-…). */
+  readonly paramsTreeTag: string;
+  readonly layers: number;
+  readonly partitions: number;
+  readonly challenges: number;
+  readonly tree: TreeShape;
 }
 
-const SIZES: readonly SizeRow[] = [
-  { label: '2KiB', sectorSize: 2048, layers: 2, partitions: 1, challenges: 2, tree: { baseArity: 8, subArity: 0, topArity: 0, baseLevels: 2 } },
-  { label: '8MiB', sectorSize: 8 << 20, layers: 2, partitions: 1, challenges: 2, tree: { baseArity: 8, subArity: 0, topArity: 0, baseLevels: 6 } },
-  { label: '512MiB', sectorSize: 512 << 20, layers: 2, partitions: 1, challenges: 2, tree: { baseArity: 8, subArity: 0, topArity: 0, baseLevels: 8 } },
-  { label: '32GiB', sectorSize: 32 * 2 ** 30, layers: 11, partitions: 10, challenges: 18, tree: { baseArity: 8, subArity: 8, topArity: 0, baseLevels: 9 } },
-  { label: '64GiB', sectorSize: 64 * 2 ** 30, layers: 11, partitions: 10, challenges: 18, tree: { baseArity: 8, subArity: 8, topArity: 2, baseLevels: 9 } },
-];
+const SIZES: readonly SectorSize[] = Object.freeze([
+  { label: '2KiB', sectorSize: 2048, circuitLabel: '2k', paramsTreeTag: '8-0-0', layers: 2, partitions: 1, challenges: 2, tree: { baseArity: 8, subArity: 0, topArity: 0, baseLevels: 2 } },
+  { label: '8MiB', sectorSize: 8 << 20, circuitLabel: '8m', paramsTreeTag: '8-0-0', layers: 2, partitions: 1, challenges: 2, tree: { baseArity: 8, subArity: 0, topArity: 0, baseLevels: 6 } },
+  { label: '512MiB', sectorSize: 512 << 20, circuitLabel: '512m', paramsTreeTag: '8-0-0', layers: 2, partitions: 1, challenges: 2, tree: { baseArity: 8, subArity: 0, topArity: 0, baseLevels: 8 } },
+  { label: '32GiB', sectorSize: 32 * 2 ** 30, circuitLabel: '32g', paramsTreeTag: '8-8-0', layers: 11, partitions: 10, challenges: 18, tree: { baseArity: 8, subArity: 8, topArity: 0, baseLevels: 9 } },
+  { label: '64GiB', sectorSize: 64 * 2 ** 30, circuitLabel: '64g', paramsTreeTag: '8-8-2', layers: 11, partitions: 10, challenges: 18, tree: { baseArity: 8, subArity: 8, topArity: 2, baseLevels: 9 } },
+] as const satisfies readonly SectorSize[]);
+
+/** Every sector size, smallest first. */
+export function allSectorSizes(): readonly SectorSize[] {
+  return SIZES;
+}
+
+/** The sector size of a byte count; undefined when it is none of the five. */
+export function sectorSizeByBytes(bytes: number): SectorSize | undefined {
+  return SIZES.find((s) => s.sectorSize === bytes);
+}
+
+/** The sector size of a cuzk circuit id label ("2k", "32g"); undefined when unknown. */
+export function sectorSizeByCircuitLabel(label: string): SectorSize | undefined {
+  return SIZES.find((s) => s.circuitLabel === label);
+}
+
+/**
+ * The one sector-size parser: "2KiB", "2kib", "2 KiB", "2K", "8MiB", "32G", "2048" or 2048; the
+ * size when it is one of the five, else undefined (callers word the error for their user).
+ */
+export function parseSectorSize(size: string | number): SectorSize | undefined {
+  if (typeof size === 'number') return sectorSizeByBytes(size);
+  const m = /^(\d+)\s*(KiB|MiB|GiB|K|M|G)?$/i.exec(size.trim());
+  if (!m) return undefined;
+  const unit = (m[2] ?? '').toUpperCase()[0];
+  const mult = unit === 'K' ? 1024 : unit === 'M' ? 2 ** 20 : unit === 'G' ? 2 ** 30 : 1;
+  return sectorSizeByBytes(Number(m[1]) * mult);
+}
 
 const VERSIONS: readonly SealProofVersion[] = ['V1', 'V1_1', 'V1_1_Feat_SyntheticPoRep', 'V1_2_Feat_NonInteractivePoRep'];
 

@@ -32,7 +32,7 @@ import {
   parseG2Uncompressed,
   pointCodecOf,
   type PointCodec,
-} from './codec.js';
+} from '../curve/codec.js';
 
 export interface VerifyingKey {
   alphaG1: G1Point;

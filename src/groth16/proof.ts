@@ -4,9 +4,10 @@
  * partition proofs concatenated in order (1,920 bytes for ten).
  *
  * Decoding validates like bellperson's `Proof::read`: flags, canonical coordinates, on the curve,
- * in the subgroup, and not the point at infinity.
+ * in the subgroup (curve/encoding.ts, the strict point decoder), and not the point at infinity.
  */
-import { FQ_BYTES, FQ_MODULUS, G1, G2, type G1Point, type G2Point } from '../field/layout.js';
+import { decodeG1, decodeG2, encodeG1, encodeG2 } from '../curve/encoding.js';
+import { FLAG_COMPRESSED, G1_COMPRESSED_BYTES, G2_COMPRESSED_BYTES, type G1Point, type G2Point } from '../field/layout.js';
 
 export interface Proof {
   a: G1Point;
@@ -14,8 +15,7 @@ export interface Proof {
   c: G1Point;
 }
 
-export const G1_COMPRESSED_BYTES = 48;
-export const G2_COMPRESSED_BYTES = 96;
+export { G1_COMPRESSED_BYTES, G2_COMPRESSED_BYTES };
 export const PROOF_BYTES = G1_COMPRESSED_BYTES + G2_COMPRESSED_BYTES + G1_COMPRESSED_BYTES;
 
 /** Bytes that are not a valid proof. */
@@ -28,9 +28,9 @@ export function encodeProof(p: Proof): Uint8Array {
     if (pt.is0()) throw new RangeError(`proof: ${name} is the point at infinity`);
   }
   const out = new Uint8Array(PROOF_BYTES);
-  out.set(p.a.toBytes(true), 0);
-  out.set(p.b.toBytes(true), G1_COMPRESSED_BYTES);
-  out.set(p.c.toBytes(true), G1_COMPRESSED_BYTES + G2_COMPRESSED_BYTES);
+  out.set(encodeG1(p.a), 0);
+  out.set(encodeG2(p.b), G1_COMPRESSED_BYTES);
+  out.set(encodeG1(p.c), G1_COMPRESSED_BYTES + G2_COMPRESSED_BYTES);
   return out;
 }
 
@@ -42,9 +42,9 @@ export function decodeProof(bytes: Uint8Array): Proof {
   const bBytes = bytes.subarray(G1_COMPRESSED_BYTES, G1_COMPRESSED_BYTES + G2_COMPRESSED_BYTES);
   const cBytes = bytes.subarray(G1_COMPRESSED_BYTES + G2_COMPRESSED_BYTES);
   return {
-    a: decodeCompressed('A', aBytes, 1, (b) => G1.fromBytes(b)),
-    b: decodeCompressed('B', bBytes, 2, (b) => G2.fromBytes(b)),
-    c: decodeCompressed('C', cBytes, 1, (b) => G1.fromBytes(b)),
+    a: decodeCompressed('A', aBytes, decodeG1),
+    b: decodeCompressed('B', bBytes, decodeG2),
+    c: decodeCompressed('C', cBytes, decodeG1),
   };
 }
 
@@ -70,27 +70,13 @@ export function decodeProofs(bytes: Uint8Array): Proof[] {
   return out;
 }
 
-function decodeCompressed<P extends G1Point | G2Point>(
-  name: string,
-  bytes: Uint8Array,
-  coords: number,
-  decode: (b: Uint8Array) => P,
-): P {
-  if ((bytes[0] & 0x80) === 0) throw new ProofFormatError(`${name}: not a compressed point`);
-  // noble reduces an x ≥ p instead of refusing it; zcash refuses non-canonical encodings.
-  for (let k = 0; k < coords; k++) {
-    let x = 0n;
-    for (let i = 0; i < FQ_BYTES; i++) {
-      const byte = k === 0 && i === 0 ? bytes[0] & 0x1f : bytes[k * FQ_BYTES + i];
-      x = (x << 8n) | BigInt(byte);
-    }
-    if (x >= FQ_MODULUS) throw new ProofFormatError(`${name}: coordinate is not canonical (≥ p)`);
-  }
+function decodeCompressed<P extends G1Point | G2Point>(name: string, bytes: Uint8Array, decode: (b: Uint8Array) => P): P {
+  if ((bytes[0] & FLAG_COMPRESSED) === 0) throw new ProofFormatError(`${name}: not a compressed point`);
   let p: P;
   try {
-    p = decode(bytes);
+    p = decode(bytes); // strict: canonical coordinates (zcash refuses x ≥ p, noble would reduce), curve, subgroup
   } catch (e) {
-    throw new ProofFormatError(`${name}: ${(e as Error).message}`);
+    throw new ProofFormatError(`${name}: ${(e as Error).message.replace(/^G[12]: /, '')}`);
   }
   if (p.is0()) throw new ProofFormatError(`${name}: point at infinity`);
   return p;

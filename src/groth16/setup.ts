@@ -42,7 +42,7 @@ import {
 } from '../field/layout.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { shapeDigest } from '../r1cs/shape.js';
-import { pointCodecOf, viewOf, writeFrFast } from './codec.js';
+import { viewOf, writeFrFast } from '../curve/codec.js';
 import { ParamsFormatError, readParamsFile, writeParamsFile, type Parameters } from './keys.js';
 import { checkParamsForShape, domainSize, queryIndices } from './queries.js';
 
@@ -246,7 +246,7 @@ export async function loadOrCreateDevParams(shape: CircuitShape, backend: Backen
   await mkdir(cacheDir, { recursive: true });
   const tmp = `${path}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
   try {
-    await writeParamsFile(tmp, params, { codec: pointCodecOf(backend) });
+    await writeParamsFile(tmp, params, { codec: backend });
     await rename(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true });

@@ -4,7 +4,7 @@
  * wire 0 = ONE, then the public inputs, then every private variable. Coefficients and witness
  * values are written in canonical (non-Montgomery) little-endian form, as iden3's readers expect.
  */
-import type { CsrMatrix } from '../backend/backend.js';
+import type { CsrMatrix } from '../field/csr.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { FR_BYTES, FR_MODULUS, readFr } from '../field/layout.js';
 

@@ -100,9 +100,9 @@ export interface CircuitShape {
   numInputs: number; // including ONE
   numAux: number;
   numConstraints: number; // without the input constraints
-  a: import('../backend/backend.js').CsrMatrix;
-  b: import('../backend/backend.js').CsrMatrix;
-  c: import('../backend/backend.js').CsrMatrix;
+  a: import('../field/csr.js').CsrMatrix;
+  b: import('../field/csr.js').CsrMatrix;
+  c: import('../field/csr.js').CsrMatrix;
   /** 1 where aux j appears in A with a non-zero coefficient (length numAux). */
   aAuxDensity: Uint8Array;
   /** 1 where input i appears in B with a non-zero coefficient (length numInputs). */

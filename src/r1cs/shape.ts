@@ -13,7 +13,7 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import type { CsrMatrix } from '../backend/backend.js';
+import type { CsrMatrix } from '../field/csr.js';
 import { FR_BYTES, FR_MODULUS, readFr, writeFr } from '../field/layout.js';
 import {
   type CircuitShape,

@@ -11,7 +11,7 @@ import type { Backend } from '../backend/backend.js';
 import { type BackendName, selectBackend } from '../backend/select.js';
 import { loadConfig, type EngineConfig } from '../engine/config.js';
 import { Engine } from '../engine/engine.js';
-import { builtinKinds, createDemoKind } from '../engine/kinds/index.js';
+import { builtinKinds, createDemoKind } from '../kinds/index.js';
 import { startGrpcServer, type GrpcServerHandle } from './grpc.js';
 import { startHttpServer, type HttpServerHandle } from './http.js';
 

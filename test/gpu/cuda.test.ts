@@ -14,22 +14,23 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CudaBackend, cudaCapabilities, createGpuBackend } from '../../src/backend/cuda.js';
 import { NativeBackend, nativeAvailable } from '../../src/backend/native.js';
-import type { CsrMatrix } from '../../src/backend/backend.js';
+import type { CsrMatrix } from '../../src/field/csr.js';
 import { G1, G2, writeG1, writeG2 } from '../../src/field/layout.js';
-import { DemoCircuit, type DemoOptions } from '../../src/r1cs/demo.js';
+import { DemoCircuit, type DemoOptions } from '../../src/r1cs/demo-circuit.js';
 import { recordShape } from '../../src/r1cs/shape.js';
 import { WitnessGenerator } from '../../src/r1cs/witness.js';
 import { insecureDevSetup } from '../../src/groth16/setup.js';
 import { partitionInput, partitionSumsStepwise, prove } from '../../src/groth16/prover.js';
 import { prepareVerifyingKey, verifyProof } from '../../src/groth16/verifier.js';
 import type { CircuitShape } from '../../src/r1cs/cs.js';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { parseCommit2In } from '../../src/filecoin/c1.js';
-import { porepInfoForSize, porepShape, provePorep, verifyPorep } from '../../src/filecoin/porep.js';
+import { porepInfoForSize, porepShape, provePorep, verifyPorep } from '../../src/kinds/porep-c2.js';
 import { loadOrCreateDevParams } from '../../src/groth16/setup.js';
 import { Span } from '../../src/util/timing.js';
+import { fixture, fixtureDirs, hasFixture, rng } from '../support.js';
 
 const probe = cudaCapabilities();
 const skip = !probe.cuda ? `no GPU: ${probe.error ?? 'unknown'}` : !nativeAvailable() ? 'CPU addon not built' : false;
@@ -49,24 +50,11 @@ test('capability query never throws; without a GPU the CPU backend is chosen', (
   }
 });
 
-/** xorshift128+ filler: fast deterministic bytes for large vectors. */
-function prng(seed: number): () => number {
-  let a = (seed * 0x9e3779b1) >>> 0 || 1;
-  let b = 0x6d2b79f5 ^ seed;
-  return () => {
-    let t = a ^ (a << 11);
-    a = b;
-    b = (b ^ (b >>> 19) ^ (t ^ (t >>> 8))) >>> 0;
-    t = b;
-    return t >>> 0;
-  };
-}
-
 /** n random field elements below 2^254 < r (valid Montgomery representations). */
 function randomFr(n: number, seed: number): Uint8Array {
   const out = new Uint8Array(n * 32);
   const w = new Uint32Array(out.buffer);
-  const r = prng(seed);
+  const r = rng(seed).u32;
   for (let i = 0; i < w.length; i++) w[i] = r();
   for (let i = 0; i < n; i++) w[i * 8 + 7] &= 0x3fffffff;
   return out;
@@ -143,7 +131,7 @@ test('CUDA backend matches the CPU backend', { skip }, async (t) => {
   });
 
   await t.test('CSR mat-vec (random, empty rows, bad indices rejected)', async () => {
-    const r = prng(7);
+    const r = rng(7).u32;
     for (const [rows, cols] of [[1, 1], [100, 37], [5000, 3001], [100000, 70000]] as const) {
       const rowPtr = new Uint32Array(rows + 1);
       const cIdx: number[] = [];
@@ -199,7 +187,7 @@ test('CUDA backend matches the CPU backend', { skip }, async (t) => {
     for (let i = 0; i < n; i++) ones.set(FR_ONE, i * 32);
     await cmp(1, b, ones, 'all one');
     const mix = randomFr(n, 9);
-    const r = prng(3);
+    const r = rng(3).u32;
     for (let i = 0; i < n; i++) {
       const k = r() % 3;
       if (k === 0) mix.fill(0, i * 32, i * 32 + 32);
@@ -235,7 +223,7 @@ test('CUDA backend matches the CPU backend', { skip }, async (t) => {
     const sc = randomFr(ns, 21);
     for (let i = 0; i < ns; i += 3) sc.set(FR_ONE, i * 32);
     for (let i = 1; i < ns; i += 5) sc.fill(0, i * 32, i * 32 + 32);
-    const r = prng(4);
+    const r = rng(4).u32;
     const idx = new Uint32Array(nb);
     for (let i = 0; i < nb; i++) idx[i] = r() % ns;
     await cmp(1, bases1.subarray(0, nb * 96), sc, 'scalarIndex', idx);
@@ -391,15 +379,11 @@ test('CUDA backend matches the CPU backend', { skip }, async (t) => {
   });
 
   await t.test('2 KiB PoRep fixture: prove on the GPU (whole partition on the device), verify', async (tt) => {
-    const dirs = [process.env.KILN_FIXTURES, join('..', 'shared', 'fixtures'), join('.device', 'fixtures')].filter(
-      (d): d is string => d !== undefined,
-    );
-    const dir = dirs.find((d) => existsSync(join(d, '2KiB.commit2in.json')));
-    if (!dir) {
-      tt.skip(`fixture not found in ${dirs.join(', ')}`);
+    if (!hasFixture('2KiB.commit2in.json')) {
+      tt.skip(`fixture not found in ${fixtureDirs.join(', ')}`);
       return;
     }
-    const c2 = parseCommit2In(readFileSync(join(dir, '2KiB.commit2in.json')));
+    const c2 = parseCommit2In(readFileSync(fixture('2KiB.commit2in.json')));
     const info = porepInfoForSize(2048);
     // shared with test/gpu/daemon.test.ts (its [srs] param_cache is the parent)
     const cache = join(process.env.KILN_GPU_TEST_DIR ?? join(tmpdir(), 'kiln-gpu-test'), 'kiln-cache');

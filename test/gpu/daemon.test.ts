@@ -7,7 +7,7 @@
  * cuda.test.ts, which usually creates them first).
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -15,15 +15,12 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { cudaCapabilities } from '../../src/backend/cuda.js';
 import { parseCommit2In } from '../../src/filecoin/c1.js';
-import { loadPorepVerifyingKey, porepParamsSource, porepShape, verifyPorep } from '../../src/filecoin/porep.js';
+import { loadPorepVerifyingKey, porepParamsSource, porepShape, verifyPorep } from '../../src/kinds/porep-c2.js';
 import { runDaemon, type Daemon } from '../../src/server/daemon.js';
+import { fixture, fixtureDirs, hasFixture } from '../support.js';
 
 const probe = cudaCapabilities();
-const fixtureDirs = [process.env.KILN_FIXTURES, join('..', 'shared', 'fixtures'), join('.device', 'fixtures')].filter(
-  (d): d is string => d !== undefined,
-);
-const fixtures = fixtureDirs.find((d) => existsSync(join(d, '2KiB.commit2in.json')));
-const skip = !probe.cuda ? `no GPU: ${probe.error ?? 'unknown'}` : fixtures === undefined ? `fixture not found in ${fixtureDirs.join(', ')}` : false;
+const skip = !probe.cuda ? `no GPU: ${probe.error ?? 'unknown'}` : !hasFixture('2KiB.commit2in.json') ? `fixture not found in ${fixtureDirs.join(', ')}` : false;
 
 test('daemon with backend "cuda" proves the 2 KiB fixture over gRPC; the proofs verify', { skip }, async () => {
   const dir = process.env.KILN_GPU_TEST_DIR ?? join(tmpdir(), 'kiln-gpu-test');
@@ -51,7 +48,7 @@ test('daemon with backend "cuda" proves the 2 KiB fixture over gRPC; the proofs 
       'grpc.max_receive_message_length': 256 << 20,
       'grpc.max_send_message_length': 256 << 20,
     });
-    const wrapper = readFileSync(join(fixtures!, '2KiB.commit2in.json'));
+    const wrapper = readFileSync(fixture('2KiB.commit2in.json'));
     const c1 = parseCommit2In(wrapper).phase1Out;
     const { shape } = porepShape(c1.registeredProof, join(dir, 'kiln-cache'));
     const vk = await loadPorepVerifyingKey(await porepParamsSource(c1.registeredProof, shape, dir, join(dir, 'kiln-cache', 'dev-params')));

@@ -4,7 +4,7 @@
  * user input when it is absent. Everything here throws `SealOptionError` with a message fit for a CLI.
  */
 import { createCipheriv, hash as nodeHash } from 'node:crypto';
-import { sealProofInfo, type SealProofInfo, type SealProofVersion } from '../registry.js';
+import { allSectorSizes, parseSectorSize, sealProofInfo, type SealProofInfo, type SealProofVersion } from '../registry.js';
 
 export class SealOptionError extends Error {
   constructor(message: string) {
@@ -13,30 +13,19 @@ export class SealOptionError extends Error {
   }
 }
 
-/** Size labels as the registry names them, with their byte counts. */
-export const SECTOR_SIZES: Readonly<Record<string, number>> = Object.freeze({
-  '2KiB': 2048,
-  '8MiB': 8 << 20,
-  '512MiB': 512 << 20,
-  '32GiB': 32 * 2 ** 30,
-  '64GiB': 64 * 2 ** 30,
-});
-
 /** Sizes a real seal can build in memory. */
 export const SEALABLE_SIZES: readonly string[] = ['2KiB', '8MiB', '512MiB'];
 /** Sizes synth-c1 builds (any size works; these are the ones it is meant for). */
 export const SYNTHETIC_SIZES: readonly string[] = ['2KiB', '8MiB', '512MiB', '32GiB', '64GiB'];
 
-/** Accepts "2KiB", "2kib", "2048", 2048 and the like; returns the registry label ("2KiB"). */
+/** Accepts what the registry's parseSectorSize accepts ("2KiB", "2kib", "2048", 2048 and the like);
+ *  returns the registry label ("2KiB"). */
 export function sectorSizeLabel(size: string | number): string {
-  if (typeof size === 'number') {
-    for (const [label, bytes] of Object.entries(SECTOR_SIZES)) if (bytes === size) return label;
-    throw new SealOptionError(`unknown sector size ${size} bytes (expected one of ${Object.keys(SECTOR_SIZES).join(', ')})`);
-  }
-  const s = size.trim();
-  if (/^\d+$/.test(s)) return sectorSizeLabel(Number(s));
-  for (const label of Object.keys(SECTOR_SIZES)) if (label.toLowerCase() === s.toLowerCase()) return label;
-  throw new SealOptionError(`unknown sector size ${JSON.stringify(size)} (expected one of ${Object.keys(SECTOR_SIZES).join(', ')})`);
+  const found = parseSectorSize(size);
+  if (found !== undefined) return found.label;
+  const known = allSectorSizes().map((s) => s.label).join(', ');
+  if (typeof size === 'number') throw new SealOptionError(`unknown sector size ${size} bytes (expected one of ${known})`);
+  throw new SealOptionError(`unknown sector size ${JSON.stringify(size)} (expected one of ${known})`);
 }
 
 /**
@@ -48,7 +37,7 @@ export function resolveSealProof(opts: { sectorSize?: string | number; registere
   if (opts.registeredProof !== undefined) {
     info = sealProofInfo(opts.registeredProof);
     if (info === undefined) throw new SealOptionError(`unknown registered proof ${JSON.stringify(opts.registeredProof)} (e.g. StackedDrg2KiBV1_1)`);
-    if (opts.sectorSize !== undefined && SECTOR_SIZES[sectorSizeLabel(opts.sectorSize)] !== info.sectorSize) {
+    if (opts.sectorSize !== undefined && sectorSizeLabel(opts.sectorSize) !== sectorSizeLabel(info.sectorSize)) {
       throw new SealOptionError(`sector size ${opts.sectorSize} does not match ${info.name}`);
     }
   } else {

@@ -1,6 +1,6 @@
 /**
- * Fast conversions between the zcash *uncompressed* point encoding used by bellperson's .params and
- * .vk files and the native layout of src/field/layout.ts, without a noble Point object per point:
+ * The fast path of the zcash *uncompressed* point encoding (bellperson's .params and .vk files):
+ * conversions to and from the native layout of src/field/layout.ts, without a noble Point object per point:
  * big-endian bytes → bigint → Montgomery limbs (about 1.5 µs per G1 point here, measured), so a
  * section of 10^6 points decodes in a couple of seconds. Point validity (on the curve, in the
  * subgroup) is optional, because it costs far more than the conversion; the flag bits and the
@@ -11,32 +11,36 @@
  * (must be 0 here). The identity is the infinity flag with every other bit zero.
  * Native: coordinates as 6 little-endian u64 limbs in Montgomery form, c0 before c1, identity =
  * all zero bytes.
+ *
+ * Its strict slow reference is curve/encoding.ts (noble, one point at a time: test/groth16-keys
+ * compares them); its native twin is every Backend's decodePoints/encodePoints (PointCodec below:
+ * the CPU addon's multithreaded codec, the reference backend's TypeScript one: this file).
  */
 import {
+  FLAG_COMPRESSED,
+  FLAG_INFINITY,
+  FLAG_MASK,
+  FLAG_SORT,
   FQ_BYTES,
   FQ_MODULUS,
+  FQ_R,
+  FQ_RINV,
   FR_BYTES,
   FR_MODULUS,
+  FR_R,
+  FR_RINV,
   G1,
   G1_BYTES,
+  G1_UNCOMPRESSED_BYTES,
   G2,
   G2_BYTES,
-  modInverse,
+  G2_UNCOMPRESSED_BYTES,
 } from '../field/layout.js';
+import { isOnCurveG1, isOnCurveG2 } from './encoding.js';
 
-export const G1_UNCOMPRESSED_BYTES = 96;
-export const G2_UNCOMPRESSED_BYTES = 192;
-
-const FLAG_COMPRESSED = 0x80;
-const FLAG_INFINITY = 0x40;
-const FLAG_SORT = 0x20;
-const FLAG_MASK = 0xe0;
+export { G1_UNCOMPRESSED_BYTES, G2_UNCOMPRESSED_BYTES };
 
 const P = FQ_MODULUS;
-const FQ_R = (1n << 384n) % P;
-const FQ_RINV = modInverse(FQ_R, P);
-const FR_R = (1n << 256n) % FR_MODULUS;
-const FR_RINV = modInverse(FR_R, FR_MODULUS);
 
 /** A problem with one encoded point; the caller adds the section and the index. */
 export class PointEncodingError extends Error {
@@ -154,14 +158,15 @@ export function parseG2Uncompressed(src: Uint8Array, o: number): { x: Fq2; y: Fq
 /**
  * Decodes `count` uncompressed G1 points from `src` (at byte 0) into `dst` starting at native point
  * index `dstIndex`. With `checkPoints`, each point is checked to be on the curve and in the
- * subgroup (slow: noble). A bad point throws a PointEncodingError carrying its index in this call.
+ * subgroup (slow: noble); with 'curve', on the curve only. A bad point throws a PointEncodingError
+ * carrying its index in this call.
  */
 export function decodeG1Points(
   src: Uint8Array,
   count: number,
   dst: Uint8Array,
   dstIndex: number,
-  checkPoints: boolean,
+  checkPoints: boolean | 'curve',
 ): void {
   const sv = viewOf(src);
   const dv = viewOf(dst);
@@ -176,7 +181,9 @@ export function decodeG1Points(
       const x = canonical(readBE48(sv, so, 0x1f), 'x');
       const y = canonical(readBE48(sv, so + FQ_BYTES, 0xff), 'y');
       if (x === 0n && y === 0n) throw new PointEncodingError('(0, 0) without the infinity flag');
-      if (checkPoints) checkG1(x, y);
+      if (checkPoints === 'curve') {
+        if (!isOnCurveG1(x, y)) throw new PointEncodingError('not a valid G1 point (not on the curve)');
+      } else if (checkPoints) checkG1(x, y);
       writeFqMont(dv, dOff, x);
       writeFqMont(dv, dOff + FQ_BYTES, y);
     } catch (e) {
@@ -191,7 +198,7 @@ export function decodeG2Points(
   count: number,
   dst: Uint8Array,
   dstIndex: number,
-  checkPoints: boolean,
+  checkPoints: boolean | 'curve',
 ): void {
   const sv = viewOf(src);
   const dv = viewOf(dst);
@@ -210,7 +217,9 @@ export function decodeG2Points(
       if (x0 === 0n && x1 === 0n && y0 === 0n && y1 === 0n) {
         throw new PointEncodingError('(0, 0) without the infinity flag');
       }
-      if (checkPoints) checkG2(x0, x1, y0, y1);
+      if (checkPoints === 'curve') {
+        if (!isOnCurveG2({ c0: x0, c1: x1 }, { c0: y0, c1: y1 })) throw new PointEncodingError('not a valid G2 point (not on the curve)');
+      } else if (checkPoints) checkG2(x0, x1, y0, y1);
       writeFqMont(dv, dOff, x0);
       writeFqMont(dv, dOff + FQ_BYTES, x1);
       writeFqMont(dv, dOff + 2 * FQ_BYTES, y0);
@@ -312,20 +321,25 @@ export function readFrFast(v: DataView, i: number): bigint {
 
 // ── native fast path ─────────────────────────────────────────────────────────────────────────────
 
-/** A backend that converts whole chunks of points off the JS thread (NativeBackend has these
- *  methods; see native/API.md). Same checks and the same reasons as the functions above. */
+/** The point codec of the Backend contract (backend/backend.ts extends it): whole chunks of
+ *  uncompressed points converted at once — off the JS thread on the CPU addon (native/API.md),
+ *  with the functions above on the reference backend. Same checks and the same reasons either way.
+ *  A bad point rejects with a PointEncodingError carrying `index`, or (the addons) an Error with
+ *  `code: 'KILN_BAD_POINT'`, `pointIndex` and `reason`. */
+export type PointGroup = 'G1' | 'G2';
+
 export interface PointCodec {
   decodePoints(
-    group: 'G1' | 'G2',
+    group: PointGroup,
     src: Uint8Array,
     dst: Uint8Array,
     checkOnCurve: boolean,
     checkSubgroup?: boolean,
   ): Promise<void>;
-  encodePoints(group: 'G1' | 'G2', src: Uint8Array, dst: Uint8Array): Promise<void>;
+  encodePoints(group: PointGroup, src: Uint8Array, dst: Uint8Array): Promise<void>;
 }
 
-/** `x` as a PointCodec when it has both methods (e.g. a NativeBackend passed as `memory`). */
+/** `x` as a PointCodec when it has both methods (every Backend does; a plain allocator does not). */
 export function pointCodecOf(x: unknown): PointCodec | undefined {
   if (typeof x !== 'object' || x === null) return undefined;
   const c = x as Partial<PointCodec>;
@@ -362,6 +376,7 @@ export async function decodePoints(
       checkPoints,
     );
   } catch (e) {
+    if (e instanceof PointEncodingError) throw e;
     const bad = e as { code?: unknown; pointIndex?: unknown; reason?: unknown };
     if (bad && bad.code === 'KILN_BAD_POINT' && typeof bad.pointIndex === 'number') {
       const err = new PointEncodingError(typeof bad.reason === 'string' ? bad.reason : String((e as Error).message));
@@ -389,4 +404,34 @@ export async function encodePoints(
   const wb = group === 'G1' ? G1_UNCOMPRESSED_BYTES : G2_UNCOMPRESSED_BYTES;
   const nb = group === 'G1' ? G1_BYTES : G2_BYTES;
   await codec.encodePoints(group, src.subarray(srcIndex * nb, (srcIndex + count) * nb), dst.subarray(0, count * wb));
+}
+
+/** The PointCodec pair in TypeScript (the reference backend's decodePoints / encodePoints): exactly
+ *  as many points as `dst` (decode) or `src` (encode) holds; lengths are checked (RangeError). */
+export const typescriptPointCodec: PointCodec = {
+  async decodePoints(group, src, dst, checkOnCurve, checkSubgroup = false) {
+    const { wire, native } = pointSizes(group, 'decodePoints');
+    if (dst.length % native !== 0 || src.length !== (dst.length / native) * wire) {
+      throw new RangeError(`decodePoints: ${src.length} bytes of ${group} points do not fill ${dst.length / native} native points`);
+    }
+    const count = dst.length / native;
+    const check = checkSubgroup ? true : checkOnCurve ? 'curve' : false;
+    if (group === 'G1') decodeG1Points(src, count, dst, 0, check);
+    else decodeG2Points(src, count, dst, 0, check);
+  },
+  async encodePoints(group, src, dst) {
+    const { wire, native } = pointSizes(group, 'encodePoints');
+    if (src.length % native !== 0 || dst.length !== (src.length / native) * wire) {
+      throw new RangeError(`encodePoints: ${src.length} native bytes of ${group} points do not fill ${dst.length} encoded bytes`);
+    }
+    const count = src.length / native;
+    if (group === 'G1') encodeG1Points(src, 0, count, dst);
+    else encodeG2Points(src, 0, count, dst);
+  },
+};
+
+function pointSizes(group: string, fn: string): { wire: number; native: number } {
+  if (group === 'G1') return { wire: G1_UNCOMPRESSED_BYTES, native: G1_BYTES };
+  if (group === 'G2') return { wire: G2_UNCOMPRESSED_BYTES, native: G2_BYTES };
+  throw new RangeError(`${fn}: group must be 'G1' or 'G2', got ${String(group)}`);
 }

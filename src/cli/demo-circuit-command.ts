@@ -1,59 +1,16 @@
 /**
- * The main job (`kiln demo`): kiln seals a 2 KiB sector itself (random data), proves its C1 with the
- * exact StackedDrg circuit, verifies the proof against the C1's public inputs, and prints where the
- * time went. `kiln demo-circuit` proves the built-in synthetic demo circuit instead (fast).
+ * `kiln demo-circuit`: proves the built-in synthetic DemoCircuit (src/r1cs/demo-circuit.ts) with
+ * cached INSECURE development parameters: shape, witness, prove, verify (fast; no Filecoin data).
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import type { Backend } from '../backend/backend.js';
 import { describeBackend } from '../backend/select.js';
-import { parseCommit2In } from '../filecoin/c1.js';
-import { loadPorepVerifyingKey, verifyPorep } from '../filecoin/porep.js';
 import { encodeProof, loadOrCreateDevParams, prepareVerifyingKey, prove, verifyProof } from '../groth16/index.js';
 import { devParamsPath } from '../groth16/setup.js';
-import { DemoCircuit } from '../r1cs/demo.js';
+import { DemoCircuit } from '../r1cs/demo-circuit.js';
 import { recordShape } from '../r1cs/shape.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
-import { existsSync } from 'node:fs';
 import { Span, formatSpanTree } from '../util/timing.js';
-import { proveC1 } from './porep.js';
-import { runSeal } from './seal.js';
-
-export interface MainJobOptions {
-  paramsDir: string;
-  cacheDir: string;
-  backend: Backend;
-  json: boolean;
-  /** Keep the sealed C1 and the proof here (default: the cache directory). */
-  keepDir?: string;
-}
-
-export async function runMainJob(o: MainJobOptions): Promise<void> {
-  const say = (m: string): void => {
-    if (!o.json) console.error(m);
-  };
-  const dir = o.keepDir ?? join(o.cacheDir, 'demo');
-  mkdirSync(dir, { recursive: true });
-  const c1File = join(dir, 'sealed-2KiB.commit2in.json');
-  const root = new Span('demo: seal + prove + verify (2 KiB)');
-  say('kiln demo: sealing a 2 KiB sector with random data, then proving and verifying its C2');
-  const text = await root.time('seal', () => runSeal({ sectorSize: '2KiB', out: c1File }, true));
-  const c1 = await root.time('parse', () => parseCommit2In(text).phase1Out);
-  say(`  sealed: comm_r ${Buffer.from(c1.commR).toString('hex')} (C1 in ${c1File})`);
-  const { bytes, source } = await proveC1(c1, { ...o, say }, root);
-  const vk = await loadPorepVerifyingKey(source);
-  const ok = await root.time('verify (independent, from the verifying key)', () => verifyPorep(c1, bytes, vk).every(Boolean));
-  root.end();
-  const hex = Buffer.from(bytes).toString('hex');
-  if (o.json) {
-    console.log(JSON.stringify({ verified: ok, proof: hex, c1: c1File, params: source, spans: root.toJSON() }, null, 2));
-  } else {
-    console.log(formatSpanTree(root));
-    console.log(`proof (${bytes.length} B): ${hex}`);
-    console.log(ok ? 'verified: yes' : 'verified: NO');
-  }
-  if (!ok) throw new Error('the proof did not verify');
-}
 
 export interface DemoRun {
   constraints: number;

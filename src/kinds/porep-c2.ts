@@ -1,5 +1,5 @@
 /**
- * PoRep C2 as a service for the CLI and the engine: the circuit id of a sector size, the compiled
+ * The PoRep C2 proof kind's core, for the CLI and the engine (porep-c2-planner.ts): the circuit id of a sector size, the compiled
  * partition shape (recorded once per size and cached on disk), where the parameters come from
  * (official files in the parameter cache, else insecure development parameters), and the proving /
  * verification of every partition of a C1.
@@ -20,55 +20,36 @@ import { checkProgramForShape, deserializeProgram, programChunks, type WitnessPr
 import { deserializeShape, rememberShapeDigest, shapeChunks, shapeDigest } from '../r1cs/shape.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
 import { Span } from '../util/timing.js';
-import type { C1Output } from './c1.js';
-import { stackedCircuitFor, stackedParamsFor } from './circuit/index.js';
-import { type WitnessProgramRunner, stackedProgram, stackedShapeAndProgram, stackedWitnessNative } from './circuit/stacked-program.js';
-import { partitionPublicInputs } from './public-inputs.js';
-import { allSealProofs, type SealProofInfo } from './registry.js';
+import type { C1Output } from '../filecoin/c1.js';
+import { stackedCircuitFor, stackedParamsFor } from '../filecoin/circuit/index.js';
+import { type WitnessProgramRunner, stackedProgram, stackedShapeAndProgram, stackedWitnessNative } from '../filecoin/circuit/stacked-program.js';
+import { partitionPublicInputs } from '../filecoin/public-inputs.js';
+import { parseSectorSize, sealProofInfo, sectorSizeByBytes, sectorSizeByCircuitLabel, type SealProofInfo } from '../filecoin/registry.js';
 
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
 export const STACKED_CIRCUIT_VERSION = 1;
 
-const SIZE_LABELS: Record<number, string> = {
-  2048: '2k',
-  [8 << 20]: '8m',
-  [512 << 20]: '512m',
-  [32 * 2 ** 30]: '32g',
-  [64 * 2 ** 30]: '64g',
-};
-
-/** Tree shape tag of the official parameter file names (poseidon_hasher-8-0-0 …). */
-const TREE_TAG: Record<number, string> = {
-  2048: '8-0-0',
-  [8 << 20]: '8-0-0',
-  [512 << 20]: '8-0-0',
-  [32 * 2 ** 30]: '8-8-0',
-  [64 * 2 ** 30]: '8-8-2',
-};
-
 /** cuzk's circuit ids: porep-2k, porep-8m, porep-512m, porep-32g, porep-64g. */
 export function porepCircuitId(sectorSize: number): string {
-  const label = SIZE_LABELS[sectorSize];
-  if (label === undefined) throw new RangeError(`no PoRep circuit for sector size ${sectorSize}`);
-  return `porep-${label}`;
+  const size = sectorSizeByBytes(sectorSize);
+  if (size === undefined) throw new RangeError(`no PoRep circuit for sector size ${sectorSize}`);
+  return `porep-${size.circuitLabel}`;
 }
 
 /** The V1_1 seal proof of a circuit id (the partition circuit depends on the size only). */
 export function porepInfoForCircuit(circuitId: string): SealProofInfo | undefined {
-  const m = /^porep-(2k|8m|512m|32g|64g)$/.exec(circuitId);
-  if (!m) return undefined;
-  return allSealProofs().find((i) => i.version === 'V1_1' && SIZE_LABELS[i.sectorSize] === m[1]);
+  const m = /^porep-(\w+)$/.exec(circuitId);
+  const size = m ? sectorSizeByCircuitLabel(m[1]) : undefined;
+  if (size === undefined) return undefined;
+  return sealProofInfo(`StackedDrg${size.label}V1_1`);
 }
 
-/** Parses `2KiB`, `8MiB`, `32GiB`, `2048`, … into bytes. */
-export function parseSectorSize(s: string): number {
-  const m = /^(\d+)\s*(KiB|MiB|GiB|K|M|G)?$/i.exec(s.trim());
-  if (!m) throw new RangeError(`bad sector size '${s}' (expected e.g. 2KiB, 8MiB, 512MiB, 32GiB, 64GiB)`);
-  const unit = (m[2] ?? '').toUpperCase()[0];
-  const mult = unit === 'K' ? 1024 : unit === 'M' ? 2 ** 20 : unit === 'G' ? 2 ** 30 : 1;
-  const size = Number(m[1]) * mult;
-  if (SIZE_LABELS[size] === undefined) throw new RangeError(`no PoRep circuit for sector size ${s} (2KiB, 8MiB, 512MiB, 32GiB or 64GiB)`);
-  return size;
+/** Parses `2KiB`, `8MiB`, `32GiB`, `2048`, … into bytes (the registry's parser, with the CLI's errors). */
+export function parsePorepSectorSize(s: string): number {
+  const size = parseSectorSize(s);
+  if (size !== undefined) return size.sectorSize;
+  if (!/^(\d+)\s*(KiB|MiB|GiB|K|M|G)?$/i.test(s.trim())) throw new RangeError(`bad sector size '${s}' (expected e.g. 2KiB, 8MiB, 512MiB, 32GiB, 64GiB)`);
+  throw new RangeError(`no PoRep circuit for sector size ${s} (2KiB, 8MiB, 512MiB, 32GiB or 64GiB)`);
 }
 
 /** The V1_1 seal proof info of a sector size in bytes. */
@@ -158,20 +139,27 @@ export interface ParamsSource {
 /**
  * The official parameter file for a sector size in `paramsDir`, if any: `<circuit id>.params`, or a
  * `v28-stacked-proof-of-replication-merkletree-poseidon_hasher-<tree>-sha256_hasher-*.params` whose
- * sizes match the shape (three sizes share the 8-0-0 tag; the h count tells them apart).
+ * sizes match the shape (three sizes share the 8-0-0 tag; the h count tells them apart). `shape`
+ * may be a function: it is then called only when such a file is there to be told apart.
  */
-export async function findOfficialParams(info: SealProofInfo, shape: CircuitShape, paramsDir: string): Promise<string | undefined> {
+export async function findOfficialParams(
+  info: SealProofInfo,
+  shape: CircuitShape | (() => CircuitShape | Promise<CircuitShape>),
+  paramsDir: string,
+): Promise<string | undefined> {
   const byId = join(paramsDir, `${porepCircuitId(info.sectorSize)}.params`);
   if (existsSync(byId)) return byId;
   if (!existsSync(paramsDir)) return undefined;
-  const prefix = `v28-stacked-proof-of-replication-merkletree-poseidon_hasher-${TREE_TAG[info.sectorSize]}-sha256_hasher-`;
-  const hLen = domainSize(shape) - 1;
-  for (const f of readdirSync(paramsDir)) {
-    if (!f.startsWith(prefix) || !f.endsWith('.params')) continue;
+  const prefix = `v28-stacked-proof-of-replication-merkletree-poseidon_hasher-${sectorSizeByBytes(info.sectorSize)!.paramsTreeTag}-sha256_hasher-`;
+  const candidates = readdirSync(paramsDir).filter((f) => f.startsWith(prefix) && f.endsWith('.params'));
+  if (candidates.length === 0) return undefined;
+  const s = typeof shape === 'function' ? await shape() : shape;
+  const hLen = domainSize(s) - 1;
+  for (const f of candidates) {
     const path = join(paramsDir, f);
     try {
       const vk = await readVerifyingKeyFile(path, { prefix: true, checkPoints: false });
-      if (vk.ic.length !== shape.numInputs) continue;
+      if (vk.ic.length !== s.numInputs) continue;
       const { open } = await import('node:fs/promises');
       const fh = await open(path, 'r');
       try {

@@ -11,14 +11,14 @@ import {
   loadPorepParams,
   type ParamsSource,
   loadPorepVerifyingKey,
-  parseSectorSize,
+  parsePorepSectorSize,
   porepCircuitId,
   porepInfoForSize,
   porepParamsSource,
   porepShape,
   provePorep,
   verifyPorep,
-} from '../filecoin/porep.js';
+} from '../kinds/porep-c2.js';
 import { DensityCounter } from '../r1cs/density.js';
 import { Span, formatSpanTree } from '../util/timing.js';
 
@@ -123,7 +123,7 @@ export interface CircuitInfoOptions {
 /** Counts (never stores) the partition circuit: constraints with and without the prover's input
  *  constraints, public inputs, aux variables, A/B densities. */
 export function runCircuitInfo(o: CircuitInfoOptions): Record<string, unknown> {
-  const info = o.c1 ? readC1File(o.c1).registeredProof : porepInfoForSize(parseSectorSize(o.sectorSize ?? ''));
+  const info = o.c1 ? readC1File(o.c1).registeredProof : porepInfoForSize(parsePorepSectorSize(o.sectorSize ?? ''));
   const t0 = performance.now();
   const dc = new DensityCounter();
   stackedShapeCircuit(info).synthesize(dc);

@@ -5,7 +5,7 @@
  * registered_proof and sector_number, and turned into one ProofWork of `partitions` partition
  * circuits of circuit id `porep-<size>` (porep-2k, porep-8m, porep-512m, porep-32g, porep-64g).
  *
- * Synthesis runs in the worker pool (porep-synth.ts), the public inputs come from
+ * Synthesis runs in the worker pool (porep-c2-worker.ts), the public inputs come from
  * partitionPublicInputs (what a chain verifier uses) and must equal the circuit's.
  *
  * Parameters (SRS): `<param_cache>/<circuit id>.params` when present (place or link the official
@@ -14,10 +14,10 @@
  * CLI's --cache-dir, so `kiln prove --cache-dir <param_cache>/kiln-cache` shares them).
  */
 import { join } from 'node:path';
-import type { Backend } from '../../backend/backend.js';
-import { C1FormatError, parseCommit2In, type C1Output, type Commit2In } from '../../filecoin/c1.js';
-import { partitionPublicInputs } from '../../filecoin/public-inputs.js';
-import { sealProofById } from '../../filecoin/registry.js';
+import type { Backend } from '../backend/backend.js';
+import { C1FormatError, parseCommit2In, type C1Output, type Commit2In } from '../filecoin/c1.js';
+import { partitionPublicInputs } from '../filecoin/public-inputs.js';
+import { sealProofById } from '../filecoin/registry.js';
 import {
   findOfficialParams,
   porepCircuitId,
@@ -26,32 +26,26 @@ import {
   porepShape,
   porepWitnessNative,
   witnessRunner,
-} from '../../filecoin/porep.js';
-import type { Parameters } from '../../groth16/keys.js';
-import { readParamsFile } from '../../groth16/keys.js';
-import { checkParamsForShape } from '../../groth16/queries.js';
-import { loadOrCreateDevParams } from '../../groth16/setup.js';
-import type { CircuitShape } from '../../r1cs/cs.js';
-import { recordShape } from '../../r1cs/shape.js';
-import { stackedShapeCircuit } from '../../filecoin/circuit/index.js';
-import type { EngineConfig } from '../config.js';
-import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork } from '../types.js';
-import { CircuitUnavailableError, loadStackedCircuit, type StackedCircuitModule } from './porep-circuit.js';
-import type { PorepWitnessArg } from './porep-synth.js';
+} from './porep-c2.js';
+import type { Parameters } from '../groth16/keys.js';
+import { readParamsFile } from '../groth16/keys.js';
+import { checkParamsForShape } from '../groth16/queries.js';
+import { loadOrCreateDevParams } from '../groth16/setup.js';
+import type { CircuitShape } from '../r1cs/cs.js';
+import type { EngineConfig } from '../engine/config.js';
+import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork } from '../engine/types.js';
+import type { PorepWitnessArg } from './porep-c2-worker.js';
 
-const SYNTH_MODULE = new URL('./porep-synth.js', import.meta.url).href;
+const SYNTH_MODULE = new URL('./porep-c2-worker.js', import.meta.url).href;
 
 export { porepCircuitId };
 
 export interface PorepKindOptions {
   config: EngineConfig;
   backend: Backend;
-  /** Test hook: how the circuit module is loaded (default: the circuit module, porep-circuit.ts). */
-  loadCircuit?: () => Promise<StackedCircuitModule>;
 }
 
 export function createPorepKind(opts: PorepKindOptions): { planner: Planner; circuits: CircuitProvider } {
-  const load = opts.loadCircuit ?? loadStackedCircuit;
   const shapes = new Map<string, Promise<CircuitShape>>();
 
   const shapeCacheDir = join(opts.config.srs.param_cache, 'kiln-cache');
@@ -60,7 +54,7 @@ export function createPorepKind(opts: PorepKindOptions): { planner: Planner; cir
   const officialFile = async (id: string): Promise<string | undefined> => {
     if (!officialFiles.has(id)) {
       const info = infoForCircuit(id);
-      officialFiles.set(id, info ? await findOfficialParams(info, await circuits.shape(id), opts.config.srs.param_cache) : undefined);
+      officialFiles.set(id, info ? await findOfficialParams(info, () => circuits.shape(id), opts.config.srs.param_cache) : undefined);
     }
     return officialFiles.get(id);
   };
@@ -68,29 +62,19 @@ export function createPorepKind(opts: PorepKindOptions): { planner: Planner; cir
   const circuits: CircuitProvider = {
     knows: (id) => infoForCircuit(id) !== undefined,
     async available(id) {
-      await load().catch((e: unknown) => {
-        throw e instanceof CircuitUnavailableError ? e : new CircuitUnavailableError((e as Error).message);
-      });
       if (!opts.config.srs.dev_params && (await officialFile(id)) === undefined) {
         throw new Error(
           `no parameters for ${id} in ${opts.config.srs.param_cache}: neither ${paramsFile(id)} nor an official v28 ` +
             'stacked-proof-of-replication .params file of this size (or set [srs] dev_params = true for INSECURE development parameters)',
         );
       }
-      await load().catch((e: unknown) => {
-        throw e instanceof CircuitUnavailableError ? e : new CircuitUnavailableError((e as Error).message);
-      });
     },
     shape(id) {
       let s = shapes.get(id);
       if (s === undefined) {
         const info = infoForCircuit(id);
         if (info === undefined) return Promise.reject(new Error(`unknown PoRep circuit ${id}`));
-        s = load().then((mod) =>
-          mod.stackedShapeCircuit === stackedShapeCircuit
-            ? porepShape(info, shapeCacheDir).shape // compiled once per size, cached on disk
-            : recordShape((cs) => mod.stackedShapeCircuit(info).synthesize(cs)),
-        );
+        s = Promise.resolve().then(() => porepShape(info, shapeCacheDir).shape); // compiled once per size, cached on disk
         shapes.set(id, s);
         s.catch(() => shapes.delete(id));
       }
@@ -136,11 +120,6 @@ export function createPorepKind(opts: PorepKindOptions): { planner: Planner; cir
         throw new PlanError(`sector_number ${req.sectorNumber} does not match the Commit2In SectorNum ${c2.sectorNum}`);
       }
       const circuitId = porepCircuitId(info.sectorSize);
-      try {
-        await load();
-      } catch (e) {
-        throw new PlanError(e instanceof CircuitUnavailableError ? e.message : `PoRep circuit not available: ${(e as Error).message}`);
-      }
       let inputs: bigint[][];
       try {
         inputs = c1.partitions.map((_, k) => partitionPublicInputs(c1, k));
@@ -155,7 +134,7 @@ export function createPorepKind(opts: PorepKindOptions): { planner: Planner; cir
         async synthesize(k, span) {
           if (c1Ref === undefined) throw new Error('job disposed');
           const only: C1Output = { ...c1Ref, partitions: c1Ref.partitions.map((p, i) => (i === k ? p : [])) };
-          if (runner !== undefined && (await load()).stackedShapeCircuit === stackedShapeCircuit) {
+          if (runner !== undefined) {
             // native witness: the partition's witness program on the CPU pool (same bytes as the worker's)
             const shape = await circuits.shape(circuitId);
             const program = porepProgram(info, shape, shapeCacheDir);

@@ -1,6 +1,6 @@
 /**
  * The demo proof kind (hidden proof_kind 1000, ProofKind.KILN_DEMO): proves partitions of the
- * built-in DemoCircuit (src/r1cs/demo.ts) with INSECURE development parameters. It exercises the
+ * built-in DemoCircuit (src/r1cs/demo-circuit.ts) with INSECURE development parameters. It exercises the
  * whole daemon (queue, pipeline, SRS cache, prover, verification, timing) without the PoRep circuit;
  * tests and smoke benches use it. Registered only on request (runDaemon's `demo` option or
  * Engine.registerPlanner).
@@ -10,13 +10,13 @@
  * (defaults: seed = sector_number + 1, partitions and constraints from the registration). Partition
  * k uses seed + k. Circuit id: `demo-<constraints>`.
  */
-import type { Backend } from '../../backend/backend.js';
-import { loadOrCreateDevParams } from '../../groth16/setup.js';
-import type { CircuitShape } from '../../r1cs/cs.js';
-import { DemoCircuit } from '../../r1cs/demo.js';
-import { recordShape } from '../../r1cs/shape.js';
-import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork } from '../types.js';
-import type { DemoWitnessArg } from './demo-synth.js';
+import type { Backend } from '../backend/backend.js';
+import { loadOrCreateDevParams } from '../groth16/setup.js';
+import type { CircuitShape } from '../r1cs/cs.js';
+import { DemoCircuit } from '../r1cs/demo-circuit.js';
+import { recordShape } from '../r1cs/shape.js';
+import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork } from '../engine/types.js';
+import type { DemoWitnessArg } from './demo-circuit-worker.js';
 
 export interface DemoKindOptions {
   /** Constraints per partition circuit (default 2000). */
@@ -32,7 +32,7 @@ export interface DemoKindOptions {
 
 const DEMO_MAX_CONSTRAINTS = 1 << 20;
 const DEMO_MAX_PARTITIONS = 16;
-const SYNTH_MODULE = new URL('./demo-synth.js', import.meta.url).href;
+const SYNTH_MODULE = new URL('./demo-circuit-worker.js', import.meta.url).href;
 
 export const demoCircuitId = (constraints: number): string => `demo-${constraints}`;
 

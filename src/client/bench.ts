@@ -13,7 +13,8 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
-import { MAX_MESSAGE_BYTES, loadProvingEngine } from './proto.js';
+import { parseSectorSize } from '../filecoin/registry.js';
+import { MAX_MESSAGE_BYTES, loadProvingEngine } from '../server/proto.js';
 
 type Msg = Record<string, any>;
 export type BenchType = 'porep' | 'snap' | 'wpost' | 'winning' | 'demo';
@@ -77,7 +78,7 @@ export async function buildRequest(o: SubmitOptions): Promise<Msg> {
       req.sector_number = json.SectorNum;
     } else {
       // raw C1: wrap it as Curio does (Go's json.Marshal base64-encodes []byte)
-      const size = SECTOR_SIZES[String(json.registered_proof).replace(/^StackedDrg(\w+?)V1.*$/, '$1')] ?? 0;
+      const size = parseSectorSize(String(json.registered_proof).replace(/^StackedDrg(\w+?)V1.*$/, '$1'))?.sectorSize ?? 0;
       req.vanilla_proof = Buffer.from(JSON.stringify({ SectorNum: 0, Phase1Out: bytes.toString('base64'), SectorSize: size }));
       req.sector_size = size;
     }
@@ -89,8 +90,6 @@ export async function buildRequest(o: SubmitOptions): Promise<Msg> {
   }
   return req;
 }
-
-const SECTOR_SIZES: Record<string, number> = { '2KiB': 2048, '8MiB': 8 << 20, '512MiB': 512 << 20, '32GiB': 32 * 2 ** 30, '64GiB': 64 * 2 ** 30 };
 
 export function formatTimings(r: Msg): string {
   return `timings: total=${r.total_ms} ms (queue=${r.queue_wait_ms}, srs=${r.srs_load_ms}, synth=${r.synthesis_ms}, gpu=${r.gpu_compute_ms})`;

@@ -2,8 +2,8 @@
  * Witness of one demo partition, run in a synthesis worker (see synth-pool.ts). Pure function of
  * its argument.
  */
-import { DemoCircuit } from '../../r1cs/demo.js';
-import { WitnessGenerator } from '../../r1cs/witness.js';
+import { DemoCircuit } from '../r1cs/demo-circuit.js';
+import { WitnessGenerator } from '../r1cs/witness.js';
 
 export interface DemoWitnessArg {
   constraints: number;

@@ -1,0 +1,39 @@
+/**
+ * The proof kinds: the engine's planners and circuit providers, one set of modules per kind, above
+ * the engine (which knows nothing about Filecoin) and below the server and the CLI.
+ *  - PoRep C2: porep-c2.ts (circuit ids, compiled shapes, parameter files, witness, prove/verify of
+ *    every partition), porep-c2-planner.ts (the engine's planner and circuit provider) and
+ *    porep-c2-worker.ts (a partition's witness in a synthesis worker);
+ *  - SnapDeals / WindowPoSt / WinningPoSt: not implemented yet (their jobs FAIL with a clear message);
+ *  - the opt-in demo-circuit kind (demo-circuit.ts, demo-circuit-worker.ts): the synthetic
+ *    DemoCircuit of src/r1cs/demo-circuit.ts.
+ */
+import type { Backend } from '../backend/backend.js';
+import type { EngineConfig } from '../engine/config.js';
+import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner } from '../engine/types.js';
+import { createPorepKind } from './porep-c2-planner.js';
+
+export { createDemoKind, demoCircuitId, type DemoKindOptions } from './demo-circuit.js';
+export { createPorepKind, porepCircuitId } from './porep-c2-planner.js';
+
+function notImplemented(kind: number, name: string, wire: string, defaultPriority: number): Planner {
+  return {
+    kind,
+    name,
+    defaultPriority,
+    plan: () => Promise.reject(new PlanError(`${wire} proofs are not implemented yet in kiln (only POREP_SEAL_COMMIT is)`)),
+  };
+}
+
+export function builtinKinds(config: EngineConfig, backend: Backend): { planners: Planner[]; providers: CircuitProvider[] } {
+  const porep = createPorepKind({ config, backend });
+  return {
+    planners: [
+      porep.planner,
+      notImplemented(ProofKind.SNAP_DEALS_UPDATE, 'snap-update', 'SNAP_DEALS_UPDATE', Priority.NORMAL),
+      notImplemented(ProofKind.WINDOW_POST_PARTITION, 'window-post', 'WINDOW_POST_PARTITION', Priority.HIGH),
+      notImplemented(ProofKind.WINNING_POST, 'winning-post', 'WINNING_POST', Priority.CRITICAL),
+    ],
+    providers: [porep.circuits],
+  };
+}

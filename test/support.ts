@@ -1,0 +1,115 @@
+/**
+ * The one support module of the tests: a seeded random stream and the paths of the repository, the
+ * shared fixtures and the shared reference scripts. No tests here.
+ *
+ * Tests compile to dist/test/ (and dist/test/gpu/); every path here is computed from this module's
+ * own location (dist/test/support.js), so it is the same whichever test imports it.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FR_MODULUS } from '../src/field/layout.js';
+
+/** The repository root (the folder that holds package.json). */
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** ../shared beside the repository: FACTS.md, fixtures/, reference/. */
+export const sharedDir = path.resolve(repoRoot, '..', 'shared');
+
+/** Where fixtures are looked for, first match wins: $KILN_FIXTURES, ../shared/fixtures, .device/fixtures (the GPU machine). */
+export const fixtureDirs: string[] = [process.env.KILN_FIXTURES, path.join(sharedDir, 'fixtures'), path.join(repoRoot, '.device', 'fixtures')].filter(
+  (d): d is string => d !== undefined && d !== '',
+);
+
+/** The path of a shared fixture file (e.g. '2KiB.c1.json'): the first fixture folder that has it, else ../shared/fixtures/<name>. */
+export function fixture(name: string): string {
+  for (const d of fixtureDirs) {
+    const p = path.join(d, name);
+    if (existsSync(p)) return p;
+  }
+  return path.join(sharedDir, 'fixtures', name);
+}
+
+/** Whether a fixture file can be found (for tests that skip without it). */
+export function hasFixture(name: string): boolean {
+  return fixtureDirs.some((d) => existsSync(path.join(d, name)));
+}
+
+/** The shared reference scripts' folder (../shared/reference), or a file in it. */
+export function reference(name = ''): string {
+  return path.join(sharedDir, 'reference', name);
+}
+
+/** Runs one python3 process with the reference scripts importable (and sys, json imported); returns its stdout lines. */
+export function python(body: string): string[] {
+  const code = `import sys, json\nsys.path.insert(0, ${JSON.stringify(reference())})\n${body}`;
+  return execFileSync('python3', ['-c', code], { encoding: 'utf8', maxBuffer: 64 << 20 }).trim().split('\n');
+}
+
+/**
+ * A deterministic random stream (xoshiro128**, seeded through splitmix32), for tests only: never
+ * for keys. Calling it gives an element of Fr, or of [0, m) when `m` is given (512 bits reduced, so
+ * the bias is negligible for any m below 2^384).
+ */
+export interface Rng {
+  (m?: bigint): bigint;
+  /** A uniform 32-bit unsigned integer. */
+  u32(): number;
+  /** A uniform integer in [0, n), n ≤ 2^32. */
+  int(n: number): number;
+  /** A uniform non-zero element of Fr. */
+  nonZero(): bigint;
+  /** n uniform bytes. */
+  bytes(n: number): Uint8Array;
+  /** A fair coin. */
+  bool(): boolean;
+}
+
+export function rng(seed: number): Rng {
+  // splitmix32 expands the seed into the four words of the state (never all zero).
+  let z = seed >>> 0;
+  const split = (): number => {
+    z = (z + 0x9e3779b9) >>> 0;
+    let t = z;
+    t = Math.imul(t ^ (t >>> 16), 0x85ebca6b) >>> 0;
+    t = Math.imul(t ^ (t >>> 13), 0xc2b2ae35) >>> 0;
+    return (t ^ (t >>> 16)) >>> 0;
+  };
+  let a = split();
+  let b = split();
+  let c = split();
+  let d = split();
+  if ((a | b | c | d) === 0) a = 1;
+  const rotl = (x: number, k: number): number => ((x << k) | (x >>> (32 - k))) >>> 0;
+  const u32 = (): number => {
+    const result = Math.imul(rotl(Math.imul(b, 5) >>> 0, 7), 9) >>> 0;
+    const t = (b << 9) >>> 0;
+    c = (c ^ a) >>> 0;
+    d = (d ^ b) >>> 0;
+    b = (b ^ c) >>> 0;
+    a = (a ^ d) >>> 0;
+    c = (c ^ t) >>> 0;
+    d = rotl(d, 11);
+    return result;
+  };
+  const wide = (): bigint => {
+    let x = 0n;
+    for (let k = 0; k < 16; k++) x = (x << 32n) | BigInt(u32());
+    return x;
+  };
+  const next = ((m: bigint = FR_MODULUS): bigint => wide() % m) as Rng;
+  next.u32 = u32;
+  next.int = (n: number): number => {
+    if (!(n >= 1 && n <= 2 ** 32)) throw new RangeError(`rng.int: n must be in [1, 2^32], got ${n}`);
+    return Math.floor((u32() / 2 ** 32) * n);
+  };
+  next.nonZero = (): bigint => (wide() % (FR_MODULUS - 1n)) + 1n;
+  next.bytes = (n: number): Uint8Array => {
+    const out = new Uint8Array(n);
+    for (let i = 0; i < n; i++) out[i] = u32() & 0xff;
+    return out;
+  };
+  next.bool = (): boolean => (u32() & 1) === 1;
+  return next;
+}
