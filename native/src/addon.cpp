@@ -294,38 +294,7 @@ class Call : public Napi::AsyncWorker {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Curve traits for the templated glue.
-
-struct G1Ops {
-  using F = Fq;
-  using A = G1Affine;
-  static constexpr const char* name = "G1";
-  static A msm(const A* b, size_t nb, const Fr* s, const u32* idx, MsmTimings& tm) { return msm_g1(b, nb, s, idx, tm); }
-  static void precompute(const A* b, size_t n, unsigned c, A* t) { msm_precompute_g1(b, n, c, t); }
-  static A msm_pre(const A* t, unsigned c, size_t nb, const Fr* s, const u32* idx, MsmTimings& tm) {
-    return msm_precomputed_g1(t, c, nb, s, idx, tm);
-  }
-  static void fixed(const A& base, const Fr* s, size_t n, A* out) { fixed_base_mul_g1(base, s, n, out); }
-  static A add(const A& a, const A& b) { return g1_add(a, b); }
-  static A dbl(const A& a) { return g1_dbl(a); }
-  static A mul(const A& a, const Fr& k) { return g1_mul(a, k); }
-  static A lincomb(const A* b, const Fr* s, size_t n) { return lincomb_g1(b, s, n); }
-};
-struct G2Ops {
-  using F = Fq2;
-  using A = G2Affine;
-  static constexpr const char* name = "G2";
-  static A msm(const A* b, size_t nb, const Fr* s, const u32* idx, MsmTimings& tm) { return msm_g2(b, nb, s, idx, tm); }
-  static void precompute(const A* b, size_t n, unsigned c, A* t) { msm_precompute_g2(b, n, c, t); }
-  static A msm_pre(const A* t, unsigned c, size_t nb, const Fr* s, const u32* idx, MsmTimings& tm) {
-    return msm_precomputed_g2(t, c, nb, s, idx, tm);
-  }
-  static void fixed(const A& base, const Fr* s, size_t n, A* out) { fixed_base_mul_g2(base, s, n, out); }
-  static A add(const A& a, const A& b) { return g2_add(a, b); }
-  static A dbl(const A& a) { return g2_dbl(a); }
-  static A mul(const A& a, const Fr& k) { return g2_mul(a, k); }
-  static A lincomb(const A* b, const Fr* s, size_t n) { return lincomb_g2(b, s, n); }
-};
+// The calls below are templated on the curve group C = G1 or G2 (kernels.hpp: Ec<Fq>, Ec<Fq2>).
 
 Napi::Uint8Array new_u8(Napi::Env env, size_t len) { return Napi::Uint8Array::New(env, len); }
 
@@ -381,7 +350,7 @@ class MsmCall : public Call {
   }
   void run() override {
     if (c_)
-      point_ = C::msm_pre(bases_.get(), c_, nb_, scalars_.get(), idx_, tm_);
+      point_ = C::msm_precomputed(bases_.get(), c_, nb_, scalars_.get(), idx_, tm_);
     else
       point_ = C::msm(bases_.get(), nb_, scalars_.get(), idx_, tm_);
   }
@@ -443,7 +412,7 @@ class PrecomputeCall : public Call {
   void run() override {
     Span<const typename C::A> b(bases_);
     Span<typename C::A> t(table_);
-    C::precompute(b.get(), n_, c_, t.get());
+    C::msm_precompute(b.get(), n_, c_, t.get());
     t.copy_back();
   }
 
@@ -485,7 +454,7 @@ class BatchAddCall : public Call {
     hold(bases);
     hold(idx);
   }
-  void run() override { point_ = batch_add_g1(bases_.get(), idx_, n_); }
+  void run() override { point_ = G1::batch_add(bases_.get(), idx_, n_); }
   Napi::Value result(Napi::Env env) override {
     Napi::Uint8Array p = new_u8(env, sizeof(point_));
     std::memcpy(p.Data(), &point_, sizeof(point_));
@@ -648,7 +617,7 @@ class FixedBaseCall : public Call {
   }
   void run() override {
     Span<typename C::A> out(out_bytes_);
-    C::fixed(base_, scalars_.get(), n_, out.get());
+    C::fixed_base_mul(base_, scalars_.get(), n_, out.get());
     out.copy_back();
   }
   Napi::Value result(Napi::Env) override { return out_ref_.Value(); }
@@ -671,8 +640,8 @@ class FixedBaseCall : public Call {
 struct G1Codec {
   static constexpr const char* name = "G1";
   static constexpr size_t WIRE = 96, NATIVE = 96;
-  static DecodeFault decode(const uint8_t* s, uint8_t* d, size_t n, int check) { return decode_g1_uncompressed(s, d, n, check); }
-  static void encode(const uint8_t* s, uint8_t* d, size_t n) { encode_g1_uncompressed(s, d, n); }
+  static DecodeFault decode(const uint8_t* s, uint8_t* d, size_t n, int check) { return G1::decode_uncompressed(s, d, n, check); }
+  static void encode(const uint8_t* s, uint8_t* d, size_t n) { G1::encode_uncompressed(s, d, n); }
   static const char* coord(int k) {
     static const char* names[] = {"x", "y"};
     return names[k & 1];
@@ -681,8 +650,8 @@ struct G1Codec {
 struct G2Codec {
   static constexpr const char* name = "G2";
   static constexpr size_t WIRE = 192, NATIVE = 192;
-  static DecodeFault decode(const uint8_t* s, uint8_t* d, size_t n, int check) { return decode_g2_uncompressed(s, d, n, check); }
-  static void encode(const uint8_t* s, uint8_t* d, size_t n) { encode_g2_uncompressed(s, d, n); }
+  static DecodeFault decode(const uint8_t* s, uint8_t* d, size_t n, int check) { return G2::decode_uncompressed(s, d, n, check); }
+  static void encode(const uint8_t* s, uint8_t* d, size_t n) { G2::encode_uncompressed(s, d, n); }
   static const char* coord(int k) {
     static const char* names[] = {"x.c1", "x.c0", "y.c1", "y.c0"};
     return names[k & 3];
@@ -1023,12 +992,12 @@ Napi::Value MsmTableForm(const Napi::CallbackInfo& info) {
   if (group == "G1") {
     G1Affine a;
     std::memcpy(&a, p.data, sizeof a);
-    const G1Affine r = g1_table_form(a);
+    const G1Affine r = G1::table_form(a);
     std::memcpy(out.Data(), &r, sizeof r);
   } else {
     G2Affine a;
     std::memcpy(&a, p.data, sizeof a);
-    const G2Affine r = g2_table_form(a);
+    const G2Affine r = G2::table_form(a);
     std::memcpy(out.Data(), &r, sizeof r);
   }
   return out;
@@ -1049,25 +1018,25 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("release", Napi::Function::New(env, Release, "release"));
   exports.Set("microBench", Napi::Function::New(env, MicroBench, "microBench"));
   exports.Set("fieldOp", Napi::Function::New(env, FieldOp, "fieldOp"));
-  exports.Set("g1Op", Napi::Function::New(env, CurveOp<G1Ops>, "g1Op"));
-  exports.Set("g2Op", Napi::Function::New(env, CurveOp<G2Ops>, "g2Op"));
-  exports.Set("lincombG1", Napi::Function::New(env, Lincomb<G1Ops>, "lincombG1"));
-  exports.Set("lincombG2", Napi::Function::New(env, Lincomb<G2Ops>, "lincombG2"));
+  exports.Set("g1Op", Napi::Function::New(env, CurveOp<G1>, "g1Op"));
+  exports.Set("g2Op", Napi::Function::New(env, CurveOp<G2>, "g2Op"));
+  exports.Set("lincombG1", Napi::Function::New(env, Lincomb<G1>, "lincombG1"));
+  exports.Set("lincombG2", Napi::Function::New(env, Lincomb<G2>, "lincombG2"));
   exports.Set("msmTableForm", Napi::Function::New(env, MsmTableForm, "msmTableForm"));
   exports.Set("msmPrecomputeWindow", Napi::Function::New(env, MsmPrecomputeWindow, "msmPrecomputeWindow"));
   exports.Set("msmPrecomputePays", Napi::Function::New(env, MsmPrecomputePays, "msmPrecomputePays"));
-  exports.Set("msmPrecomputeG1", Napi::Function::New(env, Start<PrecomputeCall<G1Ops>>, "msmPrecomputeG1"));
-  exports.Set("msmPrecomputeG2", Napi::Function::New(env, Start<PrecomputeCall<G2Ops>>, "msmPrecomputeG2"));
-  exports.Set("msmPrecomputedG1", Napi::Function::New(env, Start<MsmPrecomputedCall<G1Ops>>, "msmPrecomputedG1"));
-  exports.Set("msmPrecomputedG2", Napi::Function::New(env, Start<MsmPrecomputedCall<G2Ops>>, "msmPrecomputedG2"));
-  exports.Set("msmG1", Napi::Function::New(env, Start<MsmCall<G1Ops>>, "msmG1"));
-  exports.Set("msmG2", Napi::Function::New(env, Start<MsmCall<G2Ops>>, "msmG2"));
+  exports.Set("msmPrecomputeG1", Napi::Function::New(env, Start<PrecomputeCall<G1>>, "msmPrecomputeG1"));
+  exports.Set("msmPrecomputeG2", Napi::Function::New(env, Start<PrecomputeCall<G2>>, "msmPrecomputeG2"));
+  exports.Set("msmPrecomputedG1", Napi::Function::New(env, Start<MsmPrecomputedCall<G1>>, "msmPrecomputedG1"));
+  exports.Set("msmPrecomputedG2", Napi::Function::New(env, Start<MsmPrecomputedCall<G2>>, "msmPrecomputedG2"));
+  exports.Set("msmG1", Napi::Function::New(env, Start<MsmCall<G1>>, "msmG1"));
+  exports.Set("msmG2", Napi::Function::New(env, Start<MsmCall<G2>>, "msmG2"));
   exports.Set("batchAddG1", Napi::Function::New(env, Start<BatchAddCall>, "batchAddG1"));
   exports.Set("ntt", Napi::Function::New(env, Start<NttCall>, "ntt"));
   exports.Set("quotient", Napi::Function::New(env, Start<QuotientCall>, "quotient"));
   exports.Set("csrMatVec", Napi::Function::New(env, Start<CsrCall>, "csrMatVec"));
-  exports.Set("fixedBaseMulG1", Napi::Function::New(env, Start<FixedBaseCall<G1Ops>>, "fixedBaseMulG1"));
-  exports.Set("fixedBaseMulG2", Napi::Function::New(env, Start<FixedBaseCall<G2Ops>>, "fixedBaseMulG2"));
+  exports.Set("fixedBaseMulG1", Napi::Function::New(env, Start<FixedBaseCall<G1>>, "fixedBaseMulG1"));
+  exports.Set("fixedBaseMulG2", Napi::Function::New(env, Start<FixedBaseCall<G2>>, "fixedBaseMulG2"));
   exports.Set("decodeG1Uncompressed", Napi::Function::New(env, Start<DecodePointsCall<G1Codec>>, "decodeG1Uncompressed"));
   exports.Set("decodeG2Uncompressed", Napi::Function::New(env, Start<DecodePointsCall<G2Codec>>, "decodeG2Uncompressed"));
   exports.Set("encodeG1Uncompressed", Napi::Function::New(env, Start<EncodePointsCall<G1Codec>>, "encodeG1Uncompressed"));
