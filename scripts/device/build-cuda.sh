@@ -80,8 +80,11 @@ stale() {
   fi
   [ -n "$(find native/cuda native/src/ff native/src/ec native/src/util \( -name '*.cuh' -o -name '*.hpp' \) -newer "$o" | head -1)" ]
 }
+# The nvcc units, by role: msm_g1/msm_g2 (MSM drivers, the G2 one dominates), msm (MSM entry points),
+# device (probe, contexts), ntt, csr, pinned (host memory), bench, partition (whole proofs).
+units=(msm_g1 msm_g2 msm device ntt csr pinned bench partition)
 pids=()
-for f in msm_g1 msm_g2 fr partition; do
+for f in "${units[@]}"; do
   if stale "$f" "$f.cu"; then
     "$NVCC" "${common[@]}" "${gencode[@]}" -MMD -MF "$obj/$f.d" -c "native/cuda/$f.cu" -o "$obj/$f.o" &
     pids+=($!)
@@ -101,6 +104,8 @@ for p in "${pids[@]+"${pids[@]}"}"; do wait "$p" || fail=1; done
 if [ "$fail" != 0 ]; then echo "build-cuda: compilation failed" >&2; exit 1; fi
 if [ "$check_only" = 1 ]; then echo "$arch_key" > "$stamp"; echo "build-cuda: objects compiled (arch $arch) in $(( $(date +%s) - t0 )) s"; exit 0; fi
 echo "$arch_key" > "$stamp"
-"$NVCC" -shared "${gencode[@]}" -o "$out" "$obj"/{msm_g1,msm_g2,fr,partition,host,addon}.o -Xcompiler -fvisibility=hidden
+objs=()
+for f in "${units[@]}" host addon; do objs+=("$obj/$f.o"); done
+"$NVCC" -shared "${gencode[@]}" -o "$out" "${objs[@]}" -Xcompiler -fvisibility=hidden
 [ "$out" = "$final" ] || cp -f "$out" "$final"
 echo "build-cuda: built $final (arch $arch) in $(( $(date +%s) - t0 )) s"
