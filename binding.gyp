@@ -2,16 +2,16 @@
 # against Node's own headers.
 #
 # Layout: native/src/{ff,ec,msm,ntt,sparse,util} are header-only arithmetic (KILN_HD marks what is
-# host+device); kernels_*.cpp instantiate the host entry points; addon.cpp is the N-API glue.
-# The CUDA addon (native/cuda/*.cu, compiled by nvcc with the same headers and
-# KILN_HD = __host__ __device__) is not a target here: scripts/device/build-cuda.sh
-# (`npm run build:cuda`) builds it into build/cuda/kiln_cuda.node; nothing here needs CUDA.
+# host+device); kernels_*.cpp instantiate the host entry points (kernels_ec.cpp: one template for
+# G1 and G2); addon.cpp holds the CPU backend's calls over the shared N-API glue (native/napi/).
+# The CUDA addon (native/cuda/, nvcc) is a separate build: scripts/device/build-cuda.sh
+# (`npm run build:cuda`, into build/cuda/kiln_cuda.node); nothing here needs CUDA.
 #
 # -march is deliberately not set: machines differ. native/src/tools/cpu-flags.cjs adds -mbmi2 -madx
 # only when the building CPU has them (the code checks __BMI2__/__ADX__ and has a portable path);
 # KILN_PORTABLE=1 disables that. The AVX-512 IFMA kernels (MSMs, NTT, quotient) are two translation
 # units in their own static library, the only code compiled with -mavx512f -mavx512ifma, and only
-# when the building CPU has them; kernels_g1/g2/fr.cpp call them after checking the running CPU.
+# when the building CPU has them; kernels_ec.cpp and kernels_fr.cpp call them after checking the running CPU.
 {
   "targets": [
     {
@@ -30,8 +30,7 @@
       "dependencies": ["kiln_ifma"],
       "sources": [
         "native/src/addon.cpp",
-        "native/src/kernels_g1.cpp",
-        "native/src/kernels_g2.cpp",
+        "native/src/kernels_ec.cpp",
         "native/src/kernels_fr.cpp"
       ],
       "include_dirs": [

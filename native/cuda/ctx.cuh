@@ -62,7 +62,7 @@ inline std::atomic<unsigned> g_msm_window{0};
 // --threads-sweep, 2026-11-30).
 inline std::atomic<unsigned> g_msm_threads{32};
 
-// Pippenger window width for m points (fr.cu: a small translation unit, quick to rebuild).
+// Pippenger window width for m points (msm.cu: a small translation unit, quick to rebuild).
 unsigned pick_window(size_t m);
 
 struct Bases {
@@ -71,6 +71,7 @@ struct Bases {
   size_t n;
   void* d;
 };
+inline size_t point_bytes(int curve) { return curve == 1 ? 96 : 192; }
 
 // n CUDA events, destroyed with the holder (also when a call throws); ms(a, b) = elapsed a → b.
 struct Events {

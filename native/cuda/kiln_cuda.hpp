@@ -1,5 +1,5 @@
-// Host entry points of the CUDA backend (native/cuda/*.cu), called by the N-API glue
-// (native/cuda/addon.cpp). Plain C++ types only: the glue never sees a CUDA header.
+// Host entry points of the CUDA backend (native/cuda/*.cu, one unit per role), called by the N-API
+// glue (native/cuda/addon.cpp). Plain C++ types only: the glue never sees a CUDA header.
 // Errors are thrown as kiln::cuda::Error (a std::runtime_error with the CUDA call and file:line).
 #pragma once
 #include <cstddef>
@@ -22,6 +22,7 @@ struct GpuInfo {
   int major, minor, sms;
 };
 
+// device.cu: the GPUs and the runtime.
 // Number of usable GPUs; 0 with `why` set when there is no GPU or no driver (never throws).
 int probe(std::vector<GpuInfo>& out, std::string& why);
 std::string runtime_version();
@@ -34,7 +35,7 @@ struct MsmTimes {
   size_t ones = 0, others = 0;
 };
 
-// Bases resident on one device (the SRS): uploaded once, kept until bases_free.
+// msm.cu: bases resident on one device (the SRS): uploaded once, kept until bases_free.
 struct Bases;
 Bases* bases_upload(int dev, int curve, const void* host, size_t n);  // curve 1 = G1, 2 = G2
 void bases_free(Bases* b);
@@ -45,19 +46,21 @@ size_t bases_bytes(const Bases* b);
 void msm(Bases* b, const void* scalars, size_t nscalars, const uint32_t* sidx, void* out, MsmTimes& t);
 void batch_add(Bases* b, const uint32_t* idx, size_t n, void* out, float& ms);
 
+// ntt.cu
 void ntt(int dev, void* data, unsigned log_n, bool inverse, bool coset, float& ms);
 void quotient(int dev, void* a, void* b, void* c, unsigned log_n, float& ms);
-// Returns 0, or error bits: 1 rowPtr not monotone, 2 column out of range, 4 coefficient index
+// csr.cu. Returns 0, or error bits: 1 rowPtr not monotone, 2 column out of range, 4 coefficient index
 // out of range, 8 rowPtr[rows] > nnz.
 unsigned csr_mat_vec(int dev, uint32_t rows, uint32_t cols, const uint32_t* rowPtr, const uint32_t* colIdx,
                      const uint32_t* coeffIdx, size_t nnz, const void* coeffs, size_t ncoeffs, const void* w,
                      void* out, float& ms);
 
-// Diagnostics: force the Pippenger window width (4 … 24; 0 = automatic). Process-wide.
+// msm.cu. Diagnostics: force the Pippenger window width (4 … 24; 0 = automatic). Process-wide.
 void set_msm_window(unsigned c);
 // Diagnostics: threads per block of the accumulation kernels (32 … 1024, a multiple of 32). Process-wide.
 void set_msm_threads(unsigned t);
 
+// pinned.cu
 void* host_alloc(size_t bytes);  // pinned, zeroed
 void host_free(void* p);
 
@@ -66,7 +69,7 @@ struct BenchResult {
   MsmTimes last;
   std::vector<uint8_t> point;  // MSM result (affine)
 };
-// Random bases [k_i]·gen and random scalars generated on the device; `iters` timed runs.
+// bench.cu. Random bases [k_i]·gen and random scalars generated on the device; `iters` timed runs.
 BenchResult bench_msm(int dev, int curve, unsigned log_n, const void* gen, int iters);
 BenchResult bench_ntt(int dev, unsigned log_n, int iters);
 

@@ -1,7 +1,7 @@
 // MSM kernels, templated on the coordinate field (DFq → G1, DFq2 → G2). The curve formulas are the
 // CPU addon's (native/src/ec/xyzz.hpp, KILN_HD), instantiated with the device fields.
 //
-// Pipeline (driver in msm.cu):
+// Pipeline (driver in msm_impl.cuh, entry points in msm.cu):
 //   classify     scalars → canonical; 0 (or identity base) dropped, 1 → list `ones`, others → (base
 //                index, canonical scalar) compacted with warp-aggregated atomics
 //   sum_points   the ones: strided XYZZ mixed additions per thread, then tree reduction

@@ -1,4 +1,4 @@
-// Fr NTT, CSR mat-vec and elementwise kernels. Same algorithm and conventions as the CPU
+// Fr NTT and elementwise kernels (the quotient's pointwise step). Same algorithm and conventions as the CPU
 // (native/src/ntt/ntt.hpp): bit reversal then radix-2 DIT; inverse uses ω^−1 and 1/n; coset g = 7.
 //
 // Stages run in groups of up to kGroupLog in shared memory (one block holds 2^k elements of stride
@@ -8,7 +8,6 @@
 // it with stride N/n; ω^−e = −ω^(N/2 − e).
 #pragma once
 #include "field.cuh"
-#include "random.cuh"
 
 namespace kiln {
 namespace cuda {
@@ -90,27 +89,6 @@ static __global__ void k_quotient_pointwise(DFr* __restrict__ a, const DFr* __re
   const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   a[i] = (a[i] * b[i] - c[i]) * zinv;
-}
-
-// CSR checks: err[0] |= 1 for a bad rowPtr, 2 for a column out of range, 4 for a coefficient index.
-static __global__ void k_csr_check(const u32* __restrict__ rowPtr, u32 rows, const u32* __restrict__ colIdx,
-                            const u32* __restrict__ coeffIdx, u64 nnz, u32 cols, u32 ncoeffs, u32* err) {
-  const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < rows && rowPtr[i] > rowPtr[i + 1]) atomicOr(err, 1u);
-  if (i < nnz) {
-    if (colIdx[i] >= cols) atomicOr(err, 2u);
-    if (coeffIdx[i] >= ncoeffs) atomicOr(err, 4u);
-  }
-}
-
-static __global__ void k_csr_matvec(const u32* __restrict__ rowPtr, u32 rows, const u32* __restrict__ colIdx,
-                             const u32* __restrict__ coeffIdx, const DFr* __restrict__ coeffs,
-                             const DFr* __restrict__ w, DFr* __restrict__ out) {
-  const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= rows) return;
-  DFr acc = DFr::zero();
-  for (u32 k = rowPtr[i]; k < rowPtr[i + 1]; k++) acc += coeffs[coeffIdx[k]] * w[colIdx[k]];
-  out[i] = acc;
 }
 
 }  // namespace cuda

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "fr_ops.cuh"
+#include "csr.cuh"
 #include "msm.cuh"
-#include "ntt.cuh"
+#include "ntt_ops.cuh"
 #include "partition.hpp"
 
 namespace kiln {

@@ -1,23 +1,22 @@
-// N-API glue of the native CPU backend (see native/API.md). Every call follows the same three
-// steps: parse and validate the arguments on the JS thread (TypeError / RangeError on bad input),
-// compute on a libuv worker that fans out to the process-wide pool, convert the result on the JS
-// thread. Input buffers are kept alive by references held by the worker, and buffers from alloc()
-// are pinned so that release() during a call defers the free until the call is done.
+// The calls of the native CPU backend (see native/API.md), over the shared N-API glue
+// (native/napi/glue.hpp). Every call follows the same three steps: parse and validate the arguments
+// on the JS thread (TypeError / RangeError on bad input), compute on a libuv worker that fans out to
+// the process-wide pool, convert the result on the JS thread. Input buffers are kept alive by
+// references held by the call, and buffers from alloc() are pinned so that release() during a call
+// defers the free until the call is done. Functions are registered in the table at the end.
 #include <napi.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <new>
 #include <string>
 #include <sys/mman.h>
 #include <type_traits>
 #include <vector>
 
+#include "../napi/glue.hpp"
 #include "kernels.hpp"
 #include "witness/interp.hpp"
 
@@ -28,307 +27,9 @@
 namespace kiln {
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// Native memory: alloc / release, with pins held by in-flight calls.
+using namespace glue;
 
-struct Block {
-  uint8_t* mem;
-  size_t len;      // bytes visible to JS
-  size_t mapped;   // > 0: mmap'd length; 0: aligned_alloc
-  int pins = 0;
-  bool js_dropped = false;  // released, or finalized by the GC
-  bool finalized = false;   // the GC finalizer ran: the Block itself may go once unpinned
-};
-
-class Registry {
- public:
-  void add(Block* b) {
-    std::lock_guard<std::mutex> g(m_);
-    blocks_[uintptr_t(b->mem)] = b;
-  }
-  // The block containing p (or null). Pins it when found.
-  Block* pin(const void* p) {
-    if (!p) return nullptr;
-    std::lock_guard<std::mutex> g(m_);
-    Block* b = find_locked(uintptr_t(p));
-    if (b) b->pins++;
-    return b;
-  }
-  void unpin(Block* b) {
-    std::lock_guard<std::mutex> g(m_);
-    b->pins--;
-    settle_locked(b);
-  }
-  // release(): true when p is the start of a live block (now dropped).
-  bool drop(const void* p) {
-    std::lock_guard<std::mutex> g(m_);
-    auto it = blocks_.find(uintptr_t(p));
-    if (it == blocks_.end()) return false;
-    Block* b = it->second;
-    blocks_.erase(it);
-    b->js_dropped = true;
-    settle_locked(b);
-    return true;
-  }
-  void finalize(Block* b) {
-    std::lock_guard<std::mutex> g(m_);
-    if (!b->js_dropped) {
-      b->js_dropped = true;
-      blocks_.erase(uintptr_t(b->mem));
-    }
-    b->finalized = true;
-    settle_locked(b);
-  }
-
- private:
-  Block* find_locked(uintptr_t p) {
-    auto it = blocks_.upper_bound(p);
-    if (it == blocks_.begin()) return nullptr;
-    --it;
-    Block* b = it->second;
-    return p < it->first + b->len ? b : nullptr;
-  }
-  static void settle_locked(Block* b) {
-    if (b->js_dropped && b->pins == 0 && b->mem) {
-      if (b->mapped)
-        munmap(b->mem, b->mapped);
-      else
-        std::free(b->mem);
-      b->mem = nullptr;
-    }
-    if (b->finalized && b->pins == 0) delete b;
-  }
-  std::mutex m_;
-  std::map<uintptr_t, Block*> blocks_;
-};
-
-Registry& registry() {
-  static Registry* r = new Registry();
-  return *r;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Argument helpers.
-
-[[noreturn]] void throw_type(Napi::Env env, const std::string& msg) { throw Napi::TypeError::New(env, msg); }
-[[noreturn]] void throw_range(Napi::Env env, const std::string& msg) { throw Napi::RangeError::New(env, msg); }
-
-struct Bytes {
-  uint8_t* data = nullptr;
-  size_t len = 0;
-  Napi::Object obj;
-};
-
-Bytes u8_arg(const Napi::CallbackInfo& info, size_t i, const char* what) {
-  Napi::Env env = info.Env();
-  Napi::Value v = info[i];
-  Bytes b;
-  if (v.IsTypedArray()) {
-    Napi::TypedArray ta = v.As<Napi::TypedArray>();
-    if (ta.TypedArrayType() != napi_uint8_array) throw_type(env, std::string(what) + " must be a Uint8Array");
-    Napi::Uint8Array u8 = v.As<Napi::Uint8Array>();
-    b.data = u8.Data();
-    b.len = u8.ByteLength();
-    b.obj = u8;
-    return b;
-  }
-  if (v.IsArrayBuffer()) {
-    Napi::ArrayBuffer ab = v.As<Napi::ArrayBuffer>();
-    b.data = static_cast<uint8_t*>(ab.Data());
-    b.len = ab.ByteLength();
-    b.obj = ab;
-    return b;
-  }
-  throw_type(env, std::string(what) + " must be a Uint8Array");
-}
-
-struct U32s {
-  const u32* data = nullptr;
-  size_t len = 0;
-  Napi::Object obj;
-};
-
-U32s u32_arg(const Napi::CallbackInfo& info, size_t i, const char* what) {
-  Napi::Value v = info[i];
-  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
-    throw_type(info.Env(), std::string(what) + " must be a Uint32Array");
-  Napi::Uint32Array a = v.As<Napi::Uint32Array>();
-  U32s r;
-  r.data = a.Data();
-  r.len = a.ElementLength();
-  r.obj = a;
-  return r;
-}
-
-size_t count_arg(const Napi::CallbackInfo& info, size_t i, const char* what, double max) {
-  Napi::Value v = info[i];
-  if (!v.IsNumber()) throw_type(info.Env(), std::string(what) + " must be a number");
-  const double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= 0) || d != (double)(uint64_t)d || d > max)
-    throw_range(info.Env(), std::string(what) + " must be an integer in [0, " + std::to_string((uint64_t)max) + "]");
-  return (size_t)d;
-}
-
-bool bool_arg(const Napi::CallbackInfo& info, size_t i, const char* what) {
-  Napi::Value v = info[i];
-  if (!v.IsBoolean()) throw_type(info.Env(), std::string(what) + " must be a boolean");
-  return v.As<Napi::Boolean>().Value();
-}
-
-std::string string_arg(const Napi::CallbackInfo& info, size_t i, const char* what) {
-  Napi::Value v = info[i];
-  if (!v.IsString()) throw_type(info.Env(), std::string(what) + " must be a string");
-  return v.As<Napi::String>().Utf8Value();
-}
-
-// Element count of a packed vector; throws unless the byte length is a multiple of `elem`.
-size_t elems(Napi::Env env, const Bytes& b, size_t elem, const char* what) {
-  if (b.len % elem != 0)
-    throw_range(env, std::string(what) + ": byte length " + std::to_string(b.len) + " is not a multiple of " +
-                         std::to_string(elem));
-  return b.len / elem;
-}
-
-bool overlaps(const Bytes& a, const Bytes& b) {
-  if (a.len == 0 || b.len == 0) return false;
-  return a.data < b.data + b.len && b.data < a.data + a.len;
-}
-
-// Typed pointer over JS memory; if the memory is not aligned for T, works on an aligned copy
-// (copy_back() writes it back for in-place outputs). Layout is little-endian u64 limbs either way.
-template <class T>
-class Span {
-  using M = typename std::remove_const<T>::type;
-
- public:
-  Span() = default;
-  Span(const Bytes& b) : raw_(b.data), n_(b.len / sizeof(T)) {
-    if (reinterpret_cast<uintptr_t>(raw_) % alignof(T) != 0 && n_ > 0) {
-      copy_.reset(new M[n_]);
-      std::memcpy(static_cast<void*>(copy_.get()), raw_, n_ * sizeof(T));
-      ptr_ = copy_.get();
-    } else {
-      ptr_ = reinterpret_cast<T*>(raw_);
-    }
-  }
-  T* get() const { return ptr_; }
-  size_t size() const { return n_; }
-  void copy_back() const {
-    if (copy_) std::memcpy(raw_, static_cast<const void*>(copy_.get()), n_ * sizeof(T));
-  }
-
- private:
-  uint8_t* raw_ = nullptr;
-  T* ptr_ = nullptr;
-  size_t n_ = 0;
-  std::unique_ptr<M[]> copy_;
-};
-
-// ---------------------------------------------------------------------------------------------
-// Async calls: a Promise-returning AsyncWorker that keeps its inputs alive and pinned.
-
-enum class ErrKind { Generic, Type, Range };
-
-struct KilnError : std::runtime_error {
-  ErrKind kind;
-  KilnError(ErrKind k, const std::string& m) : std::runtime_error(m), kind(k) {}
-};
-
-class Call : public Napi::AsyncWorker {
- public:
-  Call(Napi::Env env, const char* name)
-      : Napi::AsyncWorker(env, name), deferred_(Napi::Promise::Deferred::New(env)) {}
-  ~Call() override {
-    for (Block* b : pins_) registry().unpin(b);
-  }
-  Napi::Promise start() {
-    Queue();
-    return deferred_.Promise();
-  }
-
- protected:
-  // Keeps a JS buffer alive for the duration of the call and pins native memory under it.
-  void hold(const Napi::Object& obj, const void* data) {
-    refs_.emplace_back(Napi::Persistent(obj));
-    if (Block* b = registry().pin(data)) pins_.push_back(b);
-  }
-  void hold(const Bytes& b) { hold(b.obj, b.data); }
-  void hold(const U32s& u) { hold(u.obj, u.data); }
-
-  virtual void run() = 0;
-  virtual Napi::Value result(Napi::Env env) { return env.Undefined(); }
-  // Adds properties to the rejection's error object (e.g. the index of a bad point).
-  virtual void decorate(Napi::Env, Napi::Object) {}
-
- private:
-  void Execute() final {
-    try {
-      run();
-    } catch (const KilnError& e) {
-      kind_ = e.kind;
-      SetError(e.what());
-    } catch (const std::bad_alloc&) {
-      kind_ = ErrKind::Range;
-      SetError("out of memory");
-    } catch (const std::exception& e) {
-      SetError(e.what());
-    }
-  }
-  void OnOK() final {
-    Napi::HandleScope scope(Env());
-    deferred_.Resolve(result(Env()));
-  }
-  void OnError(const Napi::Error& e) final {
-    Napi::HandleScope scope(Env());
-    const std::string msg = e.Message();
-    Napi::Value err = kind_ == ErrKind::Range  ? Napi::RangeError::New(Env(), msg).Value()
-                      : kind_ == ErrKind::Type ? Napi::TypeError::New(Env(), msg).Value()
-                                               : Napi::Error::New(Env(), msg).Value();
-    decorate(Env(), err.As<Napi::Object>());
-    deferred_.Reject(err);
-  }
-
-  Napi::Promise::Deferred deferred_;
-  std::vector<Napi::ObjectReference> refs_;
-  std::vector<Block*> pins_;
-  ErrKind kind_ = ErrKind::Generic;
-};
-
-// ---------------------------------------------------------------------------------------------
-// Curve traits for the templated glue.
-
-struct G1Ops {
-  using F = Fq;
-  using A = G1Affine;
-  static constexpr const char* name = "G1";
-  static A msm(const A* b, size_t nb, const Fr* s, const u32* idx, MsmTimings& tm) { return msm_g1(b, nb, s, idx, tm); }
-  static void precompute(const A* b, size_t n, unsigned c, A* t) { msm_precompute_g1(b, n, c, t); }
-  static A msm_pre(const A* t, unsigned c, size_t nb, const Fr* s, const u32* idx, MsmTimings& tm) {
-    return msm_precomputed_g1(t, c, nb, s, idx, tm);
-  }
-  static void fixed(const A& base, const Fr* s, size_t n, A* out) { fixed_base_mul_g1(base, s, n, out); }
-  static A add(const A& a, const A& b) { return g1_add(a, b); }
-  static A dbl(const A& a) { return g1_dbl(a); }
-  static A mul(const A& a, const Fr& k) { return g1_mul(a, k); }
-  static A lincomb(const A* b, const Fr* s, size_t n) { return lincomb_g1(b, s, n); }
-};
-struct G2Ops {
-  using F = Fq2;
-  using A = G2Affine;
-  static constexpr const char* name = "G2";
-  static A msm(const A* b, size_t nb, const Fr* s, const u32* idx, MsmTimings& tm) { return msm_g2(b, nb, s, idx, tm); }
-  static void precompute(const A* b, size_t n, unsigned c, A* t) { msm_precompute_g2(b, n, c, t); }
-  static A msm_pre(const A* t, unsigned c, size_t nb, const Fr* s, const u32* idx, MsmTimings& tm) {
-    return msm_precomputed_g2(t, c, nb, s, idx, tm);
-  }
-  static void fixed(const A& base, const Fr* s, size_t n, A* out) { fixed_base_mul_g2(base, s, n, out); }
-  static A add(const A& a, const A& b) { return g2_add(a, b); }
-  static A dbl(const A& a) { return g2_dbl(a); }
-  static A mul(const A& a, const Fr& k) { return g2_mul(a, k); }
-  static A lincomb(const A* b, const Fr* s, size_t n) { return lincomb_g2(b, s, n); }
-};
-
-Napi::Uint8Array new_u8(Napi::Env env, size_t len) { return Napi::Uint8Array::New(env, len); }
+// The calls below are templated on the curve group C = G1 or G2 (kernels.hpp: Ec<Fq>, Ec<Fq2>).
 
 // ---------------------------------------------------------------------------------------------
 // MSM.
@@ -382,7 +83,7 @@ class MsmCall : public Call {
   }
   void run() override {
     if (c_)
-      point_ = C::msm_pre(bases_.get(), c_, nb_, scalars_.get(), idx_, tm_);
+      point_ = C::msm_precomputed(bases_.get(), c_, nb_, scalars_.get(), idx_, tm_);
     else
       point_ = C::msm(bases_.get(), nb_, scalars_.get(), idx_, tm_);
   }
@@ -444,7 +145,7 @@ class PrecomputeCall : public Call {
   void run() override {
     Span<const typename C::A> b(bases_);
     Span<typename C::A> t(table_);
-    C::precompute(b.get(), n_, c_, t.get());
+    C::msm_precompute(b.get(), n_, c_, t.get());
     t.copy_back();
   }
 
@@ -486,7 +187,7 @@ class BatchAddCall : public Call {
     hold(bases);
     hold(idx);
   }
-  void run() override { point_ = batch_add_g1(bases_.get(), idx_, n_); }
+  void run() override { point_ = G1::batch_add(bases_.get(), idx_, n_); }
   Napi::Value result(Napi::Env env) override {
     Napi::Uint8Array p = new_u8(env, sizeof(point_));
     std::memcpy(p.Data(), &point_, sizeof(point_));
@@ -711,7 +412,7 @@ class FixedBaseCall : public Call {
   }
   void run() override {
     Span<typename C::A> out(out_bytes_);
-    C::fixed(base_, scalars_.get(), n_, out.get());
+    C::fixed_base_mul(base_, scalars_.get(), n_, out.get());
     out.copy_back();
   }
   Napi::Value result(Napi::Env) override { return out_ref_.Value(); }
@@ -731,26 +432,13 @@ class FixedBaseCall : public Call {
 // A bad point rejects with an Error carrying `code: 'KILN_BAD_POINT'`, `pointIndex` (the first bad
 // point of the call) and `reason` (the same wording as src/groth16/codec.ts).
 
-struct G1Codec {
-  static constexpr const char* name = "G1";
-  static constexpr size_t WIRE = 96, NATIVE = 96;
-  static DecodeFault decode(const uint8_t* s, uint8_t* d, size_t n, int check) { return decode_g1_uncompressed(s, d, n, check); }
-  static void encode(const uint8_t* s, uint8_t* d, size_t n) { encode_g1_uncompressed(s, d, n); }
-  static const char* coord(int k) {
-    static const char* names[] = {"x", "y"};
-    return names[k & 1];
-  }
-};
-struct G2Codec {
-  static constexpr const char* name = "G2";
-  static constexpr size_t WIRE = 192, NATIVE = 192;
-  static DecodeFault decode(const uint8_t* s, uint8_t* d, size_t n, int check) { return decode_g2_uncompressed(s, d, n, check); }
-  static void encode(const uint8_t* s, uint8_t* d, size_t n) { encode_g2_uncompressed(s, d, n); }
-  static const char* coord(int k) {
-    static const char* names[] = {"x.c1", "x.c0", "y.c1", "y.c0"};
-    return names[k & 3];
-  }
-};
+// Names of the coordinates of a point on the wire, in order (the fault's `coord`).
+template <class C>
+const char* wire_coord(int k) {
+  static const char* g1[] = {"x", "y"};
+  static const char* g2[] = {"x.c1", "x.c0", "y.c1", "y.c0"};
+  return std::is_same<C, G1>::value ? g1[k & 1] : g2[k & 3];
+}
 
 template <class C>
 std::string fault_reason(const DecodeFault& f) {
@@ -758,7 +446,7 @@ std::string fault_reason(const DecodeFault& f) {
     case PointFault::Compressed: return "compression flag set in an uncompressed point";
     case PointFault::Sort: return "sort flag set in an uncompressed point";
     case PointFault::InfinityNonZero: return "infinity flag set but the coordinates are not zero";
-    case PointFault::NonCanonical: return std::string(C::coord(f.coord)) + " is not a canonical field element (\u2265 p)";
+    case PointFault::NonCanonical: return std::string(wire_coord<C>(f.coord)) + " is not a canonical field element (\u2265 p)";
     case PointFault::ZeroZero: return "(0, 0) without the infinity flag";
     case PointFault::NotOnCurve: return std::string("not a valid ") + C::name + " point (not on the curve)";
     case PointFault::NotInSubgroup: return std::string("not a valid ") + C::name + " point (not in the prime-order subgroup)";
@@ -778,16 +466,16 @@ class DecodePointsCall : public Call {
     bool subgroup = false;
     if (info.Length() > 3 && !info[3].IsUndefined()) subgroup = bool_arg(info, 3, (fn_ + ": checkSubgroup").c_str());
     check_ = (curve ? kCheckCurve : 0) | (subgroup ? kCheckSubgroup : 0);
-    n_ = elems(env, src_, C::WIRE, (fn_ + ": src").c_str());
-    if (dst_.len != n_ * C::NATIVE)
+    n_ = elems(env, src_, sizeof(typename C::A), (fn_ + ": src").c_str());
+    if (dst_.len != n_ * sizeof(typename C::A))
       throw_range(env, fn_ + ": dst has " + std::to_string(dst_.len) + " bytes, expected " + std::to_string(n_) +
-                           " points * " + std::to_string(C::NATIVE) + " = " + std::to_string(n_ * C::NATIVE));
+                           " points * " + std::to_string(sizeof(typename C::A)) + " = " + std::to_string(n_ * sizeof(typename C::A)));
     if (overlaps(src_, dst_)) throw_range(env, fn_ + ": src and dst must not overlap");
     hold(src_);
     hold(dst_);
   }
   void run() override {
-    fault_ = C::decode(src_.data, dst_.data, n_, check_);
+    fault_ = C::decode_uncompressed(src_.data, dst_.data, n_, check_);
     if (fault_.index != SIZE_MAX)
       throw KilnError(ErrKind::Generic, fn_ + ": point " + std::to_string(fault_.index) + ": " + fault_reason<C>(fault_));
   }
@@ -814,15 +502,15 @@ class EncodePointsCall : public Call {
     const std::string fn = std::string("encode") + C::name + "Uncompressed";
     src_ = u8_arg(info, 0, (fn + ": src").c_str());
     dst_ = u8_arg(info, 1, (fn + ": dst").c_str());
-    n_ = elems(env, src_, C::NATIVE, (fn + ": src").c_str());
-    if (dst_.len != n_ * C::WIRE)
+    n_ = elems(env, src_, sizeof(typename C::A), (fn + ": src").c_str());
+    if (dst_.len != n_ * sizeof(typename C::A))
       throw_range(env, fn + ": dst has " + std::to_string(dst_.len) + " bytes, expected " + std::to_string(n_) +
-                           " points * " + std::to_string(C::WIRE) + " = " + std::to_string(n_ * C::WIRE));
+                           " points * " + std::to_string(sizeof(typename C::A)) + " = " + std::to_string(n_ * sizeof(typename C::A)));
     if (overlaps(src_, dst_)) throw_range(env, fn + ": src and dst must not overlap");
     hold(src_);
     hold(dst_);
   }
-  void run() override { C::encode(src_.data, dst_.data, n_); }
+  void run() override { C::encode_uncompressed(src_.data, dst_.data, n_); }
 
  private:
   Bytes src_, dst_;
@@ -987,66 +675,44 @@ Napi::Value Lincomb(const Napi::CallbackInfo& info) {
 // ---------------------------------------------------------------------------------------------
 // Memory, threads, capabilities.
 
-// alloc'd memory is reported to V8 as external memory (so that the GC sees the pressure of large
-// native buffers, e.g. precomputed MSM tables) until release() or the finalizer.
-void finalize_block(Napi::Env env, void*, Block* b) {
-  if (!b->js_dropped) Napi::MemoryManagement::AdjustExternalMemory(env, -(int64_t)b->len);
-  registry().finalize(b);
+void free_block(uint8_t* mem, size_t, size_t mapped) {
+  if (mapped)
+    munmap(mem, mapped);
+  else
+    std::free(mem);
 }
 
+// alloc'd memory is reported to V8 as external memory (so that the GC sees the pressure of large
+// native buffers, e.g. precomputed MSM tables) until release() or the finalizer.
 Napi::Value Alloc(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const size_t bytes = count_arg(info, 0, "alloc: bytes", 9007199254740991.0);
   if (bytes == 0) return Napi::ArrayBuffer::New(env, 0);  // nothing to free; release() is a no-op
   const size_t rounded = std::max<size_t>(64, (bytes + 63) & ~size_t(63));
-  Block* b = new Block();
-  b->len = bytes;
   if (rounded >= (size_t(1) << 20)) {
     // Large buffers: anonymous pages, zeroed lazily by the kernel, page (hence 64-byte) aligned.
     void* p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-      delete b;
-      throw_range(env, "alloc: out of memory (" + std::to_string(bytes) + " bytes)");
-    }
+    if (p == MAP_FAILED) throw_range(env, "alloc: out of memory (" + std::to_string(bytes) + " bytes)");
 #ifdef MADV_HUGEPAGE
     // Transparent huge pages where the kernel only gives them on request ("madvise" mode): fewer TLB
     // misses in the MSM tables and SRS vectors (G1 MSM over a 2^16 table: 84 -> 74 ms, 2 threads).
     if (rounded >= (size_t(4) << 20)) madvise(p, rounded, MADV_HUGEPAGE);
 #endif
-    b->mem = static_cast<uint8_t*>(p);
-    b->mapped = rounded;
-  } else {
-    void* p = std::aligned_alloc(64, rounded);
-    if (!p) {
-      delete b;
-      throw_range(env, "alloc: out of memory (" + std::to_string(bytes) + " bytes)");
-    }
-    std::memset(p, 0, rounded);
-    b->mem = static_cast<uint8_t*>(p);
-    b->mapped = 0;
+    return block_buffer(env, static_cast<uint8_t*>(p), bytes, rounded, free_block, true, "alloc");
   }
-  registry().add(b);
-  Napi::MemoryManagement::AdjustExternalMemory(env, (int64_t)bytes);
-  return Napi::ArrayBuffer::New(env, b->mem, bytes, finalize_block, b);
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw_range(env, "alloc: out of memory (" + std::to_string(bytes) + " bytes)");
+  std::memset(p, 0, rounded);
+  return block_buffer(env, static_cast<uint8_t*>(p), bytes, 0, free_block, true, "alloc");
 }
 
 Napi::Value Release(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Value v = info[0];
-  Napi::ArrayBuffer ab;
-  if (v.IsArrayBuffer()) {
-    ab = v.As<Napi::ArrayBuffer>();
-  } else if (v.IsTypedArray()) {
-    ab = v.As<Napi::TypedArray>().ArrayBuffer();
-  } else {
-    throw_type(env, "release: argument must be a buffer returned by alloc");
-  }
+  if (!v.IsArrayBuffer() && !v.IsTypedArray()) throw_type(env, "release: argument must be a buffer returned by alloc");
+  Napi::ArrayBuffer ab = buffer_of(v);
   if (ab.IsDetached() || ab.ByteLength() == 0) return env.Undefined();  // released already, or empty
-  void* data = ab.Data();
-  const int64_t len = (int64_t)ab.ByteLength();
-  if (!registry().drop(data)) throw_type(env, "release: buffer was not returned by alloc");
-  Napi::MemoryManagement::AdjustExternalMemory(env, -len);
-  ab.Detach();
+  if (!release_buffer(env, ab)) throw_type(env, "release: buffer was not returned by alloc");
   return env.Undefined();
 }
 
@@ -1075,6 +741,14 @@ Napi::Value Capabilities(const Napi::CallbackInfo& info) {
 // msmTableForm(group, point): a point (G1 96 B / G2 192 B) as precomputed tables store it (the
 // IFMA path's M52 form when capabilities().ifma, else unchanged), so callers can check a table
 // against its bases.
+template <class C>
+Napi::Value table_form(Napi::Env env, const Bytes& p) {
+  typename C::A a;
+  std::memcpy(static_cast<void*>(&a), p.data, sizeof a);
+  const typename C::A r = C::table_form(a);
+  return u8_copy(env, &r, sizeof r);
+}
+
 Napi::Value MsmTableForm(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const std::string group = info.Length() > 0 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
@@ -1082,62 +756,47 @@ Napi::Value MsmTableForm(const Napi::CallbackInfo& info) {
   Bytes p = u8_arg(info, 1, "msmTableForm: point");
   const size_t size = group == "G1" ? sizeof(G1Affine) : sizeof(G2Affine);
   if (p.len != size) throw_range(env, "msmTableForm: a " + group + " point is " + std::to_string(size) + " bytes");
-  Napi::Uint8Array out = new_u8(env, size);
-  if (group == "G1") {
-    G1Affine a;
-    std::memcpy(&a, p.data, sizeof a);
-    const G1Affine r = g1_table_form(a);
-    std::memcpy(out.Data(), &r, sizeof r);
-  } else {
-    G2Affine a;
-    std::memcpy(&a, p.data, sizeof a);
-    const G2Affine r = g2_table_form(a);
-    std::memcpy(out.Data(), &r, sizeof r);
-  }
-  return out;
+  return group == "G1" ? table_form<G1>(env, p) : table_form<G2>(env, p);
 }
 
 Napi::Value Version(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), KILN_VERSION); }
 
-template <class W>
-Napi::Value Start(const Napi::CallbackInfo& info) {
-  return (new W(info))->start();
-}
+// The exported functions (native/API.md), one line each.
+const Export kExports[] = {
+    {"version", Version},
+    {"capabilities", Capabilities},
+    {"setThreads", SetThreads},
+    {"alloc", Alloc},
+    {"release", Release},
+    {"microBench", MicroBench},
+    {"fieldOp", FieldOp},
+    {"g1Op", CurveOp<G1>},
+    {"g2Op", CurveOp<G2>},
+    {"lincombG1", Lincomb<G1>},
+    {"lincombG2", Lincomb<G2>},
+    {"msmTableForm", MsmTableForm},
+    {"msmPrecomputeWindow", MsmPrecomputeWindow},
+    {"msmPrecomputePays", MsmPrecomputePays},
+    {"msmPrecomputeG1", Start<PrecomputeCall<G1>>},
+    {"msmPrecomputeG2", Start<PrecomputeCall<G2>>},
+    {"msmPrecomputedG1", Start<MsmPrecomputedCall<G1>>},
+    {"msmPrecomputedG2", Start<MsmPrecomputedCall<G2>>},
+    {"msmG1", Start<MsmCall<G1>>},
+    {"msmG2", Start<MsmCall<G2>>},
+    {"batchAddG1", Start<BatchAddCall>},
+    {"ntt", Start<NttCall>},
+    {"quotient", Start<QuotientCall>},
+    {"csrMatVec", Start<CsrCall>},
+    {"witnessRun", Start<WitnessCall>},
+    {"fixedBaseMulG1", Start<FixedBaseCall<G1>>},
+    {"fixedBaseMulG2", Start<FixedBaseCall<G2>>},
+    {"decodeG1Uncompressed", Start<DecodePointsCall<G1>>},
+    {"decodeG2Uncompressed", Start<DecodePointsCall<G2>>},
+    {"encodeG1Uncompressed", Start<EncodePointsCall<G1>>},
+    {"encodeG2Uncompressed", Start<EncodePointsCall<G2>>},
+};
 
-Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  exports.Set("version", Napi::Function::New(env, Version, "version"));
-  exports.Set("capabilities", Napi::Function::New(env, Capabilities, "capabilities"));
-  exports.Set("setThreads", Napi::Function::New(env, SetThreads, "setThreads"));
-  exports.Set("alloc", Napi::Function::New(env, Alloc, "alloc"));
-  exports.Set("release", Napi::Function::New(env, Release, "release"));
-  exports.Set("microBench", Napi::Function::New(env, MicroBench, "microBench"));
-  exports.Set("fieldOp", Napi::Function::New(env, FieldOp, "fieldOp"));
-  exports.Set("g1Op", Napi::Function::New(env, CurveOp<G1Ops>, "g1Op"));
-  exports.Set("g2Op", Napi::Function::New(env, CurveOp<G2Ops>, "g2Op"));
-  exports.Set("lincombG1", Napi::Function::New(env, Lincomb<G1Ops>, "lincombG1"));
-  exports.Set("lincombG2", Napi::Function::New(env, Lincomb<G2Ops>, "lincombG2"));
-  exports.Set("msmTableForm", Napi::Function::New(env, MsmTableForm, "msmTableForm"));
-  exports.Set("msmPrecomputeWindow", Napi::Function::New(env, MsmPrecomputeWindow, "msmPrecomputeWindow"));
-  exports.Set("msmPrecomputePays", Napi::Function::New(env, MsmPrecomputePays, "msmPrecomputePays"));
-  exports.Set("msmPrecomputeG1", Napi::Function::New(env, Start<PrecomputeCall<G1Ops>>, "msmPrecomputeG1"));
-  exports.Set("msmPrecomputeG2", Napi::Function::New(env, Start<PrecomputeCall<G2Ops>>, "msmPrecomputeG2"));
-  exports.Set("msmPrecomputedG1", Napi::Function::New(env, Start<MsmPrecomputedCall<G1Ops>>, "msmPrecomputedG1"));
-  exports.Set("msmPrecomputedG2", Napi::Function::New(env, Start<MsmPrecomputedCall<G2Ops>>, "msmPrecomputedG2"));
-  exports.Set("msmG1", Napi::Function::New(env, Start<MsmCall<G1Ops>>, "msmG1"));
-  exports.Set("msmG2", Napi::Function::New(env, Start<MsmCall<G2Ops>>, "msmG2"));
-  exports.Set("batchAddG1", Napi::Function::New(env, Start<BatchAddCall>, "batchAddG1"));
-  exports.Set("ntt", Napi::Function::New(env, Start<NttCall>, "ntt"));
-  exports.Set("quotient", Napi::Function::New(env, Start<QuotientCall>, "quotient"));
-  exports.Set("csrMatVec", Napi::Function::New(env, Start<CsrCall>, "csrMatVec"));
-  exports.Set("witnessRun", Napi::Function::New(env, Start<WitnessCall>, "witnessRun"));
-  exports.Set("fixedBaseMulG1", Napi::Function::New(env, Start<FixedBaseCall<G1Ops>>, "fixedBaseMulG1"));
-  exports.Set("fixedBaseMulG2", Napi::Function::New(env, Start<FixedBaseCall<G2Ops>>, "fixedBaseMulG2"));
-  exports.Set("decodeG1Uncompressed", Napi::Function::New(env, Start<DecodePointsCall<G1Codec>>, "decodeG1Uncompressed"));
-  exports.Set("decodeG2Uncompressed", Napi::Function::New(env, Start<DecodePointsCall<G2Codec>>, "decodeG2Uncompressed"));
-  exports.Set("encodeG1Uncompressed", Napi::Function::New(env, Start<EncodePointsCall<G1Codec>>, "encodeG1Uncompressed"));
-  exports.Set("encodeG2Uncompressed", Napi::Function::New(env, Start<EncodePointsCall<G2Codec>>, "encodeG2Uncompressed"));
-  return exports;
-}
+Napi::Object Init(Napi::Env env, Napi::Object exports) { return export_all(env, exports, kExports); }
 
 }  // namespace
 }  // namespace kiln

@@ -1,8 +1,9 @@
-// Host entry points of the native CPU backend (non-template, one translation unit per group so
-// the build compiles them in parallel). addon.cpp is the only caller; a CUDA build will add the
-// same entry points for the device next to these (native/cuda/*.cu) and dispatch between them.
+// Host entry points of the native CPU backend: the curve groups (kernels_ec.cpp, one template for
+// G1 and G2), Fr (kernels_fr.cpp) and their AVX-512 IFMA twins (kernels_ifma.cpp,
+// kernels_fr_ifma.cpp). addon.cpp is the caller; the CUDA addon (native/cuda/) has its own drivers.
 #pragma once
 #include <string>
+#include <type_traits>
 
 #include "codec/zcash.hpp"
 #include "ec/xyzz.hpp"
@@ -21,59 +22,65 @@ using G2Xyzz = Xyzz<Fq2>;
 static_assert(sizeof(Fr) == 32 && sizeof(Fq) == 48, "field layout");
 static_assert(sizeof(G1Affine) == 96 && sizeof(G2Affine) == 192, "point layout");
 
-// kernels_g1.cpp
-G1Affine msm_g1(const G1Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm);
-// Precomputed window shifts of fixed bases (msm/precomputed.hpp): table = n·⌈256/c⌉ points.
-void msm_precompute_g1(const G1Affine* bases, size_t n, unsigned c, G1Affine* table);
-G1Affine msm_precomputed_g1(const G1Affine* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
-                            MsmTimings& tm);
-G1Affine batch_add_g1(const G1Affine* bases, const u32* idx, size_t n);
-void fixed_base_mul_g1(const G1Affine& base, const Fr* scalars, size_t n, G1Affine* out);
-G1Affine g1_add(const G1Affine& a, const G1Affine& b);
-G1Affine g1_dbl(const G1Affine& a);
-G1Affine g1_mul(const G1Affine& a, const Fr& k);
-// Σ scalars[i]·bases[i] for a few points, on the calling thread (msm/lincomb.hpp).
-G1Affine lincomb_g1(const G1Affine* bases, const Fr* scalars, size_t n);
-// zcash uncompressed (96 B) <-> native (96 B), n points, on the pool. `check`: kCheck* bits.
-DecodeFault decode_g1_uncompressed(const uint8_t* src, uint8_t* dst, size_t n, int check);
-void encode_g1_uncompressed(const uint8_t* src, uint8_t* dst, size_t n);
+// One curve group's entry points, generic over the coordinate field (kernels_ec.cpp, instantiated
+// for G1 = Ec<Fq> and G2 = Ec<Fq2>). Points are affine in the native layout (96 / 192 B).
+template <class F>
+struct Ec {
+  using A = Affine<F>;
+  static constexpr const char* name = std::is_same<F, Fq>::value ? "G1" : "G2";
+  static A msm(const A* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm);
+  // Precomputed window shifts of fixed bases (msm/precomputed.hpp): table = n·⌈256/c⌉ points.
+  static void msm_precompute(const A* bases, size_t n, unsigned c, A* table);
+  static A msm_precomputed(const A* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
+                           MsmTimings& tm);
+  static A batch_add(const A* bases, const u32* idx, size_t n);
+  static void fixed_base_mul(const A& base, const Fr* scalars, size_t n, A* out);
+  static A add(const A& a, const A& b);
+  static A dbl(const A& a);
+  static A mul(const A& a, const Fr& k);
+  // Σ scalars[i]·bases[i] for a few points, on the calling thread (msm/lincomb.hpp).
+  static A lincomb(const A* bases, const Fr* scalars, size_t n);
+  // The form a point takes in a precomputed table (M52 when cpu_ifma(), else unchanged).
+  static A table_form(const A& p);
+  // zcash uncompressed <-> native, n points, on the pool. G1: 96 B both ways; G2: 192 B, the wire
+  // has c1 first, the native layout c0 first. `check`: kCheck* bits.
+  static DecodeFault decode_uncompressed(const uint8_t* src, uint8_t* dst, size_t n, int check);
+  static void encode_uncompressed(const uint8_t* src, uint8_t* dst, size_t n);
+};
+using G1 = Ec<Fq>;
+using G2 = Ec<Fq2>;
+extern template struct Ec<Fq>;
+extern template struct Ec<Fq2>;
+
+// Named forms of the codec entry points (for callers that are not generic over the group).
+inline DecodeFault decode_g1_uncompressed(const uint8_t* s, uint8_t* d, size_t n, int check) {
+  return G1::decode_uncompressed(s, d, n, check);
+}
+inline DecodeFault decode_g2_uncompressed(const uint8_t* s, uint8_t* d, size_t n, int check) {
+  return G2::decode_uncompressed(s, d, n, check);
+}
+inline void encode_g1_uncompressed(const uint8_t* s, uint8_t* d, size_t n) { G1::encode_uncompressed(s, d, n); }
+inline void encode_g2_uncompressed(const uint8_t* s, uint8_t* d, size_t n) { G2::encode_uncompressed(s, d, n); }
 
 // Whether the MSMs run on AVX-512 IFMA (kernels_ifma.cpp): built in, the running CPU has it,
 // and KILN_NO_IFMA is not set (read once). Precomputed tables are then stored in that path's M52
 // form (msm/ifma.hpp), so they are only valid within the process that built them.
 bool cpu_ifma();
-// The form a point takes in a precomputed table (M52 when cpu_ifma(), else unchanged).
-G1Affine g1_table_form(const G1Affine& p);
-G2Affine g2_table_form(const G2Affine& p);
 #ifdef KILN_HAVE_IFMA
-G1Affine msm_g1_ifma(const G1Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm);
-void msm_precompute_g1_ifma(const G1Affine* bases, size_t n, unsigned c, G1Affine* table);
-G1Affine msm_precomputed_g1_ifma(const G1Affine* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
-                                 MsmTimings& tm);
-G1Affine batch_add_g1_ifma(const G1Affine* bases, const u32* idx, size_t n);
-G1Affine g1_to_m52(const G1Affine& p);
-G2Affine msm_g2_ifma(const G2Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm);
-void msm_precompute_g2_ifma(const G2Affine* bases, size_t n, unsigned c, G2Affine* table);
-G2Affine msm_precomputed_g2_ifma(const G2Affine* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
-                                 MsmTimings& tm);
-G2Affine batch_add_g2_ifma(const G2Affine* bases, const u32* idx, size_t n);
-G2Affine g2_to_m52(const G2Affine& p);
+// The same MSM entry points on AVX-512 IFMA (kernels_ifma.cpp; called when cpu_ifma()).
+template <class F>
+struct EcIfma {
+  using A = Affine<F>;
+  static A msm(const A* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm);
+  static void msm_precompute(const A* bases, size_t n, unsigned c, A* table);
+  static A msm_precomputed(const A* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
+                           MsmTimings& tm);
+  static A batch_add(const A* bases, const u32* idx, size_t n);
+  static A to_m52(const A& p);
+};
+extern template struct EcIfma<Fq>;
+extern template struct EcIfma<Fq2>;
 #endif
-
-// kernels_g2.cpp
-G2Affine msm_g2(const G2Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm);
-void msm_precompute_g2(const G2Affine* bases, size_t n, unsigned c, G2Affine* table);
-G2Affine msm_precomputed_g2(const G2Affine* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
-                            MsmTimings& tm);
-G2Affine batch_add_g2(const G2Affine* bases, const u32* idx, size_t n);
-void fixed_base_mul_g2(const G2Affine& base, const Fr* scalars, size_t n, G2Affine* out);
-G2Affine g2_add(const G2Affine& a, const G2Affine& b);
-G2Affine g2_dbl(const G2Affine& a);
-G2Affine g2_mul(const G2Affine& a, const Fr& k);
-G2Affine lincomb_g2(const G2Affine* bases, const Fr* scalars, size_t n);
-// zcash uncompressed (192 B, c1 first) <-> native (192 B, c0 first).
-DecodeFault decode_g2_uncompressed(const uint8_t* src, uint8_t* dst, size_t n, int check);
-void encode_g2_uncompressed(const uint8_t* src, uint8_t* dst, size_t n);
 
 // kernels_fr.cpp
 void ntt_fr(Fr* a, unsigned log_n, bool inverse, bool coset);

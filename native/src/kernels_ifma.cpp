@@ -1,6 +1,6 @@
 // G1 and G2 MSM entry points on AVX-512 IFMA (msm/ifma.hpp). This file is compiled with
 // -mavx512f -mavx512ifma (binding.gyp target kiln_ifma, when the building CPU has them); the
-// dispatch in kernels_g1.cpp / kernels_g2.cpp calls it only when cpu_ifma() (the running CPU has
+// dispatch in kernels_ec.cpp calls it only when cpu_ifma() (the running CPU has
 // IFMA and KILN_NO_IFMA is not set).
 #if defined(__AVX512F__) && defined(__AVX512IFMA__)
 #include "kernels.hpp"
@@ -81,43 +81,35 @@ A<C> batch_add_ifma(const A<C>* bases, const u32* idx, size_t n) {
 
 }  // namespace
 
-G1Affine msm_g1_ifma(const G1Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm) {
-  return msm_ifma<m52::G1T>(bases, nb, scalars, sidx, tm);
+template <class F>
+using T52 = typename std::conditional<std::is_same<F, Fq>::value, m52::G1T, m52::G2T>::type;
+
+template <class F>
+Affine<F> EcIfma<F>::msm(const A* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm) {
+  return msm_ifma<T52<F>>(bases, nb, scalars, sidx, tm);
 }
-void msm_precompute_g1_ifma(const G1Affine* bases, size_t n, unsigned c, G1Affine* table) {
-  precompute_ifma<m52::G1T>(bases, n, c, table);
+template <class F>
+void EcIfma<F>::msm_precompute(const A* bases, size_t n, unsigned c, A* table) {
+  precompute_ifma<T52<F>>(bases, n, c, table);
 }
-G1Affine msm_precomputed_g1_ifma(const G1Affine* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
-                                 MsmTimings& tm) {
-  return msm_precomputed_ifma<m52::G1T>(table, c, nb, scalars, sidx, tm);
+template <class F>
+Affine<F> EcIfma<F>::msm_precomputed(const A* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
+                                     MsmTimings& tm) {
+  return msm_precomputed_ifma<T52<F>>(table, c, nb, scalars, sidx, tm);
 }
-G1Affine batch_add_g1_ifma(const G1Affine* bases, const u32* idx, size_t n) {
-  return batch_add_ifma<m52::G1T>(bases, idx, n);
+template <class F>
+Affine<F> EcIfma<F>::batch_add(const A* bases, const u32* idx, size_t n) {
+  return batch_add_ifma<T52<F>>(bases, idx, n);
 }
-G1Affine g1_to_m52(const G1Affine& p) {
-  G1Affine r;
-  m52::Pt<m52::G1T>::from_affine(p, reinterpret_cast<u64*>(&r));
+template <class F>
+Affine<F> EcIfma<F>::to_m52(const A& p) {
+  A r;
+  m52::Pt<T52<F>>::from_affine(p, reinterpret_cast<u64*>(&r));
   return r;
 }
 
-G2Affine msm_g2_ifma(const G2Affine* bases, size_t nb, const Fr* scalars, const u32* sidx, MsmTimings& tm) {
-  return msm_ifma<m52::G2T>(bases, nb, scalars, sidx, tm);
-}
-void msm_precompute_g2_ifma(const G2Affine* bases, size_t n, unsigned c, G2Affine* table) {
-  precompute_ifma<m52::G2T>(bases, n, c, table);
-}
-G2Affine msm_precomputed_g2_ifma(const G2Affine* table, unsigned c, size_t nb, const Fr* scalars, const u32* sidx,
-                                 MsmTimings& tm) {
-  return msm_precomputed_ifma<m52::G2T>(table, c, nb, scalars, sidx, tm);
-}
-G2Affine batch_add_g2_ifma(const G2Affine* bases, const u32* idx, size_t n) {
-  return batch_add_ifma<m52::G2T>(bases, idx, n);
-}
-G2Affine g2_to_m52(const G2Affine& p) {
-  G2Affine r;
-  m52::Pt<m52::G2T>::from_affine(p, reinterpret_cast<u64*>(&r));
-  return r;
-}
+template struct EcIfma<Fq>;
+template struct EcIfma<Fq2>;
 
 }  // namespace kiln
 #endif

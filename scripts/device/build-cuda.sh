@@ -4,10 +4,12 @@
 #   --if-available   exit 0 with a message when nvcc is absent (CI compile check)
 #   --check          compile the objects only, do not link (a CI compile check; ~10 min on 2 cores,
 #                    the G2 unit dominates). addon.cpp needs node_api.h (KILN_NAPI_INCLUDE or Node's own)
+#                    and node-addon-api's napi.h (the shared glue native/napi/glue.hpp; header only)
 # Environment: KILN_CUDA_ARCH (default "90"; e.g. "80 89 90" for several targets),
 #              KILN_CUDA_DEFINES (extra nvcc flags, e.g. "-DKILN_CUDA_MUL=2"; with it, or with
 #              KILN_CUDA_BUILD_DIR, the build goes to that folder only, for A/B comparisons),
 #              KILN_NAPI_INCLUDE (directory of node_api.h; default: this Node's include/node),
+#              KILN_NAA_INCLUDE (directory of node-addon-api's napi.h; default: the one in node_modules),
 #              NVCC (default nvcc), JOBS (parallel compiles, default nproc).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -39,6 +41,15 @@ if [ ! -f "$napi/node_api.h" ]; then
   echo "build-cuda: node_api.h not found (set KILN_NAPI_INCLUDE)" >&2
   exit 1
 fi
+naa="${KILN_NAA_INCLUDE:-}"
+if [ -z "$naa" ] && command -v node >/dev/null 2>&1; then
+  naa="$(node -p "require('node-addon-api').include_dir" 2>/dev/null || true)"
+fi
+[ -f "$naa/napi.h" ] || naa=node_modules/node-addon-api
+if [ ! -f "$naa/napi.h" ]; then
+  echo "build-cuda: node-addon-api not found (npm ci, or set KILN_NAA_INCLUDE)" >&2
+  exit 1
+fi
 arch="${KILN_CUDA_ARCH:-90}"
 gencode=()
 for a in $arch; do gencode+=("-gencode=arch=compute_$a,code=sm_$a"); done
@@ -55,7 +66,7 @@ final=build/cuda/kiln_cuda.node
 stamp="$obj/arch.txt"
 arch_key="$arch${defines:+ $defines}"
 if [ -f "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$arch_key" ] && [ "$check_only" = 0 ] &&
-   [ -z "$(find native/cuda native/src/ff native/src/ec native/src/util -newer "$out" -type f -not -path "*/.build*" | head -1)" ]; then
+   [ -z "$(find native/cuda native/napi native/src/ff native/src/ec native/src/util -newer "$out" -type f -not -path "*/.build*" | head -1)" ]; then
   [ "$out" = "$final" ] || cp -f "$out" "$final"
   echo "build-cuda: $out is up to date (at $final)"
   exit 0
@@ -78,10 +89,13 @@ stale() {
     done
     return 1
   fi
-  [ -n "$(find native/cuda native/src/ff native/src/ec native/src/util \( -name '*.cuh' -o -name '*.hpp' \) -newer "$o" | head -1)" ]
+  [ -n "$(find native/cuda native/napi native/src/ff native/src/ec native/src/util \( -name '*.cuh' -o -name '*.hpp' \) -newer "$o" | head -1)" ]
 }
+# The nvcc units, by role: msm_g1/msm_g2 (MSM drivers, the G2 one dominates), msm (MSM entry points),
+# device (probe, contexts), ntt, csr, pinned (host memory), bench, partition (whole proofs).
+units=(msm_g1 msm_g2 msm device ntt csr pinned bench partition)
 pids=()
-for f in msm_g1 msm_g2 fr partition; do
+for f in "${units[@]}"; do
   if stale "$f" "$f.cu"; then
     "$NVCC" "${common[@]}" "${gencode[@]}" -MMD -MF "$obj/$f.d" -c "native/cuda/$f.cu" -o "$obj/$f.o" &
     pids+=($!)
@@ -92,7 +106,8 @@ if stale host host.cpp; then
   pids+=($!)
 fi
 if stale addon addon.cpp; then
-  g++ -std=c++17 -O2 -fPIC -fvisibility=hidden -DNAPI_VERSION=8 -DNODE_GYP_MODULE_NAME=kiln_cuda -I"$napi" \
+  g++ -std=c++17 -O2 -fPIC -fvisibility=hidden -fexceptions -DNAPI_VERSION=8 -DNAPI_CPP_EXCEPTIONS \
+    -DNODE_ADDON_API_CPP_EXCEPTIONS_ALL -DNODE_GYP_MODULE_NAME=kiln_cuda -I"$napi" -I"$naa" \
     -MMD -MF "$obj/addon.d" -c native/cuda/addon.cpp -o "$obj/addon.o" &
   pids+=($!)
 fi
@@ -101,6 +116,8 @@ for p in "${pids[@]+"${pids[@]}"}"; do wait "$p" || fail=1; done
 if [ "$fail" != 0 ]; then echo "build-cuda: compilation failed" >&2; exit 1; fi
 if [ "$check_only" = 1 ]; then echo "$arch_key" > "$stamp"; echo "build-cuda: objects compiled (arch $arch) in $(( $(date +%s) - t0 )) s"; exit 0; fi
 echo "$arch_key" > "$stamp"
-"$NVCC" -shared "${gencode[@]}" -o "$out" "$obj"/{msm_g1,msm_g2,fr,partition,host,addon}.o -Xcompiler -fvisibility=hidden
+objs=()
+for f in "${units[@]}" host addon; do objs+=("$obj/$f.o"); done
+"$NVCC" -shared "${gencode[@]}" -o "$out" "${objs[@]}" -Xcompiler -fvisibility=hidden
 [ "$out" = "$final" ] || cp -f "$out" "$final"
 echo "build-cuda: built $final (arch $arch) in $(( $(date +%s) - t0 )) s"

@@ -34,9 +34,20 @@ if ! node -e "require('./build/Release/kiln_native.node')" 2>/dev/null; then
   naa="$(node -p "require('node-addon-api').include_dir" 2>/dev/null || echo node_modules/node-addon-api)"
   mkdir -p build/Release
   flags=$(node native/src/tools/cpu-flags.cjs)
-  echo "building the CPU addon with g++ ($flags)"
+  ifma=$(node native/src/tools/cpu-flags.cjs --ifma)
+  echo "building the CPU addon with g++ ($flags${ifma:+; IFMA units: $ifma})"
+  # The AVX-512 IFMA units (binding.gyp's kiln_ifma) alone get the IFMA flags; empty without them.
+  objs=()
+  if [ -n "$ifma" ]; then
+    mkdir -p build/Release/obj.ifma
+    for f in kernels_ifma kernels_fr_ifma; do
+      g++ -O3 -std=gnu++17 -fPIC -pthread -fexceptions -Wno-maybe-uninitialized $flags $ifma -Inative/src \
+        -c "native/src/$f.cpp" -o "build/Release/obj.ifma/$f.o"
+      objs+=("build/Release/obj.ifma/$f.o")
+    done
+  fi
   g++ -O3 -std=gnu++17 -fPIC -shared -pthread -fexceptions $flags -DNAPI_VERSION=8 -DNAPI_CPP_EXCEPTIONS \
     -DNODE_ADDON_API_CPP_EXCEPTIONS_ALL '-DKILN_VERSION="0.1.0"' -DNODE_GYP_MODULE_NAME=kiln_native \
-    -I"$napi" -I"$naa" -Inative/src native/src/addon.cpp native/src/kernels_g1.cpp native/src/kernels_g2.cpp \
-    native/src/kernels_fr.cpp -o build/Release/kiln_native.node
+    -I"$napi" -I"$naa" -Inative/src native/src/addon.cpp native/src/kernels_ec.cpp native/src/kernels_fr.cpp \
+    "${objs[@]+"${objs[@]}"}" -o build/Release/kiln_native.node
 fi

@@ -1,5 +1,5 @@
 // The zcash *uncompressed* point encoding of bellperson's .params / .vk files, converted to and from
-// the native layout (host only; instantiated in kernels_g1.cpp / kernels_g2.cpp).
+// the native layout (host only; instantiated in kernels_ec.cpp).
 //
 //   wire:   G1 = x ‖ y, G2 = x.c1 ‖ x.c0 ‖ y.c1 ‖ y.c0; each Fq 48 bytes big-endian; the top three
 //           bits of the first byte are flags: compression (0x80, must be 0), infinity (0x40), sort

@@ -3,7 +3,7 @@
 // runs node-gyp rebuild), so enabling what this CPU has is safe; the code checks the macros and
 // falls back to portable C++ otherwise, and the IFMA kernels are also gated at run time.
 //   (no argument)  flags of the main target: -mbmi2 -madx, and -DKILN_HAVE_IFMA=1 when the
-//                  AVX-512 IFMA translation unit is built (the dispatch in kernels_g1.cpp needs it)
+//                  AVX-512 IFMA translation unit is built (the dispatch in kernels_ec.cpp needs it)
 //   --ifma         flags of the kiln_ifma target: -mavx512f -mavx512ifma -DKILN_HAVE_IFMA=1 when
 //                  this CPU has AVX-512F and IFMA, else nothing (the file then compiles empty)
 // KILN_PORTABLE=1 forces the portable build (e.g. to ship one binary to unknown x86-64 machines).

@@ -1,0 +1,131 @@
+// Fr transforms on the device: the twiddle table, stage groups, scalings, the NTT entry point and
+// the Groth16 quotient (on host buffers, and on device buffers for the partition prover).
+#include <algorithm>
+#include <cstring>
+
+#include "ntt.cuh"
+#include "ntt_ops.cuh"
+
+namespace kiln {
+namespace cuda {
+
+static DFr to_dfr(const uint8_t* b) {
+  DFr r;
+  std::memcpy(r.w, b, 32);
+  return r;
+}
+
+void ensure_twiddles(Ctx& c, unsigned log_n) {
+  if (c.tw && c.tw_log >= log_n) return;
+  const unsigned L = std::max(log_n, 1u);
+  if (c.tw) {
+    KC_CHECK(cudaStreamSynchronize(c.stream));
+    KC_CHECK(cudaFree(c.tw));
+    c.tw = nullptr;
+  }
+  const size_t half = size_t(1) << (L - 1);
+  KC_CHECK(cudaMalloc(&c.tw, half * 32));
+  const FrConsts k = fr_consts(L);
+  k_twiddles<<<blocks_for((half + 63) / 64, 128), 128, 0, c.stream>>>(static_cast<DFr*>(c.tw), half, to_dfr(k.omega));
+  KC_LAUNCHED();
+  c.tw_log = L;
+}
+
+// Transform of `data` (natural order in and out); the result lands in `scratch` (the first stage
+// group gathers out of place). Returns the buffer holding the result. No scaling here.
+DFr* ntt_raw(Ctx& c, DFr* data, DFr* scratch, unsigned log_n, bool inverse) {
+  if (log_n == 0) return data;
+  ensure_twiddles(c, log_n);
+  const unsigned groups = (log_n + kGroupLog - 1) / kGroupLog;
+  unsigned s = 0;
+  for (unsigned gi = 0; gi < groups; gi++) {
+    const unsigned k = (log_n - s + (groups - gi) - 1) / (groups - gi);  // even split
+    const unsigned threads = std::min(1u << (k - 1), 256u);
+    const size_t blocks = size_t(1) << (log_n - k);
+    k_ntt_group<<<(unsigned)blocks, threads, (32u << k), c.stream>>>(gi == 0 ? data : nullptr, scratch, log_n, s, k,
+                                                                   static_cast<const DFr*>(c.tw), c.tw_log, inverse);
+    KC_LAUNCHED();
+    s += k;
+  }
+  return scratch;
+}
+
+static void scale(Ctx& c, DFr* a, size_t n, const uint8_t* factor, const uint8_t* g) {
+  DFr one;
+  std::memset(one.w, 0, 32);
+  k_scale_powers<<<blocks_for((n + 31) / 32, 128), 128, 0, c.stream>>>(a, n, to_dfr(factor), g ? to_dfr(g) : one,
+                                                                      g != nullptr);
+  KC_LAUNCHED();
+}
+
+void ntt(int dev, void* data, unsigned log_n, bool inverse, bool coset, float& ms) {
+  Guard g(dev);
+  Ctx& c = g.c;
+  const size_t n = size_t(1) << log_n;
+  const FrConsts k = fr_consts(log_n);
+  Events ev(2);
+  DFr* a = dalloc<DFr>(c, n);
+  DFr* s = dalloc<DFr>(c, n);
+  KC_CHECK(cudaMemcpyAsync(a, data, n * 32, cudaMemcpyHostToDevice, c.stream));
+  KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
+  if (!inverse && coset) {
+    // a_i *= g^i (the constant factor is 1: n_inv of n = 1)
+    const FrConsts unit = fr_consts(0);
+    scale(c, a, n, unit.n_inv, k.g);
+  }
+  DFr* r = ntt_raw(c, a, s, log_n, inverse);
+  if (inverse) scale(c, r, n, k.n_inv, coset ? k.g_inv : nullptr);
+  KC_CHECK(cudaEventRecord(ev.e[1], c.stream));
+  KC_CHECK(cudaMemcpyAsync(data, r, n * 32, cudaMemcpyDeviceToHost, c.stream));
+  KC_CHECK(cudaStreamSynchronize(c.stream));
+  ms = ev.ms(0, 1);
+  dfree(c, a);
+  dfree(c, s);
+}
+
+DFr* quotient_dev(Ctx& c, DFr* a, DFr* b, DFr* cc, DFr* spare, unsigned log_n, DFr* rest[3]) {
+  const size_t n = size_t(1) << log_n;
+  const FrConsts k = fr_consts(log_n);
+  DFr* buf[3] = {a, b, cc};
+  for (int i = 0; i < 3; i++) {
+    // iNTT, then ·(1/n)·g^i (the coset shift) in one pass, then the forward NTT
+    DFr* x = ntt_raw(c, buf[i], spare, log_n, true);
+    DFr* other = x == buf[i] ? spare : buf[i];
+    scale(c, x, n, k.n_inv, k.g);
+    DFr* y = ntt_raw(c, x, other, log_n, false);
+    spare = y == x ? other : x;  // the free one
+    buf[i] = y;
+  }
+  k_quotient_pointwise<<<blocks_for(n, 256), 256, 0, c.stream>>>(buf[0], buf[1], buf[2], n, to_dfr(k.z_inv));
+  KC_LAUNCHED();
+  DFr* h = ntt_raw(c, buf[0], spare, log_n, true);
+  scale(c, h, n, k.n_inv, k.g_inv);
+  rest[0] = h == buf[0] ? spare : buf[0];
+  rest[1] = buf[1];
+  rest[2] = buf[2];
+  return h;
+}
+
+void quotient(int dev, void* ha, void* hb, void* hc, unsigned log_n, float& ms) {
+  Guard g(dev);
+  Ctx& c = g.c;
+  const size_t n = size_t(1) << log_n;
+  Events ev(2);
+  DFr* buf[4];
+  for (auto& p : buf) p = dalloc<DFr>(c, n);
+  void* host[3] = {ha, hb, hc};
+  KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
+  for (int i = 0; i < 3; i++) KC_CHECK(cudaMemcpyAsync(buf[i], host[i], n * 32, cudaMemcpyHostToDevice, c.stream));
+  DFr* rest[3];
+  DFr* h = quotient_dev(c, buf[0], buf[1], buf[2], buf[3], log_n, rest);
+  KC_CHECK(cudaEventRecord(ev.e[1], c.stream));
+  KC_CHECK(cudaMemcpyAsync(ha, h, n * 32, cudaMemcpyDeviceToHost, c.stream));
+  KC_CHECK(cudaMemcpyAsync(hb, rest[1], n * 32, cudaMemcpyDeviceToHost, c.stream));
+  KC_CHECK(cudaMemcpyAsync(hc, rest[2], n * 32, cudaMemcpyDeviceToHost, c.stream));
+  KC_CHECK(cudaStreamSynchronize(c.stream));
+  ms = ev.ms(0, 1);
+  for (auto* p : buf) dfree(c, p);
+}
+
+}  // namespace cuda
+}  // namespace kiln
