@@ -3,14 +3,16 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
+import { NativeBackend, nativeAvailable } from '../src/backend/native.js';
 import { selectBackend } from '../src/backend/select.js';
+import { estimatePartitionBytes } from '../src/engine/partitions.js';
+import type { CircuitShape } from '../src/r1cs/cs.js';
 import { ConfigError, defaultConfig, parseConfig, parseSize } from '../src/engine/config.js';
 import { createPorepKind } from '../src/kinds/porep-c2-planner.js';
 import { MemoryBudget, MemoryBudgetError } from '../src/engine/memory.js';
 import { PriorityQueue } from '../src/engine/queue.js';
 import { SynthesisPool } from '../src/engine/synth-pool.js';
-import { gapWarnings, uncoveredMs } from '../src/engine/spans.js';
-import { chromeTrace } from '../src/engine/trace.js';
+import { chromeTrace, gapWarnings, uncoveredMs } from '../src/engine/observability/index.js';
 import { PlanError, proofRequest } from '../src/engine/types.js';
 import { Span } from '../src/util/timing.js';
 import { fixture } from './support.js';
@@ -160,6 +162,23 @@ describe('scheduling parts', () => {
     b.release(r);
     b.release(small);
     assert.equal(b.reserved, 0);
+  });
+
+  test('a partition in flight reserves its witness plus what the backend reports for its domain', () => {
+    const shape = { numConstraints: 1000, numInputs: 3, numAux: 2000 } as unknown as CircuitShape;
+    const n = 1024; // 1003 QAP rows
+    for (const name of ['reference', 'native'] as const) {
+      if (name === 'native' && !nativeAvailable()) continue;
+      const be = selectBackend(name);
+      const ws = be.partitionWorkingSetBytes(n);
+      assert.equal(estimatePartitionBytes(shape, be), 2003 * 32 + ws, name);
+      assert.equal(be.partitionWorkingSetBytes(2 * n), 2 * ws, `${name}: linear in the domain`);
+    }
+    assert.equal(selectBackend('reference').partitionWorkingSetBytes(n), 7 * 32 * n);
+    if (nativeAvailable()) {
+      const ifma = new NativeBackend().addon.capabilities().ifma;
+      assert.equal(new NativeBackend().partitionWorkingSetBytes(n), (96 + (ifma ? 120 : 32)) * n);
+    }
   });
 
   test('synthesis pool runs a module function in a worker thread and transfers the result', async () => {

@@ -122,6 +122,12 @@ export interface Backend extends PointCodec {
   fixedBaseMulG1(base: Uint8Array, scalars: Uint8Array): Promise<Uint8Array>;
   fixedBaseMulG2(base: Uint8Array, scalars: Uint8Array): Promise<Uint8Array>;
 
+  /** Bytes of backend memory one partition proof over a domain of `domainSize` (2^k) elements
+   *  takes besides the witness: the a, b, c evaluations and the quotient's scratch and twiddle
+   *  tables, as this backend's kernels size them. The engine's memory budget reserves it per
+   *  partition in flight. */
+  partitionWorkingSetBytes(domainSize: number): number;
+
   /** Optional: a, b, c, the quotient and the five MSMs of one partition in one call, without the
    *  intermediate vectors leaving the backend (the CUDA backend keeps them on the device). The
    *  prover uses it when present; the result equals the step-by-step path's. */

@@ -420,6 +420,13 @@ export class CudaBackend implements Backend {
     this.lastTimings.quotient = await this.addon.quotient(this.device, a, b, c);
   }
 
+  /** Host memory per partition in flight, as the engine counted it before backends reported their
+   *  own: a, b, c and 4 × 32 B of scratch per element. With provePartition the vectors live on the
+   *  device (its memory is the device's own concern), so this is an upper bound. */
+  partitionWorkingSetBytes(domainSize: number): number {
+    return (3 + 4) * FR * domainSize;
+  }
+
   async csrMatVec(m: CsrMatrix, w: Uint8Array, out: Uint8Array): Promise<void> {
     this.lastTimings.csrMatVec = await this.addon.csrMatVec(
       this.device,

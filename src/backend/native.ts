@@ -434,6 +434,13 @@ export class NativeBackend implements Backend {
     return this.addon.quotient(a, b, c);
   }
 
+  /** a, b, c (32 B per element each) and the quotient's scratch and twiddle tables: up to 120 B per
+   *  domain element on the AVX-512 IFMA path (52-bit limbs), 32 B on the scalar one. */
+  partitionWorkingSetBytes(domainSize: number): number {
+    const scratch = this.addon.capabilities().ifma ? 120 : 32;
+    return (3 * 32 + scratch) * domainSize;
+  }
+
   async csrMatVec(m: CsrMatrix, w: Uint8Array, out: Uint8Array): Promise<void> {
     return this.addon.csrMatVec(m.rows, m.cols, m.rowPtr, m.colIdx, m.coeffIdx, m.coeffs, w, out);
   }

@@ -217,6 +217,12 @@ export class ReferenceBackend implements Backend {
     writeFrVector(values, v);
   }
 
+  /** a, b, c and the quotient's working copies, counted as 4 more vectors of 32 B per element (the
+   *  bigint copies live on the JS heap and are larger; this backend is for tests). */
+  partitionWorkingSetBytes(domainSize: number): number {
+    return (3 + 4) * FR_BYTES * domainSize;
+  }
+
   async quotient(a: Uint8Array, b: Uint8Array, c: Uint8Array): Promise<void> {
     const n = checkMultiple(a, FR_BYTES, 'quotient a');
     log2Exact(n, 'quotient length');

@@ -16,6 +16,7 @@ import {
   porepInfoForSize,
   porepParamsSource,
   porepShape,
+  porepVerifyingKeySource,
   provePorep,
   verifyPorep,
 } from '../kinds/porep-c2.js';
@@ -102,8 +103,7 @@ export interface VerifyOptions {
 export async function runVerify(o: VerifyOptions): Promise<boolean> {
   const c1 = readC1File(o.c1);
   const info = c1.registeredProof;
-  const { shape } = porepShape(info, o.cacheDir);
-  const source = await porepParamsSource(info, shape, o.paramsDir, join(o.cacheDir, 'dev-params'));
+  const source = await porepVerifyingKeySource(info, o.paramsDir, o.cacheDir); // no shape compiled
   const vk = await loadPorepVerifyingKey(source).catch((e: unknown) => {
     throw new Error(`no verifying key for ${info.name}: ${(e as Error).message}`);
   });

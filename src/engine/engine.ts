@@ -1,6 +1,9 @@
 /**
- * The proving engine: jobs, priorities, the per-partition pipeline, prover lanes, memory budget,
- * SRS cache, verification, timing. Transport-free (src/server/ puts gRPC and HTTP on top).
+ * The proving engine: submit / await / cancel, the job queue, scheduling, status, SRS management and
+ * shutdown, over small parts: jobs.ts (the job and its registry: idempotency, retention),
+ * partitions.ts (the per-partition pipeline), lanes.ts (prover lanes and batching),
+ * observability/ (spans, metrics, logs, traces), memory.ts, srs-cache.ts, synth-pool.ts, queue.ts.
+ * Transport-free (src/server/ puts gRPC and HTTP on top).
  *
  * Flow of one job (spans in brackets):
  *   submit → [validate] planner.plan (errors → FAILED) → [queue] priority queue →
@@ -21,156 +24,20 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Backend } from '../backend/backend.js';
-import { FR_BYTES } from '../field/layout.js';
-import { encodeProof } from '../groth16/proof.js';
-import { prove } from '../groth16/prover.js';
-import { domainSize } from '../groth16/queries.js';
-import { verifyProof } from '../groth16/verifier.js';
-import type { CircuitShape } from '../r1cs/cs.js';
-import { Span } from '../util/timing.js';
+import type { Span } from '../util/timing.js';
 import type { EngineConfig } from './config.js';
-import { MemoryBudget, fmtBytes, type Reservation } from './memory.js';
-import { EngineMetrics } from './metrics.js';
-import { PriorityQueue, type Queued } from './queue.js';
-import { gapWarnings, sumSpans } from './spans.js';
+import { Job, JobRegistry, CancelledError, errorText, type JobResult } from './jobs.js';
+import { ProverLanes } from './lanes.js';
+import { MemoryBudget, fmtBytes } from './memory.js';
+import { EngineMetrics, jobTimings, jobsTrace, reportFinishedJob, type TraceEvent } from './observability/index.js';
+import { runPartitions } from './partitions.js';
+import { PriorityQueue } from './queue.js';
 import { SrsCache, type SrsEntry } from './srs-cache.js';
 import { SynthesisPool } from './synth-pool.js';
-import { chromeTrace, type TraceEvent } from './trace.js';
-import {
-  AwaitStatus,
-  PRIORITY_NAMES,
-  Priority,
-  ProofKind,
-  type CircuitProvider,
-  type PartitionWitness,
-  type Planner,
-  type ProofRequest,
-  type ProofWork,
-} from './types.js';
+import { AwaitStatus, PRIORITY_NAMES, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest } from './types.js';
 
-export type JobState = 'planning' | 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
-
-export interface JobTimings {
-  queueWaitMs: number;
-  srsLoadMs: number;
-  synthesisMs: number;
-  gpuComputeMs: number;
-  totalMs: number;
-}
-
-export interface JobResult {
-  jobId: string;
-  status: number; // AwaitStatus
-  proof: Uint8Array;
-  errorMessage: string;
-  timings: JobTimings;
-}
-
-class CancelledError extends Error {
-  constructor() {
-    super('cancelled');
-    this.name = 'CancelledError';
-  }
-}
-
-/** Bytes one partition needs while in flight: the witness, the prover's a, b, c buffers, and the
- *  quotient's scratch and twiddle tables in the addon (up to 120 B per domain element on the
- *  AVX-512 IFMA path, 32 B on the scalar one: counted as 4 × 32 B). */
-export function estimatePartitionBytes(shape: CircuitShape): number {
-  return (shape.numInputs + shape.numAux) * FR_BYTES + (3 + 4) * domainSize(shape) * FR_BYTES;
-}
-
-export class Job implements Queued {
-  state: JobState = 'planning';
-  readonly span: Span;
-  queueSpan: Span | undefined;
-  work: ProofWork | undefined;
-  proof: Uint8Array | undefined;
-  error: string | undefined;
-  cancelRequested = false;
-  readonly submittedAt = Date.now();
-  startedAtMs: number | undefined;
-  finishedAtMs: number | undefined;
-  partitionsDone = 0;
-  readonly lanes = new Set<number>();
-  timings: JobTimings = { queueWaitMs: 0, srsLoadMs: 0, synthesisMs: 0, gpuComputeMs: 0, totalMs: 0 };
-  readonly done: Promise<void>;
-  private resolveDone!: () => void;
-
-  constructor(
-    readonly id: string,
-    readonly requestId: string,
-    readonly kind: number,
-    readonly kindName: string,
-    readonly priority: number,
-    readonly seq: number,
-  ) {
-    this.span = new Span('job');
-    this.done = new Promise((r) => (this.resolveDone = r));
-  }
-
-  get finished(): boolean {
-    return this.state === 'completed' || this.state === 'failed' || this.state === 'cancelled';
-  }
-
-  /** @internal */
-  settle(): void {
-    this.resolveDone();
-  }
-
-  summary(): Record<string, unknown> {
-    return {
-      id: this.id,
-      requestId: this.requestId,
-      kind: this.kindName,
-      priority: PRIORITY_NAMES[this.priority] ?? String(this.priority),
-      state: this.state,
-      circuitId: this.work?.circuitId,
-      describe: this.work?.describe,
-      partitions: { total: this.work?.partitions ?? 0, done: this.partitionsDone },
-      lanes: [...this.lanes],
-      submittedAt: new Date(this.submittedAt).toISOString(),
-      startedAtMs: this.startedAtMs === undefined ? undefined : round(this.startedAtMs),
-      finishedAtMs: this.finishedAtMs === undefined ? undefined : round(this.finishedAtMs),
-      timings: this.timings,
-      error: this.error,
-    };
-  }
-}
-
-interface LaneItem extends Queued {
-  job: Job;
-  partition: number;
-  circuitId: string;
-  entry: SrsEntry;
-  witness: PartitionWitness;
-  span: Span;
-  submittedMs: number;
-  resolve: (v: { proof: import('../groth16/proof.js').Proof }) => void;
-  reject: (e: Error) => void;
-}
-
-interface Lane {
-  index: number;
-  items: LaneItem[];
-}
-
-class Semaphore {
-  private waiters: (() => void)[] = [];
-  constructor(private free: number) {}
-  async acquire(): Promise<void> {
-    if (this.free > 0) {
-      this.free--;
-      return;
-    }
-    await new Promise<void>((r) => this.waiters.push(r));
-  }
-  release(): void {
-    const w = this.waiters.shift();
-    if (w) w();
-    else this.free++;
-  }
-}
+export { CancelledError, Job, errorText, type JobResult, type JobState, type JobTimings } from './jobs.js';
+export { estimatePartitionBytes } from './partitions.js';
 
 export interface EngineOptions {
   config: EngineConfig;
@@ -202,17 +69,14 @@ export class Engine {
   readonly maxInFlight: number;
   private readonly planners = new Map<number, Planner>();
   private readonly providers: CircuitProvider[] = [];
-  private readonly jobs = new Map<string, Job>();
-  private readonly byRequest = new Map<string, Job>();
+  private readonly jobs = new JobRegistry();
   private readonly queue = new PriorityQueue<Job>();
   private readonly running = new Set<Job>();
-  private readonly laneQueue = new PriorityQueue<LaneItem>();
-  private readonly lanes: Lane[];
+  private readonly lanes: ProverLanes;
   private readonly laneOf = new WeakMap<Span, string>();
   private readonly startedAt = Date.now();
   private seq = 0;
   private closed = false;
-  private batchTimer: NodeJS.Timeout | undefined;
   totals = { completed: 0, failed: 0, cancelled: 0 };
 
   constructor(opts: EngineOptions) {
@@ -226,7 +90,13 @@ export class Engine {
     const devices = opts.config.gpus.devices.length || caps.gpus.length || 1;
     this.laneCount = devices * opts.config.gpus.gpu_workers_per_device;
     this.maxInFlight = this.laneCount + (opts.config.pipeline.enabled ? opts.config.pipeline.synthesis_concurrency : 0);
-    this.lanes = Array.from({ length: this.laneCount }, (_, index) => ({ index, items: [] }));
+    this.lanes = new ProverLanes({
+      count: this.laneCount,
+      config: opts.config,
+      backend: opts.backend,
+      laneOf: this.laneOf,
+      moreExpected: (circuitId, inBatch) => this.moreExpected(circuitId, inBatch),
+    });
     for (const p of opts.planners ?? []) this.registerPlanner(p);
     for (const p of opts.providers ?? []) this.registerCircuits(p);
     this.metrics = new EngineMetrics(
@@ -254,19 +124,14 @@ export class Engine {
    *  the job FAILS with a message instead. */
   async submit(req: ProofRequest): Promise<{ job: Job; existing: boolean; queuePosition: number }> {
     if (this.closed) throw new Error('the engine is shutting down');
-    if (req.requestId !== '') {
-      const prev = this.byRequest.get(req.requestId);
-      if (prev !== undefined && prev.state !== 'failed' && prev.state !== 'cancelled') {
-        return { job: prev, existing: true, queuePosition: Math.max(0, this.queue.position(prev)) };
-      }
-    }
+    const prev = this.jobs.live(req.requestId);
+    if (prev !== undefined) return { job: prev, existing: true, queuePosition: Math.max(0, this.queue.position(prev)) };
     const planner = this.planners.get(req.proofKind);
     const kindName = planner?.name ?? KIND_LABELS[req.proofKind] ?? `kind-${req.proofKind}`;
     const priority =
       req.priority >= Priority.LOW && req.priority <= Priority.CRITICAL ? req.priority : (planner?.defaultPriority ?? Priority.NORMAL);
     const job = new Job(`${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`, req.requestId, req.proofKind, kindName, priority, this.seq++);
-    this.jobs.set(job.id, job);
-    if (req.requestId !== '') this.byRequest.set(req.requestId, job);
+    this.jobs.add(job);
 
     if (planner === undefined) {
       const what = req.proofKind === ProofKind.UNSPECIFIED ? 'proof_kind is PROOF_KIND_UNSPECIFIED' : `unknown proof_kind ${req.proofKind}`;
@@ -315,7 +180,7 @@ export class Engine {
           new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs))),
         ]);
         clearTimeout(timer);
-        if (timedOut) return { jobId, status: AwaitStatus.TIMEOUT, proof: new Uint8Array(0), errorMessage: `job ${jobId} still ${job.state} after ${timeoutMs} ms`, timings: this.timingsOf(job) };
+        if (timedOut) return { jobId, status: AwaitStatus.TIMEOUT, proof: new Uint8Array(0), errorMessage: `job ${jobId} still ${job.state} after ${timeoutMs} ms`, timings: jobTimings(job) };
       } else await job.done;
     }
     return this.resultOf(job);
@@ -340,12 +205,7 @@ export class Engine {
     }
     if (job.state === 'planning') return { wasRunning: false };
     // running: drop its partitions waiting for a lane; the rest stops at the next partition boundary
-    for (const it of [...this.laneQueue.toArray()]) {
-      if (it.job === job) {
-        this.laneQueue.remove(it);
-        it.reject(new CancelledError());
-      }
-    }
+    this.lanes.dropJob(job);
     this.log.info({ job: job.id }, 'cancelling running job at the next partition boundary');
     return { wasRunning: true };
   }
@@ -371,7 +231,7 @@ export class Engine {
     let error: string | undefined;
     try {
       entry = await job.span.time('srs', (s) => this.srs.acquire(work.circuitId, s));
-      const proofs = await this.runPartitions(job, work, entry);
+      const proofs = await runPartitions({ config: this.config, backend: this.backend, budget: this.budget, lanes: this.lanes, laneOf: this.laneOf }, job, work, entry);
       job.proof = await job.span.time('assemble', () => concatBytes(...proofs));
     } catch (e) {
       if (e instanceof CancelledError || job.cancelRequested) outcome = 'cancelled';
@@ -387,165 +247,16 @@ export class Engine {
     this.pump();
   }
 
-  private async runPartitions(job: Job, work: ProofWork, entry: SrsEntry): Promise<Uint8Array[]> {
-    const lookahead = this.config.pipeline.enabled ? this.config.pipeline.synthesis_lookahead : 0;
-    const slots = new Semaphore(lookahead + 1);
-    const partBytes = estimatePartitionBytes(entry.shape);
-    const inFlight: Promise<Uint8Array>[] = [];
-    let stop: unknown;
-    for (let k = 0; k < work.partitions; k++) {
-      await slots.acquire();
-      if (job.cancelRequested) stop ??= new CancelledError();
-      if (stop !== undefined) {
-        slots.release();
-        break;
-      }
-      const ps = job.span.child(`partition[${k}]`);
-      this.laneOf.set(ps, `partition ${k}`);
-      let res: Reservation | undefined;
-      try {
-        res = this.budget.tryReserve(partBytes, `job ${job.id} partition ${k}`);
-        if (res === undefined) res = await ps.time('mem_wait', () => this.budget.reserve(partBytes, `job ${job.id} partition ${k}`));
-        const synth = ps.child('synth');
-        this.laneOf.set(synth, 'synthesis');
-        let witness: PartitionWitness;
-        try {
-          witness = await work.synthesize(k, synth);
-        } finally {
-          synth.end();
-        }
-        if (job.cancelRequested) throw new CancelledError();
-        const reservation = res;
-        const p = this.proveOnLane(job, k, work.circuitId, entry, witness, ps)
-          .then(({ proof }) =>
-            ps.time('verify', () => {
-              if (!verifyProof(entry.pvk, proof, witness.inputs)) {
-                throw new Error(`partition ${k}: the proof did not verify against its ${witness.inputs.length} public inputs (circuit ${work.circuitId})`);
-              }
-              job.partitionsDone++;
-              return encodeProof(proof);
-            }),
-          )
-          .catch((e: unknown) => {
-            stop ??= e;
-            throw e;
-          })
-          .finally(() => {
-            this.budget.release(reservation);
-            ps.end();
-            slots.release();
-          });
-        p.catch(() => {}); // observed below
-        inFlight.push(p);
-      } catch (e) {
-        if (res !== undefined) this.budget.release(res);
-        ps.end();
-        slots.release();
-        stop ??= e instanceof CancelledError ? e : new Error(`partition ${k}: ${errorText(e)}`);
-        break;
-      }
-    }
-    const settled = await Promise.allSettled(inFlight);
-    if (stop !== undefined) throw stop;
-    if (job.cancelRequested) throw new CancelledError();
-    return settled.map((s) => (s as PromiseFulfilledResult<Uint8Array>).value);
-  }
-
-  private proveOnLane(job: Job, partition: number, circuitId: string, entry: SrsEntry, witness: PartitionWitness, span: Span) {
-    return new Promise<{ proof: import('../groth16/proof.js').Proof }>((resolve, reject) => {
-      this.laneQueue.push({
-        job,
-        partition,
-        circuitId,
-        entry,
-        witness,
-        span,
-        submittedMs: performance.now(),
-        priority: job.priority,
-        seq: job.seq * 65536 + partition,
-        resolve,
-        reject,
-      });
-      this.dispatchLanes();
-    });
-  }
-
-  private dispatchLanes(): void {
-    const maxBatch = this.config.scheduler.max_batch_size;
-    for (const lane of this.lanes) {
-      if (lane.items.length > 0 || this.laneQueue.length === 0) continue;
-      const first = this.laneQueue.peek()!;
-      const same = this.laneQueue.toArray().filter((it) => it.circuitId === first.circuitId).slice(0, maxBatch);
-      if (maxBatch > 1 && same.length < maxBatch && this.config.scheduler.max_batch_wait_ms > 0 && this.moreExpected(first.circuitId, same)) {
-        // cross-sector batching: wait (bounded) for more partitions of the same circuit
-        const waited = performance.now() - first.submittedMs;
-        if (waited < this.config.scheduler.max_batch_wait_ms) {
-          if (this.batchTimer === undefined) {
-            this.batchTimer = setTimeout(() => {
-              this.batchTimer = undefined;
-              this.dispatchLanes();
-            }, Math.max(1, this.config.scheduler.max_batch_wait_ms - waited));
-          }
-          return;
-        }
-      }
-      for (const it of same) this.laneQueue.remove(it);
-      lane.items = same;
-      void this.runLane(lane);
-    }
-  }
-
   /** Whether another job of the same circuit may still hand partitions to the lanes. */
-  private moreExpected(circuitId: string, batch: LaneItem[]): boolean {
-    const inBatch = new Set(batch.map((b) => b.job));
+  private moreExpected(circuitId: string, inBatch: ReadonlySet<Job>): boolean {
     for (const j of this.running) {
       if (j.work?.circuitId === circuitId && !inBatch.has(j) && !j.cancelRequested) return true;
     }
     return this.queue.toArray().some((j) => j.work?.circuitId === circuitId);
   }
 
-  private async runLane(lane: Lane): Promise<void> {
-    const batch = lane.items;
-    for (const it of batch) {
-      if (it.job.cancelRequested) {
-        it.witness.release?.();
-        it.reject(new CancelledError());
-        continue;
-      }
-      const wait = new Span('lane_wait', it.span, it.submittedMs);
-      wait.end();
-      it.job.lanes.add(lane.index);
-      const proving = it.span.child('prove');
-      this.laneOf.set(proving, `prover ${lane.index}`);
-      try {
-        const r = await prove(it.entry.params, it.entry.shape, it.witness.assignment, this.backend, proving);
-        proving.end();
-        it.resolve({ proof: r.proof });
-      } catch (e) {
-        proving.end();
-        it.reject(new Error(`prover: ${errorText(e)}`));
-      } finally {
-        it.witness.release?.();
-        it.job.lanes.delete(lane.index);
-      }
-    }
-    lane.items = [];
-    this.dispatchLanes();
-  }
-
   // ---------------------------------------------------------------------------------------------
   // Completion, timing, logs, metrics
-
-  private timingsOf(job: Job): JobTimings {
-    const byName = (n: string): number => job.span.children.filter((c) => c.name === n).reduce((t, c) => t + c.durationMs, 0);
-    return {
-      queueWaitMs: round(job.queueSpan?.durationMs ?? 0),
-      srsLoadMs: round(byName('srs')),
-      synthesisMs: round(sumSpans(job.span, 'synth')),
-      gpuComputeMs: round(sumSpans(job.span, 'prove')),
-      totalMs: round(job.span.durationMs),
-    };
-  }
 
   private finish(job: Job, state: 'completed' | 'failed' | 'cancelled', error?: string): void {
     if (job.finished) return;
@@ -554,63 +265,17 @@ export class Engine {
     job.state = state;
     job.error = error;
     job.finishedAtMs = performance.now();
-    job.timings = this.timingsOf(job);
+    job.timings = jobTimings(job);
     try {
       job.work?.dispose?.();
     } catch {
       /* ignore */
     }
     if (state !== 'completed') job.proof = undefined;
-    const t = job.timings;
-    const kind = job.kindName;
-    if (state === 'completed') {
-      this.totals.completed++;
-      this.metrics.completed.inc({ proof_kind: kind });
-    } else if (state === 'failed') {
-      this.totals.failed++;
-      this.metrics.failed.inc({ proof_kind: kind });
-    } else {
-      this.totals.cancelled++;
-      this.metrics.cancelled.inc({ proof_kind: kind });
-    }
-    if (job.queueSpan) this.metrics.stage.observe({ proof_kind: kind, stage: 'queue' }, t.queueWaitMs / 1000);
-    this.metrics.stage.observe({ proof_kind: kind, stage: 'total' }, t.totalMs / 1000);
-    const srsSpan = job.span.children.find((c) => c.name === 'srs');
-    if (srsSpan) this.metrics.stage.observe({ proof_kind: kind, stage: 'srs' }, srsSpan.durationMs / 1000);
-    for (const p of job.span.children.filter((c) => c.name.startsWith('partition['))) {
-      for (const c of p.children) {
-        if (c.name === 'synth' || c.name === 'prove' || c.name === 'verify' || c.name === 'mem_wait' || c.name === 'lane_wait') {
-          this.metrics.stage.observe({ proof_kind: kind, stage: c.name }, c.durationMs / 1000);
-        }
-        if (c.name === 'prove') for (const ph of c.children) this.metrics.phase.observe({ phase: ph.name }, ph.durationMs / 1000);
-      }
-    }
-    const gaps = gapWarnings(job.span);
-    for (const g of gaps) {
-      this.metrics.gapWarnings.inc({ stage: g.stage });
-      this.log.warn({ job: job.id, span: g.path, gapMs: g.gapMs, gapPct: round(100 * g.fraction) }, 'span gap over 2 %');
-    }
-    const line = {
-      job: job.id,
-      requestId: job.requestId || undefined,
-      kind,
-      priority: PRIORITY_NAMES[job.priority],
-      circuit: job.work?.circuitId,
-      partitions: job.work?.partitions,
-      status: state,
-      error,
-      timings: t,
-      spans: job.span.toJSON(),
-    };
-    if (state === 'failed') this.log.error(line, 'proof job failed');
-    else this.log.info(line, `proof job ${state}`);
+    this.totals[state]++;
+    reportFinishedJob(job, state, error, this.metrics, this.log);
     job.settle();
-    const retention = this.config.kiln.job_retention_s * 1000;
-    const timer = setTimeout(() => {
-      this.jobs.delete(job.id);
-      if (this.byRequest.get(job.requestId) === job) this.byRequest.delete(job.requestId);
-    }, retention);
-    timer.unref();
+    this.jobs.retire(job, this.config.kiln.job_retention_s * 1000);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -635,7 +300,7 @@ export class Engine {
   lanesStatus(): { ordinal: number; name: string; vramTotal: number; vramFree: number; currentJobId: string; currentProofKind: string }[] {
     const caps = this.backend.capabilities();
     const perDevice = this.config.gpus.gpu_workers_per_device;
-    return this.lanes.map((l) => {
+    return this.lanes.lanes.map((l) => {
       const dev = Math.floor(l.index / perDevice);
       const gpu = caps.gpus.find((g) => g.ordinal === (this.config.gpus.devices[dev] ?? dev));
       const cur = l.items.find((it) => it.job.lanes.has(l.index)) ?? l.items[0];
@@ -659,7 +324,7 @@ export class Engine {
       lanes: this.lanesStatus(),
       maxJobsInFlight: this.maxInFlight,
       queues: this.queueStats(),
-      jobs: [...this.jobs.values()].map((j) => j.summary()),
+      jobs: this.jobs.all().map((j) => j.summary()),
       srs: this.srs.status(),
       memory: {
         budgetBytes: this.budget.limit,
@@ -691,11 +356,11 @@ export class Engine {
   /** Chrome trace-event JSON of the given jobs (unknown ids are skipped). */
   trace(jobIds: readonly string[]): { traceEvents: TraceEvent[]; displayTimeUnit: 'ms' } {
     const jobs = jobIds.map((id) => this.jobs.get(id)).filter((j): j is Job => j !== undefined);
-    return chromeTrace(jobs.map((j) => ({ label: `job ${j.id} (${j.kindName})`, root: j.span, laneOf: (s: Span) => this.laneOf.get(s) })));
+    return jobsTrace(jobs, (s) => this.laneOf.get(s));
   }
 
   jobIds(): string[] {
-    return [...this.jobs.keys()];
+    return this.jobs.ids();
   }
 
   /** Stops accepting jobs, cancels queued ones, waits up to graceMs for running ones (then cancels
@@ -713,15 +378,9 @@ export class Engine {
       for (const j of running) this.cancel(j.id);
       await Promise.race([all, new Promise((r) => setTimeout(r, 5000).unref())]);
     }
-    clearTimeout(this.batchTimer);
+    this.lanes.close();
     this.budget.close();
     await this.synthPool.close();
     this.srs.clear();
   }
 }
-
-export function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
-const round = (x: number): number => Math.round(x * 100) / 100;

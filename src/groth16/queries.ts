@@ -11,13 +11,13 @@ import type { Parameters } from './keys.js';
 export const MAX_DOMAIN_LOG2 = 32;
 
 /** Rows of the QAP: the circuit's constraints plus one `input_i · 0 = 0` per input (ONE included). */
-export function qapRows(shape: CircuitShape): number {
+export function qapRows(shape: Pick<CircuitShape, 'numConstraints' | 'numInputs'>): number {
   return shape.numConstraints + shape.numInputs;
 }
 
 /** Evaluation domain size n: the smallest power of two ≥ the QAP rows (as bellperson's
  *  EvaluationDomain::from_coeffs). */
-export function domainSize(shape: CircuitShape): number {
+export function domainSize(shape: Pick<CircuitShape, 'numConstraints' | 'numInputs'>): number {
   const rows = qapRows(shape);
   let n = 1;
   while (n < rows) n *= 2;

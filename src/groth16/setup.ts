@@ -224,7 +224,12 @@ export async function setupWithToxicWaste(shape: CircuitShape, backend: Backend,
 
 /** `<cacheDir>/dev-<shapeDigest>.params`. */
 export function devParamsPath(shape: CircuitShape, cacheDir: string): string {
-  return join(cacheDir, `dev-${shapeDigest(shape)}.params`);
+  return devParamsPathForDigest(shapeDigest(shape), cacheDir);
+}
+
+/** devParamsPath of the shape whose digest (shapeDigest) is `digest`, without the shape. */
+export function devParamsPathForDigest(digest: string, cacheDir: string): string {
+  return join(cacheDir, `dev-${digest}.params`);
 }
 
 /**

@@ -12,7 +12,8 @@ import { type Parameters, readParamsFile, readVerifyingKeyFile, type VerifyingKe
 import { decodeProofs, encodeProofs, type Proof, PROOF_BYTES } from '../groth16/proof.js';
 import { prove } from '../groth16/prover.js';
 import { checkParamsForShape, domainSize } from '../groth16/queries.js';
-import { devParamsPath, loadOrCreateDevParams } from '../groth16/setup.js';
+import { devParamsPath, devParamsPathForDigest, loadOrCreateDevParams } from '../groth16/setup.js';
+import { CountingSystem } from '../r1cs/counter.js';
 import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { CircuitShape } from '../r1cs/cs.js';
@@ -21,7 +22,7 @@ import { deserializeShape, rememberShapeDigest, shapeChunks, shapeDigest } from 
 import { WitnessGenerator } from '../r1cs/witness.js';
 import { Span } from '../util/timing.js';
 import type { C1Output } from '../filecoin/c1.js';
-import { stackedCircuitFor, stackedParamsFor } from '../filecoin/circuit/index.js';
+import { stackedCircuitFor, stackedParamsFor, stackedShapeCircuit } from '../filecoin/circuit/index.js';
 import { type WitnessProgramRunner, stackedProgram, stackedShapeAndProgram, stackedWitnessNative } from '../filecoin/circuit/stacked-program.js';
 import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { parseSectorSize, sealProofInfo, sectorSizeByBytes, sectorSizeByCircuitLabel, type SealProofInfo } from '../filecoin/registry.js';
@@ -64,7 +65,7 @@ export function porepInfoForSize(sectorSize: number): SealProofInfo {
  * current circuit version is there, else recorded (and written there, atomically).
  */
 export function porepShape(info: SealProofInfo, cacheDir?: string): { shape: CircuitShape; cached: boolean } {
-  const file = cacheDir ? join(cacheDir, 'shapes', `${porepCircuitId(info.sectorSize)}-v${STACKED_CIRCUIT_VERSION}.shape`) : undefined;
+  const file = cacheDir ? shapeFile(info, cacheDir) : undefined;
   if (file && existsSync(file)) {
     try {
       const shape = deserializeShape(readFileSync(file));
@@ -131,6 +132,26 @@ export function porepProgram(info: SealProofInfo, shape: CircuitShape, cacheDir?
   return program;
 }
 
+function shapeFile(info: SealProofInfo, cacheDir: string): string {
+  return join(cacheDir, 'shapes', `${porepCircuitId(info.sectorSize)}-v${STACKED_CIRCUIT_VERSION}.shape`);
+}
+
+/** The digest of the shape porepShape cached for `info` in `cacheDir` (written beside it), read
+ *  without loading or compiling the shape; undefined when no shape of this version is cached. */
+export function cachedPorepShapeDigest(info: SealProofInfo, cacheDir: string): string | undefined {
+  const file = shapeFile(info, cacheDir);
+  if (!existsSync(file) || !existsSync(`${file}.sha256`)) return undefined;
+  const d = readFileSync(`${file}.sha256`, 'utf8').trim();
+  return /^[0-9a-f]{64}$/.test(d) ? d : undefined;
+}
+
+/** The partition circuit's sizes, counted (nothing stored: seconds at 32 GiB, no matrices). */
+export function porepCircuitSizes(info: SealProofInfo): { numConstraints: number; numInputs: number; numAux: number } {
+  const cs = new CountingSystem();
+  stackedShapeCircuit(info).synthesize(cs);
+  return { numConstraints: cs.numConstraints, numInputs: cs.numInputs, numAux: cs.numAux };
+}
+
 export interface ParamsSource {
   kind: 'official' | 'dev';
   path: string;
@@ -142,9 +163,11 @@ export interface ParamsSource {
  * sizes match the shape (three sizes share the 8-0-0 tag; the h count tells them apart). `shape`
  * may be a function: it is then called only when such a file is there to be told apart.
  */
+type CircuitSizes = Pick<CircuitShape, 'numConstraints' | 'numInputs'>;
+
 export async function findOfficialParams(
   info: SealProofInfo,
-  shape: CircuitShape | (() => CircuitShape | Promise<CircuitShape>),
+  shape: CircuitSizes | (() => CircuitSizes | Promise<CircuitSizes>),
   paramsDir: string,
 ): Promise<string | undefined> {
   const byId = join(paramsDir, `${porepCircuitId(info.sectorSize)}.params`);
@@ -182,6 +205,21 @@ export async function porepParamsSource(info: SealProofInfo, shape: CircuitShape
   const official = await findOfficialParams(info, shape, paramsDir);
   if (official) return { kind: 'official', path: official };
   return { kind: 'dev', path: devParamsPath(shape, devCacheDir) };
+}
+
+/**
+ * Where the verifying key of `info` comes from, without compiling the circuit shape: the official
+ * parameter file (by name, or among the v28 files by the sizes of the circuit, counted without
+ * storing it), else the development parameters named by the digest cached beside the shape
+ * (porepShape writes it). Only when neither is known is the shape compiled (and cached), as before.
+ */
+export async function porepVerifyingKeySource(info: SealProofInfo, paramsDir: string, cacheDir: string): Promise<ParamsSource> {
+  const official = await findOfficialParams(info, () => porepCircuitSizes(info), paramsDir);
+  if (official) return { kind: 'official', path: official };
+  const devDir = join(cacheDir, 'dev-params');
+  const digest = cachedPorepShapeDigest(info, cacheDir);
+  if (digest !== undefined) return { kind: 'dev', path: devParamsPathForDigest(digest, devDir) };
+  return { kind: 'dev', path: devParamsPath(porepShape(info, cacheDir).shape, devDir) };
 }
 
 /** Loads the parameters of `source` (generating development parameters when needed). */

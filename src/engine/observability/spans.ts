@@ -4,7 +4,7 @@
  * partitions overlap), gap warnings over 2 %, and the sums the AwaitProof timings are made of.
  */
 import { performance } from 'node:perf_hooks';
-import { GAP_WARN_FRACTION, type Span } from '../util/timing.js';
+import { GAP_WARN_FRACTION, type Span } from '../../util/timing.js';
 
 /** Wall time of `s` during which none of its children ran. 0 for a leaf. */
 export function uncoveredMs(s: Span): number {

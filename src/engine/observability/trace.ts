@@ -8,7 +8,7 @@
  * events ("ph": "M", thread_name / process_name).
  */
 import { performance } from 'node:perf_hooks';
-import type { Span } from '../util/timing.js';
+import type { Span } from '../../util/timing.js';
 
 export interface TraceEvent {
   name: string;

@@ -1,0 +1,136 @@
+/**
+ * Jobs: one proof request's state, result and timings (Job), and the registry of jobs by id and by
+ * request id — the idempotency of SubmitProof (a request id with a live job returns that job) and
+ * the retention of finished jobs for AwaitProof and traces.
+ */
+import { Span } from '../util/timing.js';
+import type { Queued } from './queue.js';
+import { PRIORITY_NAMES, type ProofWork } from './types.js';
+
+export type JobState = 'planning' | 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+
+export interface JobTimings {
+  queueWaitMs: number;
+  srsLoadMs: number;
+  synthesisMs: number;
+  gpuComputeMs: number;
+  totalMs: number;
+}
+
+export interface JobResult {
+  jobId: string;
+  status: number; // AwaitStatus
+  proof: Uint8Array;
+  errorMessage: string;
+  timings: JobTimings;
+}
+
+export class CancelledError extends Error {
+  constructor() {
+    super('cancelled');
+    this.name = 'CancelledError';
+  }
+}
+
+export class Job implements Queued {
+  state: JobState = 'planning';
+  readonly span: Span;
+  queueSpan: Span | undefined;
+  work: ProofWork | undefined;
+  proof: Uint8Array | undefined;
+  error: string | undefined;
+  cancelRequested = false;
+  readonly submittedAt = Date.now();
+  startedAtMs: number | undefined;
+  finishedAtMs: number | undefined;
+  partitionsDone = 0;
+  readonly lanes = new Set<number>();
+  timings: JobTimings = { queueWaitMs: 0, srsLoadMs: 0, synthesisMs: 0, gpuComputeMs: 0, totalMs: 0 };
+  readonly done: Promise<void>;
+  private resolveDone!: () => void;
+
+  constructor(
+    readonly id: string,
+    readonly requestId: string,
+    readonly kind: number,
+    readonly kindName: string,
+    readonly priority: number,
+    readonly seq: number,
+  ) {
+    this.span = new Span('job');
+    this.done = new Promise((r) => (this.resolveDone = r));
+  }
+
+  get finished(): boolean {
+    return this.state === 'completed' || this.state === 'failed' || this.state === 'cancelled';
+  }
+
+  /** @internal */
+  settle(): void {
+    this.resolveDone();
+  }
+
+  summary(): Record<string, unknown> {
+    return {
+      id: this.id,
+      requestId: this.requestId,
+      kind: this.kindName,
+      priority: PRIORITY_NAMES[this.priority] ?? String(this.priority),
+      state: this.state,
+      circuitId: this.work?.circuitId,
+      describe: this.work?.describe,
+      partitions: { total: this.work?.partitions ?? 0, done: this.partitionsDone },
+      lanes: [...this.lanes],
+      submittedAt: new Date(this.submittedAt).toISOString(),
+      startedAtMs: this.startedAtMs === undefined ? undefined : round(this.startedAtMs),
+      finishedAtMs: this.finishedAtMs === undefined ? undefined : round(this.finishedAtMs),
+      timings: this.timings,
+      error: this.error,
+    };
+  }
+}
+
+/** The jobs the engine knows: by id, and the live one of each request id. */
+export class JobRegistry {
+  private readonly jobs = new Map<string, Job>();
+  private readonly byRequest = new Map<string, Job>();
+
+  /** The job a resubmitted request id returns: its latest job unless that one failed or was cancelled. */
+  live(requestId: string): Job | undefined {
+    if (requestId === '') return undefined;
+    const prev = this.byRequest.get(requestId);
+    return prev !== undefined && prev.state !== 'failed' && prev.state !== 'cancelled' ? prev : undefined;
+  }
+
+  add(job: Job): void {
+    this.jobs.set(job.id, job);
+    if (job.requestId !== '') this.byRequest.set(job.requestId, job);
+  }
+
+  get(id: string): Job | undefined {
+    return this.jobs.get(id);
+  }
+
+  ids(): string[] {
+    return [...this.jobs.keys()];
+  }
+
+  all(): Job[] {
+    return [...this.jobs.values()];
+  }
+
+  /** Forgets a finished job `retentionMs` from now (AwaitProof and traces see it until then). */
+  retire(job: Job, retentionMs: number): void {
+    const timer = setTimeout(() => {
+      this.jobs.delete(job.id);
+      if (this.byRequest.get(job.requestId) === job) this.byRequest.delete(job.requestId);
+    }, retentionMs);
+    timer.unref();
+  }
+}
+
+export function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export const round = (x: number): number => Math.round(x * 100) / 100;

@@ -1,0 +1,119 @@
+/**
+ * The partition pipeline of one job: per partition k, at most `synthesis_lookahead + 1` partitions
+ * in flight: [partition[k]] → [mem_wait] reserve the working set → [synth] witness (worker
+ * threads) → a prover lane ([lane_wait], [prove]) → [verify] → release. The proving of one
+ * partition (native code, off the JS thread) overlaps the synthesis of the next.
+ */
+import type { Backend } from '../backend/backend.js';
+import { FR_BYTES } from '../field/layout.js';
+import { encodeProof } from '../groth16/proof.js';
+import { domainSize } from '../groth16/queries.js';
+import { verifyProof } from '../groth16/verifier.js';
+import type { CircuitShape } from '../r1cs/cs.js';
+import type { Span } from '../util/timing.js';
+import type { EngineConfig } from './config.js';
+import { CancelledError, errorText, type Job } from './jobs.js';
+import type { ProverLanes } from './lanes.js';
+import type { MemoryBudget, Reservation } from './memory.js';
+import type { SrsEntry } from './srs-cache.js';
+import type { PartitionWitness, ProofWork } from './types.js';
+
+/** Bytes one partition needs while in flight: the witness, and what the backend says one
+ *  partition proof of this domain takes (Backend.partitionWorkingSetBytes: the a, b, c
+ *  evaluations and the quotient's scratch and twiddle tables). */
+export function estimatePartitionBytes(shape: CircuitShape, backend: Backend): number {
+  return (shape.numInputs + shape.numAux) * FR_BYTES + backend.partitionWorkingSetBytes(domainSize(shape));
+}
+
+export class Semaphore {
+  private waiters: (() => void)[] = [];
+  constructor(private free: number) {}
+  async acquire(): Promise<void> {
+    if (this.free > 0) {
+      this.free--;
+      return;
+    }
+    await new Promise<void>((r) => this.waiters.push(r));
+  }
+  release(): void {
+    const w = this.waiters.shift();
+    if (w) w();
+    else this.free++;
+  }
+}
+
+export interface PipelineDeps {
+  config: EngineConfig;
+  backend: Backend;
+  budget: MemoryBudget;
+  lanes: ProverLanes;
+  laneOf: WeakMap<Span, string>;
+}
+
+/** Synthesises, proves and verifies every partition of `work`; returns the encoded proofs in order.
+ *  Stops at the first failure (or cancellation) after the partitions in flight settle. */
+export async function runPartitions(deps: PipelineDeps, job: Job, work: ProofWork, entry: SrsEntry): Promise<Uint8Array[]> {
+  const { config, budget, lanes, laneOf } = deps;
+  const lookahead = config.pipeline.enabled ? config.pipeline.synthesis_lookahead : 0;
+  const slots = new Semaphore(lookahead + 1);
+  const partBytes = estimatePartitionBytes(entry.shape, deps.backend);
+  const inFlight: Promise<Uint8Array>[] = [];
+  let stop: unknown;
+  for (let k = 0; k < work.partitions; k++) {
+    await slots.acquire();
+    if (job.cancelRequested) stop ??= new CancelledError();
+    if (stop !== undefined) {
+      slots.release();
+      break;
+    }
+    const ps = job.span.child(`partition[${k}]`);
+    laneOf.set(ps, `partition ${k}`);
+    let res: Reservation | undefined;
+    try {
+      res = budget.tryReserve(partBytes, `job ${job.id} partition ${k}`);
+      if (res === undefined) res = await ps.time('mem_wait', () => budget.reserve(partBytes, `job ${job.id} partition ${k}`));
+      const synth = ps.child('synth');
+      laneOf.set(synth, 'synthesis');
+      let witness: PartitionWitness;
+      try {
+        witness = await work.synthesize(k, synth);
+      } finally {
+        synth.end();
+      }
+      if (job.cancelRequested) throw new CancelledError();
+      const reservation = res;
+      const p = lanes
+        .prove(job, k, work.circuitId, entry, witness, ps)
+        .then(({ proof }) =>
+          ps.time('verify', () => {
+            if (!verifyProof(entry.pvk, proof, witness.inputs)) {
+              throw new Error(`partition ${k}: the proof did not verify against its ${witness.inputs.length} public inputs (circuit ${work.circuitId})`);
+            }
+            job.partitionsDone++;
+            return encodeProof(proof);
+          }),
+        )
+        .catch((e: unknown) => {
+          stop ??= e;
+          throw e;
+        })
+        .finally(() => {
+          budget.release(reservation);
+          ps.end();
+          slots.release();
+        });
+      p.catch(() => {}); // observed below
+      inFlight.push(p);
+    } catch (e) {
+      if (res !== undefined) budget.release(res);
+      ps.end();
+      slots.release();
+      stop ??= e instanceof CancelledError ? e : new Error(`partition ${k}: ${errorText(e)}`);
+      break;
+    }
+  }
+  const settled = await Promise.allSettled(inFlight);
+  if (stop !== undefined) throw stop;
+  if (job.cancelRequested) throw new CancelledError();
+  return settled.map((s) => (s as PromiseFulfilledResult<Uint8Array>).value);
+}
