@@ -20,7 +20,7 @@ import {
   provePorep,
   verifyPorep,
 } from '../kinds/porep-c2.js';
-import { ensureDevParamsFile } from '../groth16/setup.js';
+import { devSetupOnDevice, ensureDevParamsFile } from '../groth16/setup.js';
 import { DensityCounter } from '../r1cs/density.js';
 import { Span, formatSpanTree } from '../util/timing.js';
 
@@ -67,7 +67,7 @@ export async function proveC1(c1: C1Output, o: ProveC1Options, root: Span): Prom
       : existsSync(source.path)
         ? `  parameters: INSECURE development parameters (no official ones in ${o.paramsDir}), cached: ${source.path}`
         : `  parameters: no official parameters in ${o.paramsDir}: generating INSECURE development parameters once ` +
-          `(minutes; cached in ${devDir})`,
+          `${devSetupOnDevice(o.backend) ? 'on the GPU' : '(minutes)'}; cached in ${devDir}`,
   );
   const params = await root.time('srs', () => loadPorepParams(source, shape, o.backend, devDir));
   const { bytes } = await provePorep(c1, shape, params, o.backend, root, { cacheDir: o.cacheDir });
