@@ -4,7 +4,7 @@
  * (official files in the parameter cache, else insecure development parameters), and the proving /
  * verification of every partition of a C1.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import { NativeBackend } from '../backend/native.js';
@@ -18,12 +18,13 @@ import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { checkProgramForShape, deserializeProgram, programChunks, type WitnessProgram } from '../r1cs/program.js';
-import { deserializeShape, rememberShapeDigest, shapeChunks, shapeDigest } from '../r1cs/shape.js';
+import { readShapeFile, rememberShapeDigest, shapeDigest, writeShapeFile } from '../r1cs/shape.js';
+import { writeChunksAtomic } from '../util/files.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
 import { Span } from '../util/timing.js';
 import type { C1Output } from '../filecoin/c1.js';
 import { stackedCircuitFor, stackedParamsFor, stackedShapeCircuit } from '../filecoin/circuit/index.js';
-import { type WitnessProgramRunner, stackedProgram, stackedShapeAndProgram, stackedWitnessNative } from '../filecoin/circuit/stacked-program.js';
+import { type WitnessProgramRunner, stackedProgramFast, stackedShapeAndProgramFast, stackedWitnessNative } from '../filecoin/circuit/stacked-program.js';
 import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { parseSectorSize, sealProofInfo, sectorSizeByBytes, sectorSizeByCircuitLabel, type SealProofInfo } from '../filecoin/registry.js';
 
@@ -68,36 +69,27 @@ export function porepShape(info: SealProofInfo, cacheDir?: string): { shape: Cir
   const file = cacheDir ? shapeFile(info, cacheDir) : undefined;
   if (file && existsSync(file)) {
     try {
-      const shape = deserializeShape(readFileSync(file));
-      // The digest written with the shape (hashing it again would cost a second per load).
+      const shape = readShapeFile(file);
+      // The digest written with the shape (hashing it again would cost seconds per load).
       if (existsSync(`${file}.sha256`)) rememberShapeDigest(shape, readFileSync(`${file}.sha256`, 'utf8').trim());
       return { shape, cached: true };
     } catch {
       /* unreadable or stale: record again below */
     }
   }
-  // the witness program is recorded in the same synthesis (native witness generation)
-  const { shape, program } = stackedShapeAndProgram(stackedParamsFor(info));
+  // One challenge recorded (its witness program in the same synthesis), then replicated: challenges
+  // are identical segments (tests compare with a whole-partition recording).
+  const { shape, program } = stackedShapeAndProgramFast(stackedParamsFor(info));
   if (file) {
     mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(`${tmp}.sha256`, shapeDigest(shape) + '\n');
     renameSync(`${tmp}.sha256`, `${file}.sha256`);
-    writeChunks(`${tmp}.wprog`, programChunks(program), `${file}.wprog`);
-    writeChunks(tmp, shapeChunks(shape), file);
+    writeChunksAtomic(`${file}.wprog`, programChunks(program));
+    writeShapeFile(file, shape);
   }
   rememberProgram(shape, program);
   return { shape, cached: false };
-}
-
-function writeChunks(tmp: string, chunks: Uint8Array[], file: string): void {
-  const fd = openSync(tmp, 'w');
-  try {
-    for (const c of chunks) writeSync(fd, c);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
 }
 
 const programs = new WeakMap<CircuitShape, WitnessProgram>();
@@ -121,11 +113,11 @@ export function porepProgram(info: SealProofInfo, shape: CircuitShape, cacheDir?
     }
   }
   if (!program) {
-    program = stackedProgram(stackedParamsFor(info));
+    program = stackedProgramFast(stackedParamsFor(info));
     checkProgramForShape(program, shape);
     if (file) {
       mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
-      writeChunks(`${file}.${process.pid}.tmp`, programChunks(program), file);
+      writeChunksAtomic(file, programChunks(program));
     }
   }
   programs.set(shape, program);
