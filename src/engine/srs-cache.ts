@@ -29,6 +29,8 @@ export interface SrsEntry {
   refCount: number;
   lastUsedMs: number;
   loadMs: number;
+  /** The load's span tree (check, shape, mem_wait, load → the provider's steps, prepare_vk). */
+  loadSpan: Span;
 }
 
 interface Slot {
@@ -103,9 +105,10 @@ export class SrsCache {
     const existing = this.slots.get(circuitId);
     if (existing?.entry) return { alreadyLoaded: true, loadTimeMs: 0 };
     const t0 = this.now();
-    const slot = existing ?? this.startLoad(circuitId, new Span('preload'));
+    const span = new Span('preload');
+    const slot = existing ?? this.startLoad(circuitId, span);
     slot.evictWhenIdle = false;
-    await slot.loading;
+    await slot.loading.finally(() => span.end());
     return { alreadyLoaded: false, loadTimeMs: this.now() - t0 };
   }
 
@@ -146,6 +149,11 @@ export class SrsCache {
         loadMs: s.entry!.loadMs,
         idleMs: s.refCount > 0 ? 0 : t - s.entry!.lastUsedMs,
       }));
+  }
+
+  /** The span tree of a loaded circuit's load (undefined when not loaded). */
+  loadSpan(circuitId: string): Span | undefined {
+    return this.slots.get(circuitId)?.entry?.loadSpan;
   }
 
   get loadedBytes(): number {
@@ -190,6 +198,7 @@ export class SrsCache {
       refCount: slot.refCount,
       lastUsedMs: this.now(),
       loadMs: this.now() - t0,
+      loadSpan: span,
     };
     slot.entry = entry;
     return entry;
