@@ -1,27 +1,25 @@
 /**
  * The PoRep C2 proof kind's core, for the CLI and the engine (porep-c2-planner.ts): the circuit id of a sector size, the compiled
  * partition shape (recorded once per size and cached on disk), where the parameters come from
- * (official files in the parameter cache, else insecure development parameters), and the proving /
- * verification of every partition of a C1.
+ * (official files in the parameter cache, else insecure development parameters), a partition's
+ * witness (native or TypeScript) and the verification of every partition of a C1. Proving goes
+ * through the engine (porep-c2-planner.ts), for the daemon and the CLI alike.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import { NativeBackend } from '../backend/native.js';
 import { type Parameters, readParamsFile, readVerifyingKeyFile, type VerifyingKey } from '../groth16/keys.js';
-import { decodeProofs, encodeProofs, type Proof, PROOF_BYTES } from '../groth16/proof.js';
-import { prove } from '../groth16/prover.js';
+import { decodeProofs, PROOF_BYTES } from '../groth16/proof.js';
 import { checkParamsForShape, domainSize } from '../groth16/queries.js';
 import { devParamsPath, devParamsPathForDigest, loadOrCreateDevParams } from '../groth16/setup.js';
 import { CountingSystem } from '../r1cs/counter.js';
 import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
-import { FR_BYTES } from '../field/layout.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { checkProgramForShape, deserializeProgram, programChunks, type WitnessProgram } from '../r1cs/program.js';
 import { readShapeFile, rememberShapeDigest, shapeDigest, writeShapeFile } from '../r1cs/shape.js';
 import { writeChunksAtomic } from '../util/files.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
-import { Span } from '../util/timing.js';
 import type { C1Output } from '../filecoin/c1.js';
 import { stackedCircuitFor, stackedParamsFor, stackedShapeCircuit } from '../filecoin/circuit/index.js';
 import { type WitnessProgramRunner, stackedProgramFast, stackedShapeAndProgramFast, stackedWitnessNative } from '../filecoin/circuit/stacked-program.js';
@@ -284,46 +282,6 @@ function checkPublicInputs(c1: C1Output, partition: number, inputs: bigint[]): v
   if (inputs.length !== want.length || bad >= 0) {
     throw new Error(`partition ${partition}: the circuit's public inputs differ from the C1's (index ${bad < 0 ? inputs.length : bad})`);
   }
-}
-
-/** Proves every partition of `c1` (synthesis then proving, one partition after the other) and
- *  verifies each proof. Spans: partition[k] → synth, prove (→ prover phases), verify. The witness
- *  is native (`witnessRunner`) unless KILN_WITNESS=ts; `cacheDir` holds the shape's program. */
-export async function provePorep(
-  c1: C1Output,
-  shape: CircuitShape,
-  params: Parameters,
-  backend: Backend,
-  span: Span,
-  opts: { cacheDir?: string } = {},
-): Promise<{ proofs: Proof[]; bytes: Uint8Array }> {
-  const runner = witnessRunner();
-  const program = runner ? await span.time('witness program', () => porepProgram(c1.registeredProof, shape, opts.cacheDir)) : undefined;
-  const pvk = await span.time('prepare vk', () => prepareVerifyingKey(params.vk));
-  const proofs: Proof[] = [];
-  for (let k = 0; k < c1.partitions.length; k++) {
-    const ps = span.child(`partition[${k}]`);
-    // The witness goes straight into backend (native) memory, where the prover reads it.
-    const buf = backend.alloc((shape.numInputs + shape.numAux) * FR_BYTES);
-    let proof: Proof;
-    let inputs: bigint[];
-    try {
-      const w = await ps.time('synth', () =>
-        runner && program ? porepWitnessNative(runner, program, c1, k, shape, buf) : porepWitness(c1, k, shape, buf),
-      );
-      inputs = w.inputs;
-      const pr = ps.child('prove');
-      proof = (await prove(params, shape, w.assignment, backend, pr)).proof;
-      pr.end();
-    } finally {
-      backend.release(buf);
-    }
-    const ok = await ps.time('verify', () => verifyProof(pvk, proof, inputs));
-    ps.end();
-    if (!ok) throw new Error(`partition ${k}: the proof does not verify (parameters do not match the circuit?)`);
-    proofs.push(proof);
-  }
-  return { proofs, bytes: encodeProofs(proofs) };
 }
 
 /** Verifies the concatenated partition proofs of a C1 against a verifying key; returns per-partition
