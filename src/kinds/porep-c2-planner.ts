@@ -92,8 +92,11 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         const info = infoForCircuit(id);
         if (info === undefined) return Promise.reject(new Error(`unknown PoRep circuit ${id}`));
         s = Promise.resolve().then(() => {
-          const { shape, cached } = porepShape(info, shapeCacheDir); // compiled once per size, cached on disk
-          notice(`circuit ${id}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux (shape ${cached ? 'cached' : 'recorded and cached'})`);
+          const { shape, cached, cacheError } = porepShape(info, shapeCacheDir); // compiled once per size, cached on disk
+          notice(
+            `circuit ${id}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux ` +
+              `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : 'recorded and cached'})`,
+          );
           return shape;
         });
         shapes.set(id, s);

@@ -5,7 +5,7 @@
  * witness (native or TypeScript) and the verification of every partition of a C1. Proving goes
  * through the engine (porep-c2-planner.ts), for the daemon and the CLI alike.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import { NativeBackend } from '../backend/native.js';
@@ -63,7 +63,7 @@ export function porepInfoForSize(sectorSize: number): SealProofInfo {
  * The compiled partition shape of a sector size: read from `<cacheDir>/shapes/` when a shape of the
  * current circuit version is there, else recorded (and written there, atomically).
  */
-export function porepShape(info: SealProofInfo, cacheDir?: string): { shape: CircuitShape; cached: boolean } {
+export function porepShape(info: SealProofInfo, cacheDir?: string): { shape: CircuitShape; cached: boolean; cacheError?: string } {
   const file = cacheDir ? shapeFile(info, cacheDir) : undefined;
   if (file && existsSync(file)) {
     try {
@@ -78,16 +78,21 @@ export function porepShape(info: SealProofInfo, cacheDir?: string): { shape: Cir
   // One challenge recorded (its witness program in the same synthesis), then replicated: challenges
   // are identical segments (tests compare with a whole-partition recording).
   const { shape, program } = stackedShapeAndProgramFast(stackedParamsFor(info));
-  if (file) {
+  rememberProgram(shape, program);
+  if (!file) return { shape, cached: false };
+  // The cache only saves time: a full disk (a 32 GiB shape is ~7 GB) costs a warning, not the proof.
+  try {
     mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(`${tmp}.sha256`, shapeDigest(shape) + '\n');
     renameSync(`${tmp}.sha256`, `${file}.sha256`);
     writeChunksAtomic(`${file}.wprog`, programChunks(program));
     writeShapeFile(file, shape);
+    return { shape, cached: false };
+  } catch (e) {
+    for (const f of [`${file}.sha256`, `${file}.wprog`, `${file}.${process.pid}.tmp`, `${file}.wprog.${process.pid}.tmp`]) rmSync(f, { force: true });
+    return { shape, cached: false, cacheError: `shape not cached in ${cacheDir}: ${(e as Error).message}` };
   }
-  rememberProgram(shape, program);
-  return { shape, cached: false };
 }
 
 const programs = new WeakMap<CircuitShape, WitnessProgram>();
