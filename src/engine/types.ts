@@ -102,6 +102,9 @@ export class PlanError extends Error {
 export interface PlanContext {
   /** Worker pool for synthesis (may be used or not by a planner). */
   synthPool: import('./synth-pool.js').SynthesisPool;
+  /** Witness buffers in the backend's memory, reused across partitions (give them back in
+   *  PartitionWitness.release). */
+  buffers: import('./buffers.js').BufferPool;
 }
 
 /** Turns requests of one proof kind into ProofWork. */

@@ -35,6 +35,7 @@ import { readParamsFile } from '../groth16/keys.js';
 import { checkParamsForShape } from '../groth16/queries.js';
 import { devParamsPath, loadOrCreateDevParams } from '../groth16/setup.js';
 import type { CircuitShape } from '../r1cs/cs.js';
+import { FR_BYTES } from '../field/layout.js';
 import type { EngineConfig } from '../engine/config.js';
 import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork } from '../engine/types.js';
 import type { PorepWitnessArg } from './porep-c2-worker.js';
@@ -172,18 +173,22 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
             // native witness: the partition's witness program on the CPU pool (same bytes as the worker's)
             const shape = await circuits.shape(circuitId);
             const program = porepProgram(info, shape, shapeCacheDir);
-            const w = await porepWitnessNative(runner, program, only, k, shape);
-            span.record('tape', w.tapeMs);
-            span.record('witness', w.runMs);
-            let held: Uint8Array | undefined = w.assignment;
-            return {
-              assignment: w.assignment,
-              inputs: inputs[k],
-              release: () => {
-                if (held) runner.release(held);
-                held = undefined;
-              },
+            // straight into a pooled buffer of the backend's (pinned on the GPU: fast uploads)
+            const out = ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES);
+            let held: Uint8Array | undefined = out;
+            const giveBack = (): void => {
+              if (held) ctx.buffers.give(held);
+              held = undefined;
             };
+            try {
+              const w = await porepWitnessNative(runner, program, only, k, shape, out);
+              span.record('tape', w.tapeMs);
+              span.record('witness', w.runMs);
+              return { assignment: w.assignment, inputs: inputs[k], release: giveBack };
+            } catch (e) {
+              giveBack();
+              throw e;
+            }
           }
           const arg: PorepWitnessArg = { c1: only, partition: k, numInputs: inputs[k].length + 1 };
           const t0 = performance.now();
