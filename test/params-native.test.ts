@@ -42,7 +42,7 @@ import { inspectParamsFile, loadParams, loadParamsFile } from '../src/groth16/pa
 import { encodeProof } from '../src/groth16/proof.js';
 import { proveWithRandomness } from '../src/groth16/prover.js';
 import { checkParamsForShape, expectedParamsCounts } from '../src/groth16/queries.js';
-import { insecureDevSetup } from '../src/groth16/setup.js';
+import { devParamsPath, insecureDevSetup, loadOrCreateDevParams } from '../src/groth16/setup.js';
 import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
 import { recordShape } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
@@ -465,5 +465,27 @@ test('a proof from natively loaded, chunked parameters equals the proof from the
     const b = await proveWithRandomness(nat, shape, assignment, r, s, be);
     assert.deepEqual(encodeProof(b.proof), encodeProof(a.proof));
     release(nat);
+  });
+});
+
+test('one loader for official and development files: loadParams and the development-parameter cache', async () => {
+  await withDir(async (dir) => {
+    const circuit = new DemoCircuit({ constraints: 50, bitsPerWord: 4, publicInputs: 2 });
+    const shape = recordShape((cs) => circuit.synthesize(cs));
+    const cacheDir = join(dir, 'cache');
+    // generated, written, then read through the loader like a cached file: host sections in native memory
+    const dev = await loadOrCreateDevParams(shape, be, cacheDir);
+    for (const [key] of KEYS) assert.ok(isPointSection(dev[key]), key);
+    const again = await loadOrCreateDevParams(shape, be, cacheDir);
+    assert.deepEqual(encodeParams(again), encodeParams(dev));
+    // the reference backend (the TypeScript reader): the same parameters in Uint8Arrays
+    const ref = await loadParams(devParamsPath(shape, cacheDir), new ReferenceBackend(), { expected: expectedParamsCounts(shape) });
+    for (const [key] of KEYS) assert.ok(ref[key] instanceof Uint8Array, key);
+    assert.deepEqual(encodeParams(ref), encodeParams(dev));
+    // a wrong circuit is refused before a point is read
+    const other = recordShape((cs) => new DemoCircuit({ constraints: 51, bitsPerWord: 4, publicInputs: 2 }).synthesize(cs));
+    await assert.rejects(loadParams(devParamsPath(shape, cacheDir), be, { expected: expectedParamsCounts(other) }), /section (vk\.ic|h|l|a|b_g1|b_g2): count \d+ but the circuit/);
+    release(dev);
+    release(again);
   });
 });

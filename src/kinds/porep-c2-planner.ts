@@ -20,6 +20,7 @@ import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { sealProofById } from '../filecoin/registry.js';
 import {
   findOfficialParams,
+  loadPorepParams,
   porepCircuitId,
   porepInfoForCircuit as infoForCircuit,
   porepProgram,
@@ -27,10 +28,8 @@ import {
   porepWitnessNative,
   witnessRunner,
 } from './porep-c2.js';
-import type { Parameters } from '../groth16/keys.js';
-import { readParamsFile } from '../groth16/keys.js';
-import { checkParamsForShape } from '../groth16/queries.js';
-import { loadOrCreateDevParams } from '../groth16/setup.js';
+import type { AnyParameters } from '../groth16/keys.js';
+import { devParamsPath } from '../groth16/setup.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import type { EngineConfig } from '../engine/config.js';
 import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork } from '../engine/types.js';
@@ -80,16 +79,14 @@ export function createPorepKind(opts: PorepKindOptions): { planner: Planner; cir
       }
       return s;
     },
-    async params(id, span): Promise<Parameters> {
+    async params(id, span): Promise<AnyParameters> {
       const shape = await circuits.shape(id);
       const file = await officialFile(id);
-      if (file !== undefined) {
-        const p = await span.time('read', () => readParamsFile(file, { memory: opts.backend }));
-        checkParamsForShape(p, shape);
-        return p;
-      }
+      const devDir = join(shapeCacheDir, 'dev-params');
+      // official and development files through the one loader (native when the CPU addon is built)
+      if (file !== undefined) return span.time('read', () => loadPorepParams({ kind: 'official', path: file }, shape, opts.backend, devDir));
       await circuits.available!(id);
-      return loadOrCreateDevParams(shape, opts.backend, join(shapeCacheDir, 'dev-params'));
+      return loadPorepParams({ kind: 'dev', path: devParamsPath(shape, devDir) }, shape, opts.backend, devDir);
     },
   };
 

@@ -8,10 +8,11 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import { NativeBackend } from '../backend/native.js';
-import { type Parameters, readParamsFile, readVerifyingKeyFile, type VerifyingKey } from '../groth16/keys.js';
+import { type AnyParameters, readVerifyingKeyFile, type VerifyingKey } from '../groth16/keys.js';
+import { loadParams } from '../groth16/params-native.js';
 import { decodeProofs, encodeProofs, type Proof, PROOF_BYTES } from '../groth16/proof.js';
 import { prove } from '../groth16/prover.js';
-import { checkParamsForShape, domainSize } from '../groth16/queries.js';
+import { checkParamsForShape, domainSize, expectedParamsCounts } from '../groth16/queries.js';
 import { devParamsPath, devParamsPathForDigest, loadOrCreateDevParams } from '../groth16/setup.js';
 import { CountingSystem } from '../r1cs/counter.js';
 import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
@@ -222,10 +223,15 @@ export async function porepVerifyingKeySource(info: SealProofInfo, paramsDir: st
   return { kind: 'dev', path: devParamsPath(porepShape(info, cacheDir).shape, devDir) };
 }
 
-/** Loads the parameters of `source` (generating development parameters when needed). */
-export async function loadPorepParams(source: ParamsSource, shape: CircuitShape, backend: Backend, devCacheDir: string): Promise<Parameters> {
+/**
+ * Loads the parameters of `source` (generating development parameters when needed) through the one
+ * loader of parameter files (groth16/params-native.ts loadParams): the file's counts are checked
+ * against its size and against the circuit before any point is read; the CPU backend gets the
+ * sections in native memory, the GPU backend on its device (the host keeps no copy).
+ */
+export async function loadPorepParams(source: ParamsSource, shape: CircuitShape, backend: Backend, devCacheDir: string): Promise<AnyParameters> {
   if (source.kind === 'official') {
-    const p = await readParamsFile(source.path, { memory: backend });
+    const p = await loadParams(source.path, backend, { expected: expectedParamsCounts(shape) });
     checkParamsForShape(p, shape);
     return p;
   }
@@ -300,7 +306,7 @@ function checkPublicInputs(c1: C1Output, partition: number, inputs: bigint[]): v
 export async function provePorep(
   c1: C1Output,
   shape: CircuitShape,
-  params: Parameters,
+  params: AnyParameters,
   backend: Backend,
   span: Span,
   opts: { cacheDir?: string } = {},
