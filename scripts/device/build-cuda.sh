@@ -92,8 +92,9 @@ stale() {
   [ -n "$(find native/cuda native/napi native/src/ff native/src/ec native/src/util \( -name '*.cuh' -o -name '*.hpp' \) -newer "$o" | head -1)" ]
 }
 # The nvcc units, by role: msm_g1/msm_g2 (MSM drivers, the G2 one dominates), msm (MSM entry points),
-# device (probe, contexts), ntt, csr, pinned (host memory), bench, partition (whole proofs).
-units=(msm_g1 msm_g2 msm device ntt csr pinned bench partition)
+# device (probe, contexts), ntt, csr, pinned (host memory), upload (the SRS streamed in chunks),
+# bench, partition (whole proofs).
+units=(msm_g1 msm_g2 msm device ntt csr pinned upload bench partition)
 pids=()
 for f in "${units[@]}"; do
   if stale "$f" "$f.cu"; then
