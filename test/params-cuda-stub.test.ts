@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CudaBackend, type CudaAddon, type DeviceBases } from '../src/backend/cuda.js';
 import { NativeBackend } from '../src/backend/native.js';
-import { STAGING_BYTES, msmSection, type PointSection } from '../src/backend/section.js';
+import { STAGING_BYTES, msmSection, releaseSection, type PointSection } from '../src/backend/section.js';
 import { G1, G2, frVector, g1Vector, g2Vector } from '../src/field/layout.js';
 import { MemoryBudget } from '../src/engine/memory.js';
 import { SrsCache, estimateSrsBytes } from '../src/engine/srs-cache.js';
@@ -168,8 +168,10 @@ test('CudaBackend as the loader target: sections streamed to (stub) device memor
     assert.equal((h as unknown as StubBases).writes, Math.ceil(700 / 64));
     assert.deepEqual((h as unknown as StubBases).mem, params.h);
     await assert.rejects(gpu.preloadSection(host.h, 2), /holds G1 points, not G2/);
-    assert.equal(gpu.evict(host.h), true);
+    releaseSection(host.h, gpu); // the SRS cache's way: the host chunks and their device copy
     assert.equal((h as unknown as StubBases).freed, true);
+    assert.equal(host.h.chunks.length, 0);
+    assert.equal(gpu.evict(host.h), false);
     // release frees each device vector once; a released section can be neither written nor used
     const before = live.size;
     small.h.release();

@@ -103,10 +103,15 @@ export function sectionToBytes(s: Section, group: PointGroup): Uint8Array {
   return out;
 }
 
-/** Frees a section: a PointSection its own memory, a Uint8Array through `backend.release`. */
-export function releaseSection(s: Section, backend?: Pick<Backend, 'release'>): void {
-  if (isPointSection(s)) s.release();
-  else if (backend) backend.release(s);
+/** Frees a section: a PointSection its own memory (and the device copy a backend with `evict`, the
+ *  CUDA one, made of its host chunks), a Uint8Array through `backend.release`. */
+export function releaseSection(s: Section, backend?: Pick<Backend, 'release'> & { evict?(bases: object): unknown }): void {
+  if (isPointSection(s)) {
+    backend?.evict?.(s);
+    s.release();
+  } else if (backend) {
+    backend.release(s);
+  }
 }
 
 /** A host PointSection over `chunks` (in order, whole points each), freed through `release`. */
