@@ -12,11 +12,11 @@
  * MSM phases (the backends report it), so the phase timings add up to the whole.
  */
 import type { Backend, MsmResult, PartitionInput, PartitionSums } from '../backend/backend.js';
+import { msmSection } from '../backend/section.js';
 import { FR_BYTES, FR_MODULUS, G1, G2, readFr, readG1, readG2, type G1Point, type G2Point } from '../field/layout.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import type { Span } from '../util/timing.js';
 import { assembleOnBackend, type QuerySums } from './assemble.js';
-import { msmSection } from '../backend/section.js';
 import type { AnyParameters as Parameters } from './keys.js';
 import type { Proof } from './proof.js';
 import { checkParamsForShape, domainSize, queryIndices } from './queries.js';
