@@ -5,7 +5,7 @@
  * The engine itself knows nothing about Filecoin: it schedules, budgets memory, caches SRS,
  * proves, verifies and times.
  */
-import type { Parameters } from '../groth16/keys.js';
+import type { AnyParameters as Parameters } from '../groth16/keys.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import type { Span } from '../util/timing.js';
 

@@ -43,8 +43,9 @@ import {
 import type { CircuitShape } from '../r1cs/cs.js';
 import { shapeDigest } from '../r1cs/shape.js';
 import { viewOf, writeFrFast } from '../curve/codec.js';
-import { ParamsFormatError, readParamsFile, writeParamsFile, type Parameters } from './keys.js';
-import { checkParamsForShape, domainSize, queryIndices } from './queries.js';
+import { ParamsFormatError, writeParamsFile, type AnyParameters, type Parameters } from './keys.js';
+import { loadParams } from './params-native.js';
+import { checkParamsForShape, domainSize, expectedParamsCounts, queryIndices } from './queries.js';
 
 const R = FR_MODULUS;
 /** Multiplicative generator of Fr* (bellperson's coset shift); ω_n = 7^((r−1)/n). */
@@ -233,21 +234,26 @@ export function devParamsPathForDigest(digest: string, cacheDir: string): string
 }
 
 /**
- * INSECURE development parameters for `shape`, cached on disk by the shape's digest. A cached file
- * that is unreadable or does not fit the shape is rebuilt. Writes are atomic (temp file + rename),
- * so concurrent callers never see a half-written file. Query buffers come from `backend.alloc`.
+ * INSECURE development parameters for `shape`, cached on disk by the shape's digest, and read
+ * through the same loader as official files (params-native.ts loadParams: host sections in the CPU
+ * backend's native memory, sections streamed to the device for the GPU backend). A cached file that
+ * is unreadable or does not fit the shape is rebuilt; a new file is written atomically (temp file +
+ * rename, so concurrent callers never see a half-written file) and then loaded like a cached one.
  */
-export async function loadOrCreateDevParams(shape: CircuitShape, backend: Backend, cacheDir: string): Promise<Parameters> {
+export async function loadOrCreateDevParams(shape: CircuitShape, backend: Backend, cacheDir: string): Promise<AnyParameters> {
   const path = devParamsPath(shape, cacheDir);
-  try {
-    const params = await readParamsFile(path, { memory: backend, checkVerifyingKey: false });
+  const load = async (): Promise<AnyParameters> => {
+    const params = await loadParams(path, backend, { checkVerifyingKey: false, expected: expectedParamsCounts(shape) });
     checkParamsForShape(params, shape);
     return params;
+  };
+  try {
+    return await load();
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT' && !(e instanceof ParamsFormatError) && !(e instanceof RangeError)) throw e;
   }
-  const params = await insecureDevSetup(shape, backend);
+  const params: Parameters = await insecureDevSetup(shape, backend);
   await mkdir(cacheDir, { recursive: true });
   const tmp = `${path}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
   try {
@@ -257,5 +263,5 @@ export async function loadOrCreateDevParams(shape: CircuitShape, backend: Backen
     await rm(tmp, { force: true });
     throw e;
   }
-  return params;
+  return load();
 }

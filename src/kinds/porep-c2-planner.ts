@@ -22,6 +22,7 @@ import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { sealProofById } from '../filecoin/registry.js';
 import {
   findOfficialParams,
+  loadPorepParams,
   porepCircuitId,
   porepInfoForCircuit as infoForCircuit,
   porepProgram,
@@ -30,10 +31,8 @@ import {
   type ParamsSource,
   witnessRunner,
 } from './porep-c2.js';
-import type { Parameters } from '../groth16/keys.js';
-import { readParamsFile } from '../groth16/keys.js';
-import { checkParamsForShape } from '../groth16/queries.js';
-import { devParamsPath, loadOrCreateDevParams } from '../groth16/setup.js';
+import type { AnyParameters } from '../groth16/keys.js';
+import { devParamsPath } from '../groth16/setup.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { EngineConfig } from '../engine/config.js';
@@ -105,18 +104,17 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       }
       return s;
     },
-    async params(id, span): Promise<Parameters> {
+    async params(id, span): Promise<AnyParameters> {
       const shape = await circuits.shape(id);
       const file = await officialFile(id);
+      const devDir = join(shapeCacheDir, 'dev-params');
+      // official and development files through the one loader (native when the CPU addon is built)
       if (file !== undefined) {
         notice(`parameters of ${id}: ${file}`);
         sources.set(id, { kind: 'official', path: file });
-        const p = await span.time('read', () => readParamsFile(file, { memory: opts.backend }));
-        checkParamsForShape(p, shape);
-        return p;
+        return span.time('read', () => loadPorepParams({ kind: 'official', path: file }, shape, opts.backend, devDir));
       }
       await circuits.available!(id);
-      const devDir = join(shapeCacheDir, 'dev-params');
       const devFile = devParamsPath(shape, devDir);
       sources.set(id, { kind: 'dev', path: devFile });
       notice(
@@ -124,7 +122,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
           ? `parameters of ${id}: INSECURE development parameters (no official ones in ${opts.config.srs.param_cache}), cached: ${devFile}`
           : `parameters of ${id}: no official parameters in ${opts.config.srs.param_cache}: generating INSECURE development parameters once (cached in ${devDir})`,
       );
-      return loadOrCreateDevParams(shape, opts.backend, devDir);
+      return loadPorepParams({ kind: 'dev', path: devFile }, shape, opts.backend, devDir);
     },
   };
 

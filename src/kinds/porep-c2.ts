@@ -9,9 +9,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import { NativeBackend } from '../backend/native.js';
-import { type Parameters, readParamsFile, readVerifyingKeyFile, type VerifyingKey } from '../groth16/keys.js';
+import { type AnyParameters, readVerifyingKeyFile, type VerifyingKey } from '../groth16/keys.js';
+import { loadParams } from '../groth16/params-native.js';
 import { decodeProofs, PROOF_BYTES } from '../groth16/proof.js';
-import { checkParamsForShape, domainSize } from '../groth16/queries.js';
+import { checkParamsForShape, domainSize, expectedParamsCounts } from '../groth16/queries.js';
 import { devParamsPath, devParamsPathForDigest, loadOrCreateDevParams } from '../groth16/setup.js';
 import { CountingSystem } from '../r1cs/counter.js';
 import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
@@ -217,10 +218,15 @@ export async function porepVerifyingKeySource(info: SealProofInfo, paramsDir: st
   return { kind: 'dev', path: devParamsPath(porepShape(info, cacheDir).shape, devDir) };
 }
 
-/** Loads the parameters of `source` (generating development parameters when needed). */
-export async function loadPorepParams(source: ParamsSource, shape: CircuitShape, backend: Backend, devCacheDir: string): Promise<Parameters> {
+/**
+ * Loads the parameters of `source` (generating development parameters when needed) through the one
+ * loader of parameter files (groth16/params-native.ts loadParams): the file's counts are checked
+ * against its size and against the circuit before any point is read; the CPU backend gets the
+ * sections in native memory, the GPU backend on its device (the host keeps no copy).
+ */
+export async function loadPorepParams(source: ParamsSource, shape: CircuitShape, backend: Backend, devCacheDir: string): Promise<AnyParameters> {
   if (source.kind === 'official') {
-    const p = await readParamsFile(source.path, { memory: backend });
+    const p = await loadParams(source.path, backend, { expected: expectedParamsCounts(shape) });
     checkParamsForShape(p, shape);
     return p;
   }
