@@ -3,7 +3,8 @@
 #
 # Layout: native/src/{ff,ec,msm,ntt,sparse,util} are header-only arithmetic (KILN_HD marks what is
 # host+device); kernels_*.cpp instantiate the host entry points (kernels_ec.cpp: one template for
-# G1 and G2); addon.cpp holds the CPU backend's calls over the shared N-API glue (native/napi/).
+# G1 and G2); params/reader.cpp reads .params files into native memory (pread + decode on the pool);
+# addon.cpp holds the CPU backend's calls over the shared N-API glue (native/napi/).
 # The CUDA addon (native/cuda/, nvcc) is a separate build: scripts/device/build-cuda.sh
 # (`npm run build:cuda`, into build/cuda/kiln_cuda.node); nothing here needs CUDA.
 #
@@ -31,7 +32,8 @@
       "sources": [
         "native/src/addon.cpp",
         "native/src/kernels_ec.cpp",
-        "native/src/kernels_fr.cpp"
+        "native/src/kernels_fr.cpp",
+        "native/src/params/reader.cpp"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

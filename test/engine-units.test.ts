@@ -9,6 +9,7 @@ import { estimatePartitionBytes } from '../src/engine/partitions.js';
 import type { CircuitShape } from '../src/r1cs/cs.js';
 import { ConfigError, defaultConfig, parseConfig, parseSize } from '../src/engine/config.js';
 import { createPorepKind } from '../src/kinds/porep-c2-planner.js';
+import { BufferPool } from '../src/engine/buffers.js';
 import { MemoryBudget, MemoryBudgetError } from '../src/engine/memory.js';
 import { PriorityQueue } from '../src/engine/queue.js';
 import { SynthesisPool } from '../src/engine/synth-pool.js';
@@ -248,8 +249,18 @@ describe('PoRep adapter', () => {
   const config = defaultConfig(64 * GIB);
   const backend = selectBackend('reference');
   const porep = createPorepKind({ config, backend });
-  const ctx = { synthPool: new SynthesisPool(1) };
+  const ctx = { synthPool: new SynthesisPool(1), buffers: new BufferPool(backend, new MemoryBudget(8 * GIB), 2) };
   const plan = (kind: typeof porep, p: Parameters<typeof proofRequest>[0]) => kind.planner.plan(proofRequest(p), ctx);
+
+  test('takes the raw C1 JSON as well as the Commit2In wrapper (kiln prove --c1)', async () => {
+    const raw = await readFile(fixture('2KiB.c1.json'));
+    const work = await plan(porep, { proofKind: 1, vanillaProof: raw });
+    assert.equal(work.circuitId, 'porep-2k');
+    assert.equal(work.partitions, 1);
+    work.dispose?.();
+    // an object that is neither is refused with the wrapper's errors
+    await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from('{"a":1}') }), /SectorNum: missing field/);
+  });
 
   test('validates the Commit2In wrapper and the request fields, naming them', async () => {
     const fx = await readFile(fixture('2KiB.commit2in.json'));
@@ -278,5 +289,80 @@ describe('PoRep adapter', () => {
     assert.ok(!porep.circuits.knows('porep-1g'));
     await assert.rejects(porep.circuits.available!('porep-2k'), /no parameters for porep-2k/);
     await ctx.synthPool.close();
+  });
+});
+
+describe('BufferPool (witness buffers reused across partitions)', () => {
+  /** A backend stand-in counting allocations and frees. */
+  const fakeBackend = () => {
+    const live = new Set<Uint8Array>();
+    const be = {
+      allocs: 0,
+      frees: 0,
+      alloc(n: number) {
+        be.allocs++;
+        const b = new Uint8Array(n);
+        live.add(b);
+        return b;
+      },
+      release(b: Uint8Array) {
+        if (!live.delete(b)) throw new Error('double free');
+        be.frees++;
+      },
+    };
+    return be;
+  };
+  const tick = () => new Promise((r) => setImmediate(r));
+
+  test('reuses a buffer of the same size; idle buffers hold a reservation of their own', async () => {
+    const be = fakeBackend();
+    const budget = new MemoryBudget(1000);
+    const pool = new BufferPool(be as never, budget, 2);
+    const a = pool.take(100);
+    assert.equal(be.allocs, 1);
+    pool.give(a);
+    assert.equal(budget.reserved, 100, 'the idle buffer is counted');
+    assert.equal(pool.take(100), a, 'same size: reused');
+    assert.equal(budget.reserved, 0, 'in use: the caller reservation covers it');
+    const b = pool.take(50);
+    assert.notEqual(b, a);
+    assert.deepEqual([be.allocs, pool.reused, pool.outstanding], [2, 1, 2]);
+    pool.give(a);
+    pool.give(b);
+    const c = pool.take(100);
+    pool.give(c);
+    assert.equal(pool.idleBytes, 150);
+    pool.close();
+    await tick();
+    assert.equal(budget.reserved, 0);
+    assert.equal(be.frees, 2);
+  });
+
+  test('keeps at most maxIdle buffers, frees the rest off the call path, and gives way under memory pressure', async () => {
+    const be = fakeBackend();
+    const budget = new MemoryBudget(1000);
+    const pool = new BufferPool(be as never, budget, 2);
+    const bufs = [pool.take(300), pool.take(300), pool.take(300)];
+    for (const b of bufs) pool.give(b);
+    assert.equal(be.frees, 0, 'frees are deferred');
+    await tick();
+    assert.equal(be.frees, 1, 'the third buffer is freed');
+    assert.equal(budget.reserved, 600);
+    // 700 bytes wanted: the pool frees one idle buffer (300) to make room
+    const r = budget.tryReserve(700, 'srs');
+    assert.ok(r, 'pressure trims the idle pool');
+    assert.equal(pool.idleBytes, 300);
+    await tick();
+    assert.equal(be.frees, 2);
+    // a buffer given back when the budget has no room is freed, not kept
+    const d = pool.take(300);
+    budget.release(r!);
+    const r2 = budget.tryReserve(1000, 'all')!;
+    pool.give(d);
+    assert.equal(pool.idleBytes, 0);
+    budget.release(r2);
+    pool.close();
+    await tick();
+    assert.equal(be.allocs, be.frees);
   });
 });

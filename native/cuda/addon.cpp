@@ -14,6 +14,7 @@
 #include "kiln_cuda.hpp"
 #include "partition.hpp"
 #include "setup.hpp"
+#include "upload.hpp"
 
 using namespace kiln::cuda;
 using namespace kiln::glue;
@@ -60,7 +61,7 @@ unsigned log2_exact(Napi::Env env, size_t n, const char* fn) {
 }
 
 // ---- handles: resident bases and circuits ---------------------------------------------------------
-const HandleKind kBases{"bases", "uploadBases"};
+const HandleKind kBases{"bases", "uploadBases or createBases"};
 const HandleKind kCircuit{"circuit", "uploadCircuit"};
 
 Handle* bases_handle(const Info& info, size_t i) { return handle_of(info.Env(), info[i], kBases); }
@@ -106,6 +107,37 @@ Napi::Value js_upload_bases(const Info& info) {
   if (b.len % pb) throw_range(env, "uploadBases: bases length is not a multiple of the point size");
   Bases* d = bases_upload(dev, (int)curve, b.data, b.len / pb);
   return make_handle(env, kBases, d, (int)curve, [](void* p) { bases_free(static_cast<Bases*>(p)); });
+}
+
+// createBases(device, curve, count) → a bases handle over `count` device points, contents undefined
+// until writeBases fills them: the chunked SRS upload of the native parameter loader.
+Napi::Value js_create_bases(const Info& info) {
+  Napi::Env env = info.Env();
+  const int dev = device_arg(info, 0);
+  const double curve = number_arg(info, 1, "curve");
+  if (curve != 1 && curve != 2) throw_range(env, "createBases: curve must be 1 (G1) or 2 (G2)");
+  const size_t n = count_arg(info, 2, "createBases: count", 4294967295.0);
+  Bases* d = bases_alloc(dev, (int)curve, n);
+  return make_handle(env, kBases, d, (int)curve, [](void* p) { bases_free(static_cast<Bases*>(p)); });
+}
+
+// writeBases(handle, firstPoint, bytes) → Promise<void>: copies whole points (native layout; pinned
+// memory from alloc for full speed) to points [firstPoint, …) on the device's upload stream.
+Napi::Value js_write_bases(const Info& info) {
+  Napi::Env env = info.Env();
+  Handle* h = bases_handle(info, 0);
+  Bases* b = static_cast<Bases*>(h->p);
+  const size_t first = count_arg(info, 1, "writeBases: firstPoint", 9007199254740991.0);
+  Bytes src = bytes_arg(info, 2, "bytes");
+  const size_t pb = h->meta == 1 ? 96 : 192;
+  if (src.len % pb)
+    throw_range(env, "writeBases: bytes length " + std::to_string(src.len) + " is not a multiple of the point size " + std::to_string(pb));
+  const size_t n = src.len / pb, total = bases_count(b);
+  if (first > total || n > total - first)
+    throw_range(env, "writeBases: points [" + std::to_string(first) + ", " + std::to_string(first + n) + ") out of range (" +
+                         std::to_string(total) + " points)");
+  const uint8_t* p = src.data;
+  return start(info, {0, 2}, [=] { bases_write(b, first, p, n); }, [](Napi::Env e) { return e.Undefined(); });
 }
 
 Napi::Value js_free_bases(const Info& info) {
@@ -560,6 +592,8 @@ const Export kExports[] = {
     {"probe", js_probe},
     {"uploadBases", js_upload_bases},
     {"freeBases", js_free_bases},
+    {"createBases", js_create_bases},
+    {"writeBases", js_write_bases},
     {"msm", js_msm},
     {"batchAddG1", js_batch_add},
     {"ntt", js_ntt},

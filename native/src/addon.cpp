@@ -19,6 +19,7 @@
 
 #include "../napi/glue.hpp"
 #include "kernels.hpp"
+#include "params/reader.hpp"
 #include "witness/interp.hpp"
 
 #ifndef KILN_VERSION
@@ -519,6 +520,113 @@ class EncodePointsCall : public Call {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Parameter files (native/src/params/reader.hpp): a .params file of any size read into native memory.
+//   paramsInspect(path) → Promise<{size, vk, icCount, sections: [{name, group, count, offset}]}>
+//   paramsDecode(path, size, section, group, offset, count, dst, checkOnCurve, checkSubgroup?) → Promise<void>
+// A malformed file rejects with an Error carrying `code: 'KILN_PARAMS_FORMAT'`, `section` and `detail`;
+// a bad point with `code: 'KILN_BAD_POINT'`, `section`, `pointIndex` (within the call) and `reason`.
+
+// Runs f(); a params::FormatError becomes a KilnError "<path>: section <s>: <detail>" and is kept
+// in `section` / `detail` for decorate().
+template <class Fn>
+void params_guard(const std::string& path, std::string& section, std::string& detail, Fn&& f) {
+  try {
+    f();
+  } catch (const params::FormatError& e) {
+    section = e.section;
+    detail = e.what();
+    throw KilnError(ErrKind::Generic, path + ": section " + section + ": " + detail);
+  }
+}
+
+void decorate_format(Napi::Env env, Napi::Object err, const std::string& section, const std::string& detail) {
+  if (section.empty()) return;
+  err.Set("code", Napi::String::New(env, "KILN_PARAMS_FORMAT"));
+  err.Set("section", Napi::String::New(env, section));
+  err.Set("detail", Napi::String::New(env, detail));
+}
+
+class ParamsInspectCall : public Call {
+ public:
+  ParamsInspectCall(const Napi::CallbackInfo& info) : Call(info.Env(), "kiln.paramsInspect") {
+    path_ = string_arg(info, 0, "paramsInspect: path");
+  }
+  void run() override {
+    params_guard(path_, section_, detail_, [&] { layout_ = params::inspect(path_); });
+  }
+  Napi::Value result(Napi::Env env) override {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("size", Napi::Number::New(env, (double)layout_.size));
+    o.Set("vk", u8_copy(env, layout_.vk.data(), layout_.vk.size()));
+    o.Set("icCount", Napi::Number::New(env, (double)layout_.ic));
+    Napi::Array secs = Napi::Array::New(env, 5);
+    for (uint32_t k = 0; k < 5; k++) {
+      const params::SectionInfo& si = layout_.sections[k];
+      Napi::Object x = Napi::Object::New(env);
+      x.Set("name", si.name);
+      x.Set("group", si.group == 1 ? "G1" : "G2");
+      x.Set("count", Napi::Number::New(env, (double)si.count));
+      x.Set("offset", Napi::Number::New(env, (double)si.offset));
+      secs.Set(k, x);
+    }
+    o.Set("sections", secs);
+    return o;
+  }
+  void decorate(Napi::Env env, Napi::Object err) override { decorate_format(env, err, section_, detail_); }
+
+ private:
+  std::string path_, section_, detail_;
+  params::Layout layout_;
+};
+
+class ParamsDecodeCall : public Call {
+ public:
+  ParamsDecodeCall(const Napi::CallbackInfo& info) : Call(info.Env(), "kiln.paramsDecode") {
+    Napi::Env env = info.Env();
+    path_ = string_arg(info, 0, "paramsDecode: path");
+    size_ = count_arg(info, 1, "paramsDecode: size", 9007199254740991.0);
+    name_ = string_arg(info, 2, "paramsDecode: section");
+    const std::string g = string_arg(info, 3, "paramsDecode: group");
+    if (g != "G1" && g != "G2") throw_range(env, "paramsDecode: group must be 'G1' or 'G2', got '" + g + "'");
+    group_ = g == "G1" ? 1 : 2;
+    offset_ = count_arg(info, 4, "paramsDecode: offset", 9007199254740991.0);
+    count_ = count_arg(info, 5, "paramsDecode: count", 9007199254740991.0);
+    dst_ = u8_arg(info, 6, "paramsDecode: dst");
+    const size_t pb = group_ == 1 ? params::kG1Wire : params::kG2Wire;
+    if (count_ > dst_.len / pb || dst_.len != count_ * pb)
+      throw_range(env, "paramsDecode: dst has " + std::to_string(dst_.len) + " bytes, " + std::to_string(count_) + " " + g +
+                           " points need " + std::to_string(count_ * pb));
+    const bool curve = bool_arg(info, 7, "paramsDecode: checkOnCurve");
+    const bool subgroup = present(info, 8) ? bool_arg(info, 8, "paramsDecode: checkSubgroup") : false;
+    check_ = (curve ? kCheckCurve : 0) | (subgroup ? kCheckSubgroup : 0);
+    hold(dst_);
+  }
+  void run() override {
+    params_guard(path_, section_, detail_, [&] {
+      fault_ = params::read_points(path_, size_, name_, group_, offset_, count_, dst_.data, check_);
+    });
+    if (fault_.index != SIZE_MAX)
+      throw KilnError(ErrKind::Generic, path_ + ": section " + name_ + ": point " + std::to_string(fault_.index) + ": " + reason());
+  }
+  void decorate(Napi::Env env, Napi::Object err) override {
+    decorate_format(env, err, section_, detail_);
+    if (fault_.index == SIZE_MAX) return;
+    err.Set("code", Napi::String::New(env, "KILN_BAD_POINT"));
+    err.Set("section", Napi::String::New(env, name_));
+    err.Set("pointIndex", Napi::Number::New(env, (double)fault_.index));
+    err.Set("reason", Napi::String::New(env, reason()));
+  }
+
+ private:
+  std::string reason() const { return group_ == 1 ? fault_reason<G1>(fault_) : fault_reason<G2>(fault_); }
+  std::string path_, name_, section_, detail_;
+  size_t size_ = 0, offset_ = 0, count_ = 0;
+  int group_ = 1, check_ = 0;
+  Bytes dst_;
+  DecodeFault fault_;
+};
+
+// ---------------------------------------------------------------------------------------------
 // Synchronous helpers (small inputs, JS thread): fieldOp, g1Op, g2Op.
 
 template <class F, class Op>
@@ -800,6 +908,8 @@ const Export kExports[] = {
     {"decodeG2Uncompressed", Start<DecodePointsCall<G2>>},
     {"encodeG1Uncompressed", Start<EncodePointsCall<G1>>},
     {"encodeG2Uncompressed", Start<EncodePointsCall<G2>>},
+    {"paramsInspect", Start<ParamsInspectCall>},
+    {"paramsDecode", Start<ParamsDecodeCall>},
 };
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) { return export_all(env, exports, kExports); }

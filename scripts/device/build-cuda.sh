@@ -62,10 +62,20 @@ mkdir -p "$obj" build/cuda
 out=$obj/kiln_cuda.node
 final=build/cuda/kiln_cuda.node
 [ "$obj" = native/cuda/.build ] && [ -z "$defines" ] || final="$out"
-# Up to date? (every source and header older than the addon, same arch)
+# The nvcc units, by role: msm_g1/msm_g2 (MSM drivers, the G2 one dominates), msm (MSM entry points),
+# device (probe, contexts), ntt, csr, pinned (host memory), upload (the SRS streamed in chunks),
+# bench, partition (whole proofs), setup (the INSECURE development setup).
+units=(msm_g1 msm_g2 msm device ntt csr pinned upload bench partition setup)
+# Every unit's object is there and none is newer than the addon (a build folder copied from a
+# checkout without a newer unit is not up to date).
+objects_linked() {
+  local f
+  for f in "${units[@]}" host addon; do [ -f "$obj/$f.o" ] && [ ! "$obj/$f.o" -nt "$out" ] || return 1; done
+}
+# Up to date? (every source and header older than the addon, same arch, every object linked)
 stamp="$obj/arch.txt"
 arch_key="$arch${defines:+ $defines}"
-if [ -f "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$arch_key" ] && [ "$check_only" = 0 ] &&
+if [ -f "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$arch_key" ] && [ "$check_only" = 0 ] && objects_linked &&
    [ -z "$(find native/cuda native/napi native/src/ff native/src/ec native/src/util -newer "$out" -type f -not -path "*/.build*" | head -1)" ]; then
   [ "$out" = "$final" ] || cp -f "$out" "$final"
   echo "build-cuda: $out is up to date (at $final)"
@@ -91,10 +101,6 @@ stale() {
   fi
   [ -n "$(find native/cuda native/napi native/src/ff native/src/ec native/src/util \( -name '*.cuh' -o -name '*.hpp' \) -newer "$o" | head -1)" ]
 }
-# The nvcc units, by role: msm_g1/msm_g2 (MSM drivers, the G2 one dominates), msm (MSM entry points),
-# device (probe, contexts), ntt, csr, pinned (host memory), bench, partition (whole proofs), setup
-# (the INSECURE development setup).
-units=(msm_g1 msm_g2 msm device ntt csr pinned bench partition setup)
 pids=()
 for f in "${units[@]}"; do
   if stale "$f" "$f.cu"; then

@@ -48,6 +48,6 @@ if ! node -e "require('./build/Release/kiln_native.node')" 2>/dev/null; then
   fi
   g++ -O3 -std=gnu++17 -fPIC -shared -pthread -fexceptions $flags -DNAPI_VERSION=8 -DNAPI_CPP_EXCEPTIONS \
     -DNODE_ADDON_API_CPP_EXCEPTIONS_ALL '-DKILN_VERSION="0.1.0"' -DNODE_GYP_MODULE_NAME=kiln_native \
-    -I"$napi" -I"$naa" -Inative/src native/src/addon.cpp native/src/kernels_ec.cpp native/src/kernels_fr.cpp \
+    -I"$napi" -I"$naa" -Inative/src native/src/addon.cpp native/src/kernels_ec.cpp native/src/kernels_fr.cpp native/src/params/reader.cpp \
     "${objs[@]+"${objs[@]}"}" -o build/Release/kiln_native.node
 fi

@@ -14,6 +14,7 @@
  */
 import type { PointCodec, PointGroup } from '../curve/codec.js';
 import type { CsrMatrix } from '../field/csr.js';
+import type { Section } from './section.js';
 
 export type { CsrMatrix };
 export type { PointGroup };
@@ -48,7 +49,7 @@ export interface Capabilities {
 
 /** Everything a whole-partition proof needs (Backend.provePartition). `shape` identifies the
  *  circuit across proofs (a backend may keep its matrices resident, keyed by this object); the SRS
- *  vectors likewise by their Uint8Array objects. */
+ *  sections likewise by their objects (Uint8Arrays, or PointSections: src/backend/section.ts). */
 export interface PartitionInput {
   shape: {
     numConstraints: number;
@@ -63,7 +64,7 @@ export interface PartitionInput {
   /** Variable of each A-query / B-query base (the query's dense subset of the witness). */
   aIdx: Uint32Array;
   bIdx: Uint32Array;
-  srs: { h: Uint8Array; l: Uint8Array; a: Uint8Array; bG1: Uint8Array; bG2: Uint8Array };
+  srs: { h: Section; l: Section; a: Section; bG1: Section; bG2: Section };
   /** (numInputs + numAux) Montgomery Fr, ONE first. */
   witness: Uint8Array;
 }
@@ -197,6 +198,12 @@ export interface Backend extends PointCodec {
    *  tables, as this backend's kernels size them. The engine's memory budget reserves it per
    *  partition in flight. */
   partitionWorkingSetBytes(domainSize: number): number;
+
+  /** Optional: host bytes this backend holds for loaded parameters whose five query sections take
+   *  `srsBytes` in the native layout (the engine's SRS cache reserves them in the memory budget).
+   *  Without it, `srsBytes`: the sections live in host memory. The CUDA backend receives them
+   *  streamed from the file onto the device and holds only the loader's staging buffers. */
+  srsHostBytes?(srsBytes: number): number;
 
   /** Optional: a, b, c, the quotient and the five MSMs of one partition in one call, without the
    *  intermediate vectors leaving the backend (the CUDA backend keeps them on the device). The

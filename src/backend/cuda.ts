@@ -9,6 +9,12 @@
  *  - SRS residency: the bases of an MSM are uploaded on first use and kept on the device, keyed by
  *    the Uint8Array object (the parameter vectors of a circuit are the same objects across proofs,
  *    and are treated as immutable once used). `preload` uploads ahead of time; `evict` frees.
+ *  - Parameter files of any size: the backend is the native loader's DeviceTarget
+ *    (src/groth16/params-native.ts loadParams): `createResident` makes an empty device vector
+ *    (createBases), `writeResident` fills it from a pinned staging buffer (writeBases, on a copy
+ *    stream), so each section goes from the file to the device through two staging buffers and the
+ *    host keeps no copy. Sections in host chunks (PointSections) are uploaded chunk by chunk on
+ *    first use (`preloadSection`), keyed by the section object.
  *  - `alloc` returns pinned host memory (cudaHostAlloc): uploads from it run at ~55 GB/s against
  *    ~7 GB/s from pageable memory.
  *  - Per-phase GPU timings (CUDA events) come back in MsmResult.timings, and for the Fr operations
@@ -43,6 +49,7 @@ import type {
 } from './backend.js';
 import { G1, G2, G1_BYTES, G2_BYTES, writeG1, writeG2 } from '../field/layout.js';
 import { NativeBackend, nativeAvailable } from './native.js';
+import { STAGING_BYTES, isPointSection, pointBytes, type DeviceTarget, type PointSection, type ResidentMsm, type Section } from './section.js';
 
 export interface GpuInfo {
   ordinal: number;
@@ -137,6 +144,12 @@ export interface CudaAddon {
   probe(): CudaProbe;
   uploadBases(device: number, curve: 1 | 2, bases: Uint8Array): DeviceBases;
   freeBases(handle: DeviceBases): void;
+  /** `count` device points, contents undefined until writeBases fills them (the chunked SRS upload). */
+  createBases(device: number, curve: 1 | 2, count: number): DeviceBases;
+  /** Copies whole points (native layout; from pinned memory for full speed) to points
+   *  [first, first + n) of a createBases vector, on the device's copy stream (not under the device
+   *  lock, so a proof running on the device does not hold it up). */
+  writeBases(handle: DeviceBases, first: number, bytes: Uint8Array): Promise<void>;
   msm(handle: DeviceBases, scalars: Uint8Array, scalarIndex?: Uint32Array): Promise<CudaMsmResult>;
   batchAddG1(handle: DeviceBases, indices: Uint32Array): Promise<Uint8Array>;
   ntt(device: number, values: Uint8Array, inverse: boolean, coset: boolean): Promise<number>;
@@ -279,13 +292,13 @@ export interface CudaBackendOptions {
 
 const FR = 32;
 
-export class CudaBackend implements Backend {
+export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
   readonly name = 'cuda';
   readonly addon: CudaAddon;
   readonly device: number;
   /** GPU milliseconds (CUDA events) of the last Fr operation of each kind. */
   readonly lastTimings: { ntt?: number; quotient?: number; csrMatVec?: number } = {};
-  private readonly resident = new WeakMap<Uint8Array, { g1?: DeviceBases; g2?: DeviceBases }>();
+  private readonly resident = new WeakMap<object, { g1?: DeviceBases; g2?: DeviceBases }>();
   private readonly handles = new Set<DeviceBases>();
   private readonly circuits = new WeakMap<object, Promise<DeviceCircuit>>();
   private readonly circuitHandles = new Set<DeviceCircuit>();
@@ -350,8 +363,98 @@ export class CudaBackend implements Backend {
     return h;
   }
 
-  /** Frees the device copy of `bases` (both curves); true when there was one. */
-  evict(bases: Uint8Array): boolean {
+  /**
+   * The device copy of an SRS section: a Uint8Array as `preload`; a PointSection resident on this
+   * backend as it is; a PointSection in host chunks uploaded chunk by chunk into one device vector
+   * (once, keyed by the section object; freed by `evict(section)` or `evictAll`).
+   */
+  async preloadSection(s: Section, curve: 1 | 2): Promise<DeviceBases> {
+    if (!isPointSection(s)) return this.preload(s, curve);
+    const group: PointGroup = curve === 1 ? 'G1' : 'G2';
+    if (s.group !== group) throw new RangeError(`preloadSection: the section holds ${s.group} points, not ${group}`);
+    if (s.device !== undefined) {
+      if (s.device.owner !== this) throw new Error(`preloadSection: the section is resident on another backend (device ${s.device.ordinal})`);
+      const h = s.device.handle as DeviceBases;
+      if (!this.handles.has(h)) throw new Error('preloadSection: the section was released');
+      return h;
+    }
+    let e = this.resident.get(s);
+    if (!e) {
+      e = {};
+      this.resident.set(s, e);
+    }
+    const key = curve === 1 ? 'g1' : 'g2';
+    const known = e[key];
+    if (known) return known;
+    const h = this.addon.createBases(this.device, curve, s.count);
+    try {
+      let first = 0;
+      for (const c of s.chunks) {
+        await this.addon.writeBases(h, first, c);
+        first += c.length / pointBytes(group);
+      }
+      if (first !== s.count) throw new RangeError(`preloadSection: the chunks hold ${first} points, the section ${s.count}`);
+    } catch (err) {
+      this.addon.freeBases(h);
+      throw err;
+    }
+    const again = e[key]; // a concurrent first use uploaded it too: keep one
+    if (again) {
+      this.addon.freeBases(h);
+      return again;
+    }
+    e[key] = h;
+    this.handles.add(h);
+    return h;
+  }
+
+  /** DeviceTarget: an empty device-resident section of `count` points, filled by writeResident (the
+   *  native parameter loader, src/groth16/params-native.ts). Its `release` frees the device memory. */
+  createResident(group: PointGroup, count: number): PointSection {
+    const handle = this.addon.createBases(this.device, group === 'G1' ? 1 : 2, count);
+    this.handles.add(handle);
+    const handles = this.handles;
+    const addon = this.addon;
+    return {
+      kind: 'points',
+      group,
+      count,
+      chunks: [],
+      device: { owner: this, handle, ordinal: this.device },
+      release(): void {
+        if (handles.delete(handle)) addon.freeBases(handle); // not released already, nor by evictAll
+      },
+    };
+  }
+
+  /** DeviceTarget: copies whole points to points [first, …) of a section from createResident (from
+   *  pinned memory, e.g. this backend's `alloc`, at PCIe speed). */
+  async writeResident(section: PointSection, first: number, bytes: Uint8Array): Promise<void> {
+    if (section.device?.owner !== this) throw new Error('writeResident: the section is not resident on this backend');
+    const h = section.device.handle as DeviceBases;
+    if (!this.handles.has(h)) throw new Error('writeResident: the section was released');
+    return this.addon.writeBases(h, first, bytes);
+  }
+
+  /** An MSM over a section resident on this device (src/backend/section.ts msmSection). */
+  async msmResident(section: PointSection, scalars: Uint8Array, opts?: MsmOptions): Promise<CudaMsmResult> {
+    const h = await this.preloadSection(section, section.group === 'G1' ? 1 : 2);
+    const idx = opts?.scalarIndex;
+    if (idx !== undefined && idx.length !== section.count) throw new RangeError(`msm: scalarIndex has ${idx.length} entries for ${section.count} bases`);
+    if (idx === undefined && scalars.length !== section.count * FR) throw new RangeError(`msm: ${section.count} bases but ${scalars.length / FR} scalars`);
+    return this.addon.msm(h, scalars, idx);
+  }
+
+  /** The host memory parameters take with this backend: the two staging buffers of the native
+   *  loader while it streams them to the device, nothing afterwards (without the CPU addon the
+   *  TypeScript reader keeps them in pinned host memory). */
+  srsHostBytes(srsBytes: number): number {
+    return nativeAvailable() ? Math.min(srsBytes, 2 * STAGING_BYTES) : srsBytes;
+  }
+
+  /** Frees the device copy of `bases` (a Uint8Array or a host PointSection; both curves); true when
+   *  there was one. */
+  evict(bases: object): boolean {
     const e = this.resident.get(bases);
     if (!e) return false;
     for (const h of [e.g1, e.g2]) {
@@ -411,11 +514,11 @@ export class CudaBackend implements Backend {
       throw new RangeError(`provePartition: witness has ${input.witness?.length} bytes, the circuit has ${nv} variables`);
     }
     const handles = [
-      this.preload(srs.h, 1),
-      this.preload(srs.l, 1),
-      this.preload(srs.a, 1),
-      this.preload(srs.bG1, 1),
-      this.preload(srs.bG2, 2),
+      await this.preloadSection(srs.h, 1),
+      await this.preloadSection(srs.l, 1),
+      await this.preloadSection(srs.a, 1),
+      await this.preloadSection(srs.bG1, 1),
+      await this.preloadSection(srs.bG2, 2),
     ];
     const circuit = await this.circuitFor(input);
     const r = await this.addon.provePartition(circuit, handles, input.witness);

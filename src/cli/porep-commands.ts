@@ -5,35 +5,34 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import { describeBackend } from '../backend/select.js';
-import { type C1Output, parseC1, parseCommit2In } from '../filecoin/c1.js';
+import { type C1Output, parseC1Input } from '../filecoin/c1.js';
 import { stackedShapeCircuit } from '../filecoin/circuit/index.js';
 import {
-  loadPorepParams,
-  type ParamsSource,
   loadPorepVerifyingKey,
   parsePorepSectorSize,
   porepCircuitId,
   porepInfoForSize,
-  porepParamsSource,
   porepShape,
   porepVerifyingKeySource,
-  provePorep,
   verifyPorep,
 } from '../kinds/porep-c2.js';
-import { devSetupOnDevice, ensureDevParamsFile } from '../groth16/setup.js';
+import { ensureDevParamsFile } from '../groth16/setup.js';
+import { type LocalProof, proveC1Locally } from './local-engine.js';
 import { DensityCounter } from '../r1cs/density.js';
-import { Span, formatSpanTree } from '../util/timing.js';
+import { formatSpanTree } from '../util/timing.js';
 
-/** Reads a C1 file: the lotus-bench / Curio Commit2In wrapper or the raw C1 JSON. */
-export function readC1File(path: string): C1Output {
-  let text: string;
+/** Reads a C1 file's bytes, with an error naming the file. */
+function readC1Bytes(path: string): Uint8Array {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path);
   } catch (e) {
     throw new Error(`cannot read ${path}: ${(e as Error).message}`);
   }
-  const wrapped = /"Phase1Out"\s*:/.test(text.slice(0, 4096)) || /"Phase1Out"\s*:/.test(text);
-  return wrapped ? parseCommit2In(text).phase1Out : parseC1(text);
+}
+
+/** Reads a C1 file: the lotus-bench / Curio Commit2In wrapper or the raw C1 JSON. */
+export function readC1File(path: string): C1Output {
+  return parseC1Input(readC1Bytes(path)).phase1Out;
 }
 
 export interface ProveOptions {
@@ -53,42 +52,28 @@ export interface ProveC1Options {
   say: (msg: string) => void;
 }
 
-/** Shape, parameters, then every partition proved and verified, as children of `root`. */
-export async function proveC1(c1: C1Output, o: ProveC1Options, root: Span): Promise<{ bytes: Uint8Array; source: ParamsSource }> {
-  const info = c1.registeredProof;
-  o.say(`${info.name}: ${c1.partitions.length} partition(s), backend ${describeBackend(o.backend)}`);
-  const { shape, cached } = await root.time('shape', () => porepShape(info, o.cacheDir));
-  o.say(`  circuit ${porepCircuitId(info.sectorSize)}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux (shape ${cached ? 'cached' : 'recorded and cached'})`);
-  const devDir = join(o.cacheDir, 'dev-params');
-  const source = await root.time('params lookup', () => porepParamsSource(info, shape, o.paramsDir, devDir));
-  o.say(
-    source.kind === 'official'
-      ? `  parameters: ${source.path}`
-      : existsSync(source.path)
-        ? `  parameters: INSECURE development parameters (no official ones in ${o.paramsDir}), cached: ${source.path}`
-        : `  parameters: no official parameters in ${o.paramsDir}: generating INSECURE development parameters once ` +
-          `${devSetupOnDevice(o.backend) ? 'on the GPU' : '(minutes)'}; cached in ${devDir}`,
-  );
-  const params = await root.time('srs', () => loadPorepParams(source, shape, o.backend, devDir));
-  const { bytes } = await provePorep(c1, shape, params, o.backend, root, { cacheDir: o.cacheDir });
-  return { bytes, source };
+/** Proves a C1 (wrapper or raw JSON bytes) through the in-process engine (cli/local-engine.ts):
+ *  shape, parameters, every partition synthesised, proved and verified. */
+export async function proveC1(input: Uint8Array, o: ProveC1Options): Promise<LocalProof> {
+  o.say(`proving on backend ${describeBackend(o.backend)}`);
+  const r = await proveC1Locally(input, o);
+  const partitions = r.span.children.filter((c) => c.name.startsWith('partition[')).length;
+  o.say(`  ${partitions} partition(s) proved and verified`);
+  return r;
 }
 
 export async function runProve(o: ProveOptions): Promise<void> {
-  const root = new Span('prove');
-  const c1 = await root.time('parse', () => readC1File(o.c1));
   const say = (m: string): void => {
     if (!o.json) console.error(m);
   };
-  const { bytes, source } = await proveC1(c1, { ...o, say }, root);
-  root.end();
+  const { bytes, source, span } = await proveC1(readC1Bytes(o.c1), { ...o, say });
   if (o.out) writeFileSync(o.out, bytes);
   const hex = Buffer.from(bytes).toString('hex');
   if (o.json) {
-    console.log(JSON.stringify({ proof: hex, bytes: bytes.length, params: source, spans: root.toJSON() }, null, 2));
+    console.log(JSON.stringify({ proof: hex, bytes: bytes.length, params: source, spans: span.toJSON() }, null, 2));
     return;
   }
-  console.log(formatSpanTree(root));
+  console.log(formatSpanTree(span));
   console.log(`proof: ${bytes.length} B${o.out ? ` written to ${o.out}` : ''}, every partition verified`);
   if (!o.out) console.log(hex);
 }

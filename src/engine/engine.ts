@@ -28,6 +28,7 @@ import type { Span } from '../util/timing.js';
 import type { EngineConfig } from './config.js';
 import { Job, JobRegistry, CancelledError, errorText, type JobResult } from './jobs.js';
 import { ProverLanes } from './lanes.js';
+import { BufferPool } from './buffers.js';
 import { MemoryBudget, fmtBytes } from './memory.js';
 import { EngineMetrics, jobTimings, jobsTrace, reportFinishedJob, type TraceEvent } from './observability/index.js';
 import { runPartitions } from './partitions.js';
@@ -63,6 +64,7 @@ export class Engine {
   readonly log: Logger;
   readonly budget: MemoryBudget;
   readonly srs: SrsCache;
+  readonly buffers: BufferPool;
   readonly synthPool: SynthesisPool;
   readonly metrics: EngineMetrics;
   readonly laneCount: number;
@@ -84,6 +86,9 @@ export class Engine {
     this.backend = opts.backend;
     this.log = opts.logger;
     this.budget = new MemoryBudget(opts.config.memory.total_budget);
+    // before the SRS cache: under memory pressure idle witness buffers go before cached parameters
+    const pipelineDepth = opts.config.pipeline.enabled ? opts.config.pipeline.synthesis_lookahead + 1 : 1;
+    this.buffers = new BufferPool(this.backend, this.budget, pipelineDepth + opts.config.gpus.gpu_workers_per_device);
     this.srs = new SrsCache(() => this.providers, this.budget, this.backend, opts.config.memory.eviction_min_idle_ms);
     this.synthPool = new SynthesisPool(opts.config.synthesis.threads);
     const caps = this.backend.capabilities();
@@ -140,7 +145,7 @@ export class Engine {
     }
     const validate = job.span.child('validate');
     try {
-      job.work = await planner.plan(req, { synthPool: this.synthPool });
+      job.work = await planner.plan(req, { synthPool: this.synthPool, buffers: this.buffers });
     } catch (e) {
       validate.end();
       this.finish(job, 'failed', errorText(e));
@@ -335,6 +340,7 @@ export class Engine {
         reservations: this.budget.reservations(),
       },
       synthesis: { workers: this.synthPool.size, busy: this.synthPool.busy, queued: this.synthPool.queued },
+      witnessBuffers: { idleBytes: this.buffers.idleBytes, inUse: this.buffers.outstanding, allocated: this.buffers.allocated, reused: this.buffers.reused },
       pipeline: { ...this.config.pipeline },
       scheduler: { ...this.config.scheduler },
       totals: { ...this.totals },
@@ -381,6 +387,7 @@ export class Engine {
     this.lanes.close();
     this.budget.close();
     await this.synthPool.close();
+    this.buffers.close();
     this.srs.clear();
   }
 }

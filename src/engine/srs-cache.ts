@@ -4,13 +4,16 @@
  * the memory budget is under pressure (only entries idle for eviction_min_idle, as cuzk) or on
  * EvictSRS. Entries hold their bytes as a MemoryBudget reservation.
  *
- * Tiers (cuzk's SRSStatus.Tier): a loaded entry is HOT (in backend memory, ready for proving;
- * with the CUDA backend that is pinned host memory, and the bases stay resident on the device
- * after their first proof). WARM/COLD are not used yet.
+ * Tiers (cuzk's SRSStatus.Tier): a loaded entry is HOT (ready for proving: with the CPU backend in
+ * its native memory, in chunks; with the CUDA backend resident on the device, streamed there from
+ * the file by the native loader, the host keeping no copy). WARM/COLD are not used yet. The budget
+ * reservation is what the backend holds on the host (Backend.srsHostBytes), the status shows the
+ * sections' whole size.
  */
 import type { Backend } from '../backend/backend.js';
+import { releaseSection } from '../backend/section.js';
 import { G1_BYTES, G2_BYTES } from '../field/layout.js';
-import type { Parameters } from '../groth16/keys.js';
+import type { AnyParameters as Parameters } from '../groth16/keys.js';
 import { domainSize, queryIndices } from '../groth16/queries.js';
 import { prepareVerifyingKey, type PreparedVerifyingKey } from '../groth16/verifier.js';
 import type { CircuitShape } from '../r1cs/cs.js';
@@ -25,10 +28,15 @@ export interface SrsEntry {
   shape: CircuitShape;
   params: Parameters;
   pvk: PreparedVerifyingKey;
+  /** The five query sections' bytes (native layout), wherever they live. */
   sizeBytes: number;
+  /** Host bytes reserved in the memory budget for them (Backend.srsHostBytes). */
+  hostBytes: number;
   refCount: number;
   lastUsedMs: number;
   loadMs: number;
+  /** The load's span tree (check, shape, mem_wait, load → the provider's steps, prepare_vk). */
+  loadSpan: Span;
 }
 
 interface Slot {
@@ -103,9 +111,10 @@ export class SrsCache {
     const existing = this.slots.get(circuitId);
     if (existing?.entry) return { alreadyLoaded: true, loadTimeMs: 0 };
     const t0 = this.now();
-    const slot = existing ?? this.startLoad(circuitId, new Span('preload'));
+    const span = new Span('preload');
+    const slot = existing ?? this.startLoad(circuitId, span);
     slot.evictWhenIdle = false;
-    await slot.loading;
+    await slot.loading.finally(() => span.end());
     return { alreadyLoaded: false, loadTimeMs: this.now() - t0 };
   }
 
@@ -120,7 +129,7 @@ export class SrsCache {
     return { wasLoaded: true, freedBytes: this.free(slot) };
   }
 
-  /** Pressure handler: evicts idle entries, least recently used first. */
+  /** Pressure handler: evicts idle entries, least recently used first; returns the host bytes freed. */
   evictIdle(bytesNeeded: number): number {
     const t = this.now();
     const idle = [...this.slots.values()]
@@ -129,7 +138,8 @@ export class SrsCache {
     let freed = 0;
     for (const s of idle) {
       if (freed >= bytesNeeded) break;
-      freed += this.free(s);
+      freed += s.entry!.hostBytes;
+      this.free(s);
     }
     return freed;
   }
@@ -146,6 +156,11 @@ export class SrsCache {
         loadMs: s.entry!.loadMs,
         idleMs: s.refCount > 0 ? 0 : t - s.entry!.lastUsedMs,
       }));
+  }
+
+  /** The span tree of a loaded circuit's load (undefined when not loaded). */
+  loadSpan(circuitId: string): Span | undefined {
+    return this.slots.get(circuitId)?.entry?.loadSpan;
   }
 
   get loadedBytes(): number {
@@ -178,7 +193,8 @@ export class SrsCache {
     if (provider.available) await span.time('check', () => provider.available!(slot.circuitId));
     const shape = await span.time('shape', () => provider.shape(slot.circuitId));
     const bytes = estimateSrsBytes(shape);
-    slot.reservation = await span.time('mem_wait', () => this.budget.reserve(bytes, `srs ${slot.circuitId}`));
+    const hostBytes = this.backend.srsHostBytes?.(bytes) ?? bytes;
+    slot.reservation = await span.time('mem_wait', () => this.budget.reserve(hostBytes, `srs ${slot.circuitId}`));
     const params = await span.time('load', (s) => provider.params(slot.circuitId, s));
     const pvk = span.time('prepare_vk', () => prepareVerifyingKey(params.vk));
     const entry: SrsEntry = {
@@ -187,9 +203,11 @@ export class SrsCache {
       params,
       pvk: await pvk,
       sizeBytes: bytes,
+      hostBytes,
       refCount: slot.refCount,
       lastUsedMs: this.now(),
       loadMs: this.now() - t0,
+      loadSpan: span,
     };
     slot.entry = entry;
     return entry;
@@ -200,9 +218,9 @@ export class SrsCache {
     if (e === undefined) return 0;
     this.slots.delete(slot.circuitId);
     slot.entry = undefined;
-    for (const buf of [e.params.h, e.params.l, e.params.a, e.params.bG1, e.params.bG2]) {
+    for (const sec of [e.params.h, e.params.l, e.params.a, e.params.bG1, e.params.bG2]) {
       try {
-        this.backend.release(buf);
+        releaseSection(sec, this.backend); // a PointSection frees its own chunks or device copy
       } catch {
         // not a backend buffer (e.g. a plain array from a test provider): the GC frees it
       }

@@ -5,7 +5,7 @@
  * The engine itself knows nothing about Filecoin: it schedules, budgets memory, caches SRS,
  * proves, verifies and times.
  */
-import type { Parameters } from '../groth16/keys.js';
+import type { AnyParameters as Parameters } from '../groth16/keys.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import type { Span } from '../util/timing.js';
 
@@ -102,6 +102,9 @@ export class PlanError extends Error {
 export interface PlanContext {
   /** Worker pool for synthesis (may be used or not by a planner). */
   synthPool: import('./synth-pool.js').SynthesisPool;
+  /** Witness buffers in the backend's memory, reused across partitions (give them back in
+   *  PartitionWitness.release). */
+  buffers: import('./buffers.js').BufferPool;
 }
 
 /** Turns requests of one proof kind into ProofWork. */

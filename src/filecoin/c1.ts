@@ -338,7 +338,10 @@ function decodeBase64(s: string, path: string): Uint8Array {
 
 /** Parses the lotus-bench / Curio wrapper `{SectorNum, Phase1Out: base64(C1 JSON), SectorSize, Miner?}`. */
 export function parseCommit2In(input: string | Uint8Array): Commit2In {
-  const o = asObject(parseJsonText(input, '', ''), '');
+  return commit2InFromValue(asObject(parseJsonText(input, '', ''), ''));
+}
+
+function commit2InFromValue(o: Record<string, Json>): Commit2In {
   const [sn, snp] = field(o, 'SectorNum', '');
   const sectorNum = asUint(sn, snp);
   const [ss, ssp] = field(o, 'SectorSize', '');
@@ -362,4 +365,18 @@ export function parseCommit2In(input: string | Uint8Array): Commit2In {
     throw new C1FormatError(ssp, `${sectorSize} does not match ${phase1Out.registeredProof.name} (${phase1Out.registeredProof.sectorSize})`);
   }
   return { sectorNum, sectorSize, miner, phase1Out };
+}
+
+/**
+ * Either form a C1 comes in: the Commit2In wrapper (what Curio and lotus-bench send), or the raw C1
+ * JSON (an object with `registered_proof` and no `Phase1Out`; then SectorNum is 0 and there is no
+ * miner). Errors are the wrapper's unless the input is a raw C1.
+ */
+export function parseC1Input(input: string | Uint8Array): Commit2In {
+  const o = asObject(parseJsonText(input, '', ''), '');
+  if (o.Phase1Out === undefined && o.registered_proof !== undefined) {
+    const phase1Out = parseC1Value(o);
+    return { sectorNum: 0, sectorSize: phase1Out.registeredProof.sectorSize, miner: undefined, phase1Out };
+  }
+  return commit2InFromValue(o);
 }

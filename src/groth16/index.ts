@@ -1,5 +1,15 @@
-/** The Groth16 layer: keys (bellperson .params / .vk), proofs, verifier, prover, INSECURE dev setup. */
+/** The Groth16 layer: keys (bellperson .params / .vk), the native .params loader, proofs, verifier,
+ *  prover, INSECURE dev setup. */
 export * from './keys.js';
+export {
+  checkExpectedCounts,
+  inspectParamsFile,
+  loadParams,
+  loadParamsFile,
+  type ExpectedCounts,
+  type LoadParamsOptions,
+  type NativeLoadOptions,
+} from './params-native.js';
 export * from './proof.js';
 export * from './verifier.js';
 export * from './prover.js';

@@ -12,12 +12,16 @@
  * against the bytes that remain before anything is allocated, and a bad file is refused with a
  * ParamsFormatError naming the section, never a crash.
  *
+ * This reader is the slow twin of the native loader (params-native.ts: the CPU addon reads the file
+ * in native memory, for parameters of any size); `readParamsLayout` is the twin of its layout check.
+ *
  * Leniency, on purpose: bellperson refuses the identity anywhere in h, l, a, b; here it is accepted
  * in those five sections (it decodes to the all-zero native point), because a development setup
  * over a circuit with an unconstrained auxiliary variable has an identity l point. It is refused in
  * the verifying key, as bellperson does for IC.
  */
 import { open, type FileHandle } from 'node:fs/promises';
+import { hostChunks, sectionCount, type Section } from '../backend/section.js';
 import { G1, G1_BYTES, G2, G2_BYTES, type G1Point, type G2Point } from '../field/layout.js';
 import {
   G1_UNCOMPRESSED_BYTES,
@@ -45,21 +49,27 @@ export interface VerifyingKey {
   ic: G1Point[];
 }
 
-/** Proving parameters. The five queries are native-layout affine point buffers (96 B per G1
- *  point, 192 B per G2 point; identity = zero bytes). */
-export interface Parameters {
+/** Proving parameters. The five queries are native-layout affine points (96 B per G1 point, 192 B
+ *  per G2 point; identity = zero bytes): Uint8Arrays by default (this reader, the development
+ *  setup), or PointSections (src/backend/section.ts) from the native loader (params-native.ts),
+ *  in native memory in chunks or resident on a GPU, for sections larger than a typed array can
+ *  hold. `AnyParameters` accepts either; the prover, the SRS cache and the backends take it. */
+export interface Parameters<S extends Section = Uint8Array> {
   vk: VerifyingKey;
   /** τ^i·Z(τ)/δ for i < n − 1 (G1). */
-  h: Uint8Array;
+  h: S;
   /** (β·A_j(τ) + α·B_j(τ) + C_j(τ))/δ for every auxiliary variable j (G1). */
-  l: Uint8Array;
+  l: S;
   /** A_i(τ) for every input, then for the A-dense auxiliary variables (G1). */
-  a: Uint8Array;
+  a: S;
   /** B_i(τ) for the B-dense inputs, then the B-dense auxiliary variables (G1). */
-  bG1: Uint8Array;
+  bG1: S;
   /** The same selection as bG1, in G2. */
-  bG2: Uint8Array;
+  bG2: S;
 }
+
+/** Parameters whose sections may be Uint8Arrays or PointSections. */
+export type AnyParameters = Parameters<Section>;
 
 /** The five query sections of a .params file, in file order. */
 export type QuerySection = 'h' | 'l' | 'a' | 'b_g1' | 'b_g2';
@@ -98,14 +108,14 @@ export function verifyingKeyByteLength(icCount: number): number {
 }
 
 /** Point counts of each query of a Parameters value. */
-export function paramsCounts(p: Parameters): Record<QuerySection, number> {
+export function paramsCounts(p: AnyParameters): Record<QuerySection, number> {
   const out = {} as Record<QuerySection, number>;
-  for (const s of PARAMS_SECTIONS) out[s.section] = p[s.key].length / nativeBytes(s.group);
+  for (const s of PARAMS_SECTIONS) out[s.section] = sectionCount(p[s.key], s.group);
   return out;
 }
 
 /** Size of the .params file of `p`. */
-export function paramsByteLength(p: Parameters): number {
+export function paramsByteLength(p: AnyParameters): number {
   const counts = paramsCounts(p);
   let total = verifyingKeyByteLength(p.vk.ic.length);
   for (const s of PARAMS_SECTIONS) total += COUNT_BYTES + counts[s.section] * wireBytes(s.group);
@@ -179,22 +189,33 @@ export function encodeVerifyingKey(vk: VerifyingKey): Uint8Array {
 
 const WRITE_CHUNK_BYTES = 4 << 20;
 
+/** A section's points as pieces of at most `perPiece` points, in file order: (host buffer, first
+ *  point in it, count). Checks that every buffer holds whole points. */
+function sectionPieces(sec: Section, section: QuerySection, group: Group, perPiece: number): { count: number; pieces: { buf: Uint8Array; i: number; k: number }[] } {
+  const nb = nativeBytes(group);
+  const pieces: { buf: Uint8Array; i: number; k: number }[] = [];
+  let count = 0;
+  for (const { bytes: buf } of hostChunks(sec, group)) {
+    if (buf.length % nb !== 0) {
+      throw new RangeError(`parameters: ${section} has ${buf.length} bytes, not a multiple of ${nb}`);
+    }
+    const n = buf.length / nb;
+    for (let i = 0; i < n; i += perPiece) pieces.push({ buf, i, k: Math.min(perPiece, n - i) });
+    count += n;
+  }
+  return { count, pieces };
+}
+
 /** The .params bytes as a sequence of chunks (each valid until the next is pulled). */
-function* paramsChunks(p: Parameters): Generator<Uint8Array> {
+function* paramsChunks(p: AnyParameters): Generator<Uint8Array> {
   yield encodeVerifyingKey(p.vk);
   for (const s of PARAMS_SECTIONS) {
-    const buf = p[s.key];
-    const nb = nativeBytes(s.group);
     const wb = wireBytes(s.group);
-    if (buf.length % nb !== 0) {
-      throw new RangeError(`parameters: ${s.section} has ${buf.length} bytes, not a multiple of ${nb}`);
-    }
-    const count = buf.length / nb;
-    yield u32be(count);
     const perChunk = Math.max(1, Math.floor(WRITE_CHUNK_BYTES / wb));
+    const { count, pieces } = sectionPieces(p[s.key], s.section, s.group, perChunk);
+    yield u32be(count);
     const scratch = new Uint8Array(Math.min(count, perChunk) * wb);
-    for (let i = 0; i < count; i += perChunk) {
-      const k = Math.min(perChunk, count - i);
+    for (const { buf, i, k } of pieces) {
       const chunk = scratch.subarray(0, k * wb);
       if (s.group === 'G1') encodeG1Points(buf, i, k, chunk);
       else encodeG2Points(buf, i, k, chunk);
@@ -204,7 +225,7 @@ function* paramsChunks(p: Parameters): Generator<Uint8Array> {
 }
 
 /** The whole .params file in memory (tests, small circuits). */
-export function encodeParams(p: Parameters): Uint8Array {
+export function encodeParams(p: AnyParameters): Uint8Array {
   const out = new Uint8Array(paramsByteLength(p));
   let o = 0;
   for (const c of paramsChunks(p)) {
@@ -216,28 +237,23 @@ export function encodeParams(p: Parameters): Uint8Array {
 
 /** As paramsChunks, converting through `codec`: chunk i + 1 is encoded (off the JS thread) while
  *  the caller writes chunk i, so each yielded chunk stays valid until the one after next. */
-async function* paramsChunksWith(p: Parameters, codec: PointCodec): AsyncGenerator<Uint8Array> {
+async function* paramsChunksWith(p: AnyParameters, codec: PointCodec): AsyncGenerator<Uint8Array> {
   yield encodeVerifyingKey(p.vk);
   for (const s of PARAMS_SECTIONS) {
-    const buf = p[s.key];
-    const nb = nativeBytes(s.group);
     const wb = wireBytes(s.group);
-    if (buf.length % nb !== 0) {
-      throw new RangeError(`parameters: ${s.section} has ${buf.length} bytes, not a multiple of ${nb}`);
-    }
-    const count = buf.length / nb;
-    yield u32be(count);
     const perChunk = Math.max(1, Math.floor(WRITE_CHUNK_BYTES / wb));
+    const { count, pieces } = sectionPieces(p[s.key], s.section, s.group, perChunk);
+    yield u32be(count);
     const scratch = [0, 1].map(() => new Uint8Array(Math.min(count, perChunk) * wb));
-    const encode = (i: number, slot: number): Promise<Uint8Array> => {
-      const k = Math.min(perChunk, count - i);
+    const encode = (j: number, slot: number): Promise<Uint8Array> => {
+      const { buf, i, k } = pieces[j];
       const chunk = scratch[slot].subarray(0, k * wb);
       return encodePoints(s.group, buf, i, k, chunk, codec).then(() => chunk);
     };
-    let next: Promise<Uint8Array> | undefined = count > 0 ? encode(0, 0) : undefined;
-    for (let i = 0, slot = 0; next !== undefined; i += perChunk, slot ^= 1) {
+    let next: Promise<Uint8Array> | undefined = pieces.length > 0 ? encode(0, 0) : undefined;
+    for (let j = 0, slot = 0; next !== undefined; j++, slot ^= 1) {
       const chunk = await next;
-      next = i + perChunk < count ? encode(i + perChunk, slot ^ 1) : undefined;
+      next = j + 1 < pieces.length ? encode(j + 1, slot ^ 1) : undefined;
       try {
         yield chunk;
       } finally {
@@ -251,7 +267,7 @@ async function* paramsChunksWith(p: Parameters, codec: PointCodec): AsyncGenerat
 /** Writes a .params file chunk by chunk (not atomically: see setup.ts for temp + rename). With
  *  `opts.codec` (e.g. a NativeBackend) the points are converted natively, overlapped with the
  *  writes. */
-export async function writeParamsFile(path: string, p: Parameters, opts: WriteOptions = {}): Promise<void> {
+export async function writeParamsFile(path: string, p: AnyParameters, opts: WriteOptions = {}): Promise<void> {
   const codec = opts.codec ?? undefined;
   const fh = await open(path, 'w');
   try {
@@ -293,9 +309,11 @@ interface ByteSource {
 }
 
 class MemorySource implements ByteSource {
-  readonly name = '<memory>';
   position = 0;
-  constructor(private readonly bytes: Uint8Array) {}
+  constructor(
+    private readonly bytes: Uint8Array,
+    readonly name = '<memory>',
+  ) {}
   get size(): number {
     return this.bytes.length;
   }
@@ -508,9 +526,10 @@ async function readParamsFrom(src: ByteSource, opts: ReadOptions): Promise<Param
   }
 }
 
-/** Parses a verifying key from bytes (trailing bytes are refused). */
-export async function decodeVerifyingKey(bytes: Uint8Array, opts: { checkPoints?: boolean } = {}): Promise<VerifyingKey> {
-  const src = new MemorySource(bytes);
+/** Parses a verifying key from bytes (trailing bytes are refused). `source` names the bytes in
+ *  errors (default '<memory>'). */
+export async function decodeVerifyingKey(bytes: Uint8Array, opts: { checkPoints?: boolean; source?: string } = {}): Promise<VerifyingKey> {
+  const src = new MemorySource(bytes, opts.source);
   const vk = await readVerifyingKeyFrom(src, opts.checkPoints ?? true);
   const left = src.size - src.position;
   if (left !== 0) throw new ParamsFormatError('end', `${left} trailing bytes after the verifying key`, src.name);
@@ -548,6 +567,73 @@ export async function readVerifyingKeyFile(
       throw new ParamsFormatError('end', `${left} trailing bytes after the verifying key`, path);
     }
     return vk;
+  } finally {
+    await fh.close();
+  }
+}
+
+// ── layout ───────────────────────────────────────────────────────────────────────────────────────
+
+export interface SectionLayout {
+  group: Group;
+  count: number;
+  /** File offset of the section's first point (after its count field). */
+  offset: number;
+}
+
+/** Where everything is in a .params file, every count checked against the file size. */
+export interface ParamsLayout {
+  path: string;
+  /** File bytes. */
+  size: number;
+  /** The verifying key as stored (fixed points, IC count, IC points). */
+  vkBytes: Uint8Array;
+  icCount: number;
+  sections: Record<QuerySection, SectionLayout>;
+}
+
+/** More IC points than this are refused by the layout check (the native loader's limit too). */
+export const MAX_IC_POINTS = 2 ** 24;
+
+/**
+ * The layout of a .params file from its count fields alone (small reads): each count is checked
+ * against the bytes that remain, b_g2 against b_g1, and nothing may trail b_g2, before any point is
+ * read. The TypeScript twin of the native loader's check (params-native.ts inspectParamsFile): the
+ * same refusals with the same messages.
+ */
+export async function readParamsLayout(path: string): Promise<ParamsLayout> {
+  const fh = await open(path, 'r');
+  try {
+    const { size } = await fh.stat();
+    const src = new FileSource(fh, path, size);
+    if (size < VK_FIXED_BYTES) {
+      const section = VK_POINTS.find((_, k) => fixedOffset(k + 1) > size)?.section ?? VK_POINTS[0].section;
+      throw new ParamsFormatError(section, `truncated: ${size} bytes, the verifying key's fixed points need ${VK_FIXED_BYTES}`, path);
+    }
+    src.position = VK_FIXED_BYTES;
+    const icCount = await readCount(src, VK_IC_SECTION);
+    if (icCount === 0) throw new ParamsFormatError(VK_IC_SECTION, 'count 0: there must be an IC point for ONE at least', path);
+    checkRoom(src, VK_IC_SECTION, icCount, G1_UNCOMPRESSED_BYTES);
+    if (icCount > MAX_IC_POINTS) {
+      throw new ParamsFormatError(VK_IC_SECTION, `count ${icCount} exceeds ${MAX_IC_POINTS} public inputs: not the verifying key of a circuit kiln proves`, path);
+    }
+    const vkLength = verifyingKeyByteLength(icCount);
+    src.position = 0;
+    const vkBytes = (await readOrFail(src, vkLength, VK_IC_SECTION)).slice();
+    const sections = {} as Record<QuerySection, SectionLayout>;
+    for (const s of PARAMS_SECTIONS) {
+      const count = await readCount(src, s.section);
+      checkRoom(src, s.section, count, wireBytes(s.group));
+      if (s.section === 'b_g2' && count !== sections.b_g1.count) {
+        throw new ParamsFormatError(s.section, `count ${count} differs from the b_g1 count ${sections.b_g1.count} (the same selection of variables)`, path);
+      }
+      sections[s.section] = { group: s.group, count, offset: src.position };
+      src.position += count * wireBytes(s.group);
+    }
+    if (src.position !== size) {
+      throw new ParamsFormatError('end', `${size - src.position} trailing bytes after the b_g2 section: inconsistent counts`, path);
+    }
+    return { path, size, vkBytes, icCount, sections };
   } finally {
     await fh.close();
   }

@@ -12,11 +12,12 @@
  * MSM phases (the backends report it), so the phase timings add up to the whole.
  */
 import type { Backend, MsmResult, PartitionInput, PartitionSums } from '../backend/backend.js';
+import { msmSection } from '../backend/section.js';
 import { FR_BYTES, FR_MODULUS, G1, G2, readFr, readG1, readG2, type G1Point, type G2Point } from '../field/layout.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import type { Span } from '../util/timing.js';
 import { assembleOnBackend, type QuerySums } from './assemble.js';
-import type { Parameters } from './keys.js';
+import type { AnyParameters as Parameters } from './keys.js';
 import type { Proof } from './proof.js';
 import { checkParamsForShape, domainSize, queryIndices } from './queries.js';
 
@@ -76,7 +77,7 @@ function checkScalar(x: bigint, name: string): void {
 }
 
 /** What a partition proof hands the backend: the circuit, its domain and query indices, the SRS
- *  vectors and the witness. */
+ *  sections and the witness. */
 export function partitionInput(params: Parameters, shape: CircuitShape, witness: Uint8Array): PartitionInput {
   const q = queryIndices(shape);
   return {
@@ -126,11 +127,12 @@ export async function partitionSumsStepwise(backend: Backend, input: PartitionIn
     lap('matvec');
     await backend.quotient(bufA, bufB, bufC);
     lap('ntt_h');
-    const h = await msm('msm_h', backend.msmG1(srs.h, bufA.subarray(0, (n - 1) * FR_BYTES)));
-    const l = await msm('msm_l', backend.msmG1(srs.l, witness.subarray(shape.numInputs * FR_BYTES)));
-    const a = await msm('msm_a', backend.msmG1(srs.a, witness, { scalarIndex: input.aIdx }));
-    const b1 = await msm('msm_b1', backend.msmG1(srs.bG1, witness, { scalarIndex: input.bIdx }));
-    const b2 = await msm('msm_b2', backend.msmG2(srs.bG2, witness, { scalarIndex: input.bIdx }));
+    // msmSection: one backend MSM per host chunk of a section (src/backend/section.ts).
+    const h = await msm('msm_h', msmSection(backend, 'G1', srs.h, bufA.subarray(0, (n - 1) * FR_BYTES)));
+    const l = await msm('msm_l', msmSection(backend, 'G1', srs.l, witness.subarray(shape.numInputs * FR_BYTES)));
+    const a = await msm('msm_a', msmSection(backend, 'G1', srs.a, witness, { scalarIndex: input.aIdx }));
+    const b1 = await msm('msm_b1', msmSection(backend, 'G1', srs.bG1, witness, { scalarIndex: input.bIdx }));
+    const b2 = await msm('msm_b2', msmSection(backend, 'G2', srs.bG2, witness, { scalarIndex: input.bIdx }));
     return { h, l, a, b1, b2, timings };
   } finally {
     backend.release(bufA);

@@ -3,9 +3,9 @@
  * of variables of the A and B queries. Setup and prover both derive them from here, so the order of
  * the points in `params.a` / `params.b*` and the scalars the prover pairs them with cannot drift.
  */
-import { G1_BYTES, G2_BYTES } from '../field/layout.js';
+import { sectionCount } from '../backend/section.js';
 import type { CircuitShape } from '../r1cs/cs.js';
-import type { Parameters } from './keys.js';
+import type { AnyParameters } from './keys.js';
 
 /** log2 of the largest domain Fr supports (2-adicity of r − 1). */
 export const MAX_DOMAIN_LOG2 = 32;
@@ -77,8 +77,15 @@ function buildB(shape: CircuitShape): Uint32Array {
   return out;
 }
 
+/** The point counts of the parameters of `shape` (the native loader's `expected`: checked against
+ *  the file's count fields before any point is read). */
+export function expectedParamsCounts(shape: CircuitShape): { ic: number; h: number; l: number; a: number; b_g1: number; b_g2: number } {
+  const q = queryIndices(shape);
+  return { ic: shape.numInputs, h: domainSize(shape) - 1, l: shape.numAux, a: q.a.length, b_g1: q.b.length, b_g2: q.b.length };
+}
+
 /** Throws a RangeError unless `params` have exactly the sizes `shape` implies. */
-export function checkParamsForShape(params: Parameters, shape: CircuitShape): void {
+export function checkParamsForShape(params: AnyParameters, shape: CircuitShape): void {
   const q = queryIndices(shape);
   const n = domainSize(shape);
   const problems: string[] = [];
@@ -86,10 +93,10 @@ export function checkParamsForShape(params: Parameters, shape: CircuitShape): vo
     if (got !== want) problems.push(`${what} has ${got} points, the circuit needs ${want}`);
   };
   expect('vk.ic', params.vk.ic.length, shape.numInputs);
-  expect('h', params.h.length / G1_BYTES, n - 1);
-  expect('l', params.l.length / G1_BYTES, shape.numAux);
-  expect('a', params.a.length / G1_BYTES, q.a.length);
-  expect('b_g1', params.bG1.length / G1_BYTES, q.b.length);
-  expect('b_g2', params.bG2.length / G2_BYTES, q.b.length);
+  expect('h', sectionCount(params.h, 'G1'), n - 1);
+  expect('l', sectionCount(params.l, 'G1'), shape.numAux);
+  expect('a', sectionCount(params.a, 'G1'), q.a.length);
+  expect('b_g1', sectionCount(params.bG1, 'G1'), q.b.length);
+  expect('b_g2', sectionCount(params.bG2, 'G2'), q.b.length);
   if (problems.length) throw new RangeError(`parameters do not match the circuit: ${problems.join('; ')}`);
 }

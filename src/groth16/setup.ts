@@ -19,7 +19,7 @@
  * backend's fixedBaseMulG1/G2.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import {
@@ -44,15 +44,16 @@ import { viewOf, writeFrFast } from '../curve/codec.js';
 import {
   ParamsFormatError,
   PARAMS_SECTIONS,
-  readParamsFile,
-  readVerifyingKeyFile,
+  decodeVerifyingKey,
+  readParamsLayout,
   verifyingKeyByteLength,
   writeParamsFile,
   writeVerifyingKeyFile,
+  type AnyParameters,
   type Parameters,
-  type VerifyingKey,
 } from './keys.js';
-import { checkParamsForShape, domainSize, queryIndices } from './queries.js';
+import { loadParams } from './params-native.js';
+import { checkParamsForShape, domainSize, expectedParamsCounts, queryIndices } from './queries.js';
 import {
   insecureToxicWaste,
   setupConstants,
@@ -250,10 +251,10 @@ export function devSetupOnDevice(backend: Backend): boolean {
   return typeof backend.devSetupInsecure === 'function';
 }
 
-/** The expected byte length and section counts of the .params file of `shape`. */
+/** The expected byte length and section counts (h, l, a, b_g1, b_g2) of the .params file of `shape`. */
 export function devParamsLayout(shape: CircuitShape): { bytes: number; vkBytes: number; counts: number[] } {
-  const q = queryIndices(shape);
-  const counts = [domainSize(shape) - 1, shape.numAux, q.a.length, q.b.length, q.b.length];
+  const want = expectedParamsCounts(shape);
+  const counts = PARAMS_SECTIONS.map((s) => want[s.section]);
   const vkBytes = verifyingKeyByteLength(shape.numInputs);
   let bytes = vkBytes;
   PARAMS_SECTIONS.forEach((s, k) => (bytes += 4 + counts[k] * (s.group === 'G1' ? 96 : 192)));
@@ -261,32 +262,21 @@ export function devParamsLayout(shape: CircuitShape): { bytes: number; vkBytes: 
 }
 
 /**
- * Whether the .params file at `path` has the layout of `shape`'s parameters: its size, a readable
- * verifying key with the right IC count, and the five section counts (read at their offsets). A
- * quick check (a few reads; the points themselves are not read), for files too large to load here.
+ * Whether the .params file at `path` has the layout of `shape`'s parameters: every count consistent
+ * with the file's size (keys.ts readParamsLayout), the IC and section counts the shape implies, and
+ * a verifying key that parses. A quick check (small reads; the points of the sections are not read),
+ * for files too large to load here.
  */
 export async function devParamsFileFits(path: string, shape: CircuitShape): Promise<boolean> {
-  const { bytes, vkBytes, counts } = devParamsLayout(shape);
-  let fh;
   try {
-    fh = await open(path, 'r');
+    const layout = await readParamsLayout(path);
+    const want = expectedParamsCounts(shape);
+    if (layout.icCount !== want.ic) return false;
+    for (const s of PARAMS_SECTIONS) if (layout.sections[s.section].count !== want[s.section]) return false;
+    await decodeVerifyingKey(layout.vkBytes, { checkPoints: false });
+    return true;
   } catch {
     return false;
-  }
-  try {
-    if ((await fh.stat()).size !== bytes) return false;
-    const vk = await readVerifyingKeyFile(path, { prefix: true, checkPoints: false }).catch(() => undefined);
-    if (vk === undefined || vk.ic.length !== shape.numInputs) return false;
-    const b = Buffer.alloc(4);
-    let o = vkBytes;
-    for (let k = 0; k < PARAMS_SECTIONS.length; k++) {
-      const { bytesRead } = await fh.read(b, 0, 4, o);
-      if (bytesRead !== 4 || b.readUInt32BE(0) !== counts[k]) return false;
-      o += 4 + counts[k] * (PARAMS_SECTIONS[k].group === 'G1' ? 96 : 192);
-    }
-    return true;
-  } finally {
-    await fh.close();
   }
 }
 
@@ -306,8 +296,6 @@ export interface EnsureDevParamsResult {
   on?: 'gpu' | 'cpu';
   /** The device setup's figures (counts, timings, memory) when made on the GPU. */
   gpu?: GpuDevParamsResult;
-  /** The parameters, when made on the CPU (they were in memory anyway). */
-  params?: Parameters;
   /** Wall milliseconds of making it. */
   ms: number;
 }
@@ -335,7 +323,6 @@ export async function ensureDevParamsFile(
   const tmpVk = `${vkPath}.${tag}`;
   try {
     let gpu: GpuDevParamsResult | undefined;
-    let params: Parameters | undefined;
     if (devSetupOnDevice(backend)) {
       gpu = await writeInsecureDevParamsGpu(shape, backend, tmp, {
         seed: opts.seed,
@@ -344,11 +331,11 @@ export async function ensureDevParamsFile(
         progressIntervalMs: opts.progressIntervalMs,
       });
     } else {
-      params = await writeInsecureDevParamsCpu(shape, backend, tmp, { seed: opts.seed, vkPath: tmpVk });
+      await writeInsecureDevParamsCpu(shape, backend, tmp, { seed: opts.seed, vkPath: tmpVk });
     }
     await rename(tmpVk, vkPath);
     await rename(tmp, path);
-    return { path, vkPath, created: true, on: gpu ? 'gpu' : 'cpu', gpu, params, ms: performance.now() - t0 };
+    return { path, vkPath, created: true, on: gpu ? 'gpu' : 'cpu', gpu, ms: performance.now() - t0 };
   } catch (e) {
     await rm(tmp, { force: true });
     await rm(tmpVk, { force: true });
@@ -358,31 +345,33 @@ export async function ensureDevParamsFile(
 
 /**
  * INSECURE development parameters for `shape`, cached on disk by the shape's digest
- * (`<cacheDir>/dev-<digest>.params`, and its `.vk`). A cached file that is unreadable or does not
- * fit the shape is rebuilt (ensureDevParamsFile: on the GPU when the backend can, else on the CPU;
- * atomic). Query buffers come from `backend.alloc`.
+ * (`<cacheDir>/dev-<digest>.params`, and its `.vk`), and read through the same loader as official
+ * files (params-native.ts loadParams: host sections in the CPU backend's native memory, sections
+ * streamed to the device for the GPU backend). A cached file that is unreadable or does not fit the
+ * shape is rebuilt by ensureDevParamsFile (on the GPU when the backend can, else on the CPU; written
+ * atomically) and then loaded like a cached one.
  */
 export async function loadOrCreateDevParams(
   shape: CircuitShape,
   backend: Backend,
   cacheDir: string,
   opts: EnsureDevParamsOptions = {},
-): Promise<Parameters> {
+): Promise<AnyParameters> {
   const path = devParamsPath(shape, cacheDir);
-  const readCached = async (): Promise<Parameters> => {
-    const params = await readParamsFile(path, { memory: backend, checkVerifyingKey: false });
+  const load = async (): Promise<AnyParameters> => {
+    const params = await loadParams(path, backend, { checkVerifyingKey: false, expected: expectedParamsCounts(shape) });
     checkParamsForShape(params, shape);
     return params;
   };
   try {
-    return await readCached();
+    return await load();
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT' && !(e instanceof ParamsFormatError) && !(e instanceof RangeError)) throw e;
   }
   // Unreadable or unfitting: make it again (removing it first, so ensureDevParamsFile's quick check
-  // cannot take a file whose header fits but whose points do not).
+  // cannot keep a file whose layout fits but whose points do not).
   await rm(path, { force: true });
-  const made = await ensureDevParamsFile(shape, backend, cacheDir, opts);
-  return made.params ?? readCached();
+  await ensureDevParamsFile(shape, backend, cacheDir, opts);
+  return load();
 }

@@ -25,8 +25,9 @@ function notImplemented(kind: number, name: string, wire: string, defaultPriorit
   };
 }
 
-export function builtinKinds(config: EngineConfig, backend: Backend): { planners: Planner[]; providers: CircuitProvider[] } {
-  const porep = createPorepKind({ config, backend });
+/** The built-in kinds; `notice` gets the lines worth logging (parameters found or generated, shapes). */
+export function builtinKinds(config: EngineConfig, backend: Backend, notice?: (msg: string) => void): { planners: Planner[]; providers: CircuitProvider[] } {
+  const porep = createPorepKind({ config, backend, notice });
   return {
     planners: [
       porep.planner,

@@ -1,6 +1,7 @@
 /**
  * POREP_SEAL_COMMIT (C2): the request's `vanilla_proof` is Curio's Commit2In wrapper
- * `{"SectorNum", "Phase1Out": base64(C1 JSON), "SectorSize"}` (FACTS §3, §5). It is parsed and
+ * `{"SectorNum", "Phase1Out": base64(C1 JSON), "SectorSize"}` (FACTS §3, §5), or the raw C1 JSON
+ * (what `kiln prove --c1` may be given; SectorNum 0). It is parsed and
  * validated here (errors name the field), cross-checked with the request's sector_size,
  * registered_proof and sector_number, and turned into one ProofWork of `partitions` partition
  * circuits of circuit id `porep-<size>` (porep-2k, porep-8m, porep-512m, porep-32g, porep-64g).
@@ -13,25 +14,27 @@
  * parameters generated and cached in `<param_cache>/kiln-cache/dev-params/` (the same layout as the
  * CLI's --cache-dir, so `kiln prove --cache-dir <param_cache>/kiln-cache` shares them).
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
-import { C1FormatError, parseCommit2In, type C1Output, type Commit2In } from '../filecoin/c1.js';
+import { C1FormatError, parseC1Input, type C1Output, type Commit2In } from '../filecoin/c1.js';
 import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { sealProofById } from '../filecoin/registry.js';
 import {
   findOfficialParams,
+  loadPorepParams,
   porepCircuitId,
   porepInfoForCircuit as infoForCircuit,
   porepProgram,
   porepShape,
   porepWitnessNative,
+  type ParamsSource,
   witnessRunner,
 } from './porep-c2.js';
-import type { Parameters } from '../groth16/keys.js';
-import { readParamsFile } from '../groth16/keys.js';
-import { checkParamsForShape } from '../groth16/queries.js';
-import { loadOrCreateDevParams } from '../groth16/setup.js';
+import type { AnyParameters } from '../groth16/keys.js';
+import { devParamsPath, devSetupOnDevice } from '../groth16/setup.js';
 import type { CircuitShape } from '../r1cs/cs.js';
+import { FR_BYTES } from '../field/layout.js';
 import type { EngineConfig } from '../engine/config.js';
 import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork } from '../engine/types.js';
 import type { PorepWitnessArg } from './porep-c2-worker.js';
@@ -43,12 +46,26 @@ export { porepCircuitId };
 export interface PorepKindOptions {
   config: EngineConfig;
   backend: Backend;
+  /** Shapes and development parameters (default `<param_cache>/kiln-cache`; the CLI passes its
+   *  --cache-dir). */
+  cacheDir?: string;
+  /** Lines worth telling a person (which parameters, a long generation starting); default none. */
+  notice?: (msg: string) => void;
 }
 
-export function createPorepKind(opts: PorepKindOptions): { planner: Planner; circuits: CircuitProvider } {
+export interface PorepKind {
+  planner: Planner;
+  circuits: CircuitProvider;
+  /** Where the parameters of a circuit id were loaded from (once loaded). */
+  paramsSource(circuitId: string): ParamsSource | undefined;
+}
+
+export function createPorepKind(opts: PorepKindOptions): PorepKind {
+  const sources = new Map<string, ParamsSource>();
   const shapes = new Map<string, Promise<CircuitShape>>();
 
-  const shapeCacheDir = join(opts.config.srs.param_cache, 'kiln-cache');
+  const shapeCacheDir = opts.cacheDir ?? join(opts.config.srs.param_cache, 'kiln-cache');
+  const notice = opts.notice ?? ((): void => undefined);
   const officialFiles = new Map<string, string | undefined>();
   /** `<param_cache>/<circuit id>.params`, or the official v28 file whose sizes match the circuit. */
   const officialFile = async (id: string): Promise<string | undefined> => {
@@ -74,22 +91,38 @@ export function createPorepKind(opts: PorepKindOptions): { planner: Planner; cir
       if (s === undefined) {
         const info = infoForCircuit(id);
         if (info === undefined) return Promise.reject(new Error(`unknown PoRep circuit ${id}`));
-        s = Promise.resolve().then(() => porepShape(info, shapeCacheDir).shape); // compiled once per size, cached on disk
+        s = Promise.resolve().then(() => {
+          const { shape, cached, cacheError } = porepShape(info, shapeCacheDir); // compiled once per size, cached on disk
+          notice(
+            `circuit ${id}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux ` +
+              `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : 'recorded and cached'})`,
+          );
+          return shape;
+        });
         shapes.set(id, s);
         s.catch(() => shapes.delete(id));
       }
       return s;
     },
-    async params(id, span): Promise<Parameters> {
+    async params(id, span): Promise<AnyParameters> {
       const shape = await circuits.shape(id);
       const file = await officialFile(id);
+      const devDir = join(shapeCacheDir, 'dev-params');
+      // official and development files through the one loader (native when the CPU addon is built)
       if (file !== undefined) {
-        const p = await span.time('read', () => readParamsFile(file, { memory: opts.backend }));
-        checkParamsForShape(p, shape);
-        return p;
+        notice(`parameters of ${id}: ${file}`);
+        sources.set(id, { kind: 'official', path: file });
+        return span.time('read', () => loadPorepParams({ kind: 'official', path: file }, shape, opts.backend, devDir));
       }
       await circuits.available!(id);
-      return loadOrCreateDevParams(shape, opts.backend, join(shapeCacheDir, 'dev-params'));
+      const devFile = devParamsPath(shape, devDir);
+      sources.set(id, { kind: 'dev', path: devFile });
+      notice(
+        existsSync(devFile)
+          ? `parameters of ${id}: INSECURE development parameters (no official ones in ${opts.config.srs.param_cache}), cached: ${devFile}`
+          : `parameters of ${id}: no official parameters in ${opts.config.srs.param_cache}: generating INSECURE development parameters once${devSetupOnDevice(opts.backend) ? ' on the GPU' : ''} (cached in ${devDir})`,
+      );
+      return loadPorepParams({ kind: 'dev', path: devFile }, shape, opts.backend, devDir);
     },
   };
 
@@ -102,7 +135,7 @@ export function createPorepKind(opts: PorepKindOptions): { planner: Planner; cir
       if (req.vanillaProof.length === 0) throw new PlanError('vanilla_proof is empty: expected the Commit2In JSON wrapper {SectorNum, Phase1Out, SectorSize}');
       let c2: Commit2In;
       try {
-        c2 = parseCommit2In(req.vanillaProof);
+        c2 = parseC1Input(req.vanillaProof);
       } catch (e) {
         if (e instanceof C1FormatError) throw new PlanError(`vanilla_proof (Commit2In): ${e.message}`);
         throw new PlanError(`vanilla_proof (Commit2In): ${(e as Error).message}`);
@@ -138,18 +171,22 @@ export function createPorepKind(opts: PorepKindOptions): { planner: Planner; cir
             // native witness: the partition's witness program on the CPU pool (same bytes as the worker's)
             const shape = await circuits.shape(circuitId);
             const program = porepProgram(info, shape, shapeCacheDir);
-            const w = await porepWitnessNative(runner, program, only, k, shape);
-            span.record('tape', w.tapeMs);
-            span.record('witness', w.runMs);
-            let held: Uint8Array | undefined = w.assignment;
-            return {
-              assignment: w.assignment,
-              inputs: inputs[k],
-              release: () => {
-                if (held) runner.release(held);
-                held = undefined;
-              },
+            // straight into a pooled buffer of the backend's (pinned on the GPU: fast uploads)
+            const out = ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES);
+            let held: Uint8Array | undefined = out;
+            const giveBack = (): void => {
+              if (held) ctx.buffers.give(held);
+              held = undefined;
             };
+            try {
+              const w = await porepWitnessNative(runner, program, only, k, shape, out);
+              span.record('tape', w.tapeMs);
+              span.record('witness', w.runMs);
+              return { assignment: w.assignment, inputs: inputs[k], release: giveBack };
+            } catch (e) {
+              giveBack();
+              throw e;
+            }
           }
           const arg: PorepWitnessArg = { c1: only, partition: k, numInputs: inputs[k].length + 1 };
           const t0 = performance.now();
@@ -169,5 +206,5 @@ export function createPorepKind(opts: PorepKindOptions): { planner: Planner; cir
       };
     },
   };
-  return { planner, circuits };
+  return { planner, circuits, paramsSource: (id) => sources.get(id) };
 }

@@ -1,29 +1,29 @@
 /**
  * The PoRep C2 proof kind's core, for the CLI and the engine (porep-c2-planner.ts): the circuit id of a sector size, the compiled
  * partition shape (recorded once per size and cached on disk), where the parameters come from
- * (official files in the parameter cache, else insecure development parameters), and the proving /
- * verification of every partition of a C1.
+ * (official files in the parameter cache, else insecure development parameters), a partition's
+ * witness (native or TypeScript) and the verification of every partition of a C1. Proving goes
+ * through the engine (porep-c2-planner.ts), for the daemon and the CLI alike.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import { NativeBackend } from '../backend/native.js';
-import { type Parameters, readParamsFile, readVerifyingKeyFile, type VerifyingKey } from '../groth16/keys.js';
-import { decodeProofs, encodeProofs, type Proof, PROOF_BYTES } from '../groth16/proof.js';
-import { prove } from '../groth16/prover.js';
-import { checkParamsForShape, domainSize } from '../groth16/queries.js';
+import { type AnyParameters, readVerifyingKeyFile, type VerifyingKey } from '../groth16/keys.js';
+import { loadParams } from '../groth16/params-native.js';
+import { decodeProofs, PROOF_BYTES } from '../groth16/proof.js';
+import { checkParamsForShape, domainSize, expectedParamsCounts } from '../groth16/queries.js';
 import { devParamsPath, devParamsPathForDigest, loadOrCreateDevParams } from '../groth16/setup.js';
 import { CountingSystem } from '../r1cs/counter.js';
 import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
-import { FR_BYTES } from '../field/layout.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { checkProgramForShape, deserializeProgram, programChunks, type WitnessProgram } from '../r1cs/program.js';
-import { deserializeShape, rememberShapeDigest, shapeChunks, shapeDigest } from '../r1cs/shape.js';
+import { readShapeFile, rememberShapeDigest, shapeDigest, writeShapeFile } from '../r1cs/shape.js';
+import { writeChunksAtomic } from '../util/files.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
-import { Span } from '../util/timing.js';
 import type { C1Output } from '../filecoin/c1.js';
 import { stackedCircuitFor, stackedParamsFor, stackedShapeCircuit } from '../filecoin/circuit/index.js';
-import { type WitnessProgramRunner, stackedProgram, stackedShapeAndProgram, stackedWitnessNative } from '../filecoin/circuit/stacked-program.js';
+import { type WitnessProgramRunner, stackedProgramFast, stackedShapeAndProgramFast, stackedWitnessNative } from '../filecoin/circuit/stacked-program.js';
 import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { parseSectorSize, sealProofInfo, sectorSizeByBytes, sectorSizeByCircuitLabel, type SealProofInfo } from '../filecoin/registry.js';
 
@@ -64,40 +64,36 @@ export function porepInfoForSize(sectorSize: number): SealProofInfo {
  * The compiled partition shape of a sector size: read from `<cacheDir>/shapes/` when a shape of the
  * current circuit version is there, else recorded (and written there, atomically).
  */
-export function porepShape(info: SealProofInfo, cacheDir?: string): { shape: CircuitShape; cached: boolean } {
+export function porepShape(info: SealProofInfo, cacheDir?: string): { shape: CircuitShape; cached: boolean; cacheError?: string } {
   const file = cacheDir ? shapeFile(info, cacheDir) : undefined;
   if (file && existsSync(file)) {
     try {
-      const shape = deserializeShape(readFileSync(file));
-      // The digest written with the shape (hashing it again would cost a second per load).
+      const shape = readShapeFile(file);
+      // The digest written with the shape (hashing it again would cost seconds per load).
       if (existsSync(`${file}.sha256`)) rememberShapeDigest(shape, readFileSync(`${file}.sha256`, 'utf8').trim());
       return { shape, cached: true };
     } catch {
       /* unreadable or stale: record again below */
     }
   }
-  // the witness program is recorded in the same synthesis (native witness generation)
-  const { shape, program } = stackedShapeAndProgram(stackedParamsFor(info));
-  if (file) {
+  // One challenge recorded (its witness program in the same synthesis), then replicated: challenges
+  // are identical segments (tests compare with a whole-partition recording).
+  const { shape, program } = stackedShapeAndProgramFast(stackedParamsFor(info));
+  rememberProgram(shape, program);
+  if (!file) return { shape, cached: false };
+  // The cache only saves time: a full disk (a 32 GiB shape is ~7 GB) costs a warning, not the proof.
+  try {
     mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(`${tmp}.sha256`, shapeDigest(shape) + '\n');
     renameSync(`${tmp}.sha256`, `${file}.sha256`);
-    writeChunks(`${tmp}.wprog`, programChunks(program), `${file}.wprog`);
-    writeChunks(tmp, shapeChunks(shape), file);
+    writeChunksAtomic(`${file}.wprog`, programChunks(program));
+    writeShapeFile(file, shape);
+    return { shape, cached: false };
+  } catch (e) {
+    for (const f of [`${file}.sha256`, `${file}.wprog`, `${file}.${process.pid}.tmp`, `${file}.wprog.${process.pid}.tmp`]) rmSync(f, { force: true });
+    return { shape, cached: false, cacheError: `shape not cached in ${cacheDir}: ${(e as Error).message}` };
   }
-  rememberProgram(shape, program);
-  return { shape, cached: false };
-}
-
-function writeChunks(tmp: string, chunks: Uint8Array[], file: string): void {
-  const fd = openSync(tmp, 'w');
-  try {
-    for (const c of chunks) writeSync(fd, c);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
 }
 
 const programs = new WeakMap<CircuitShape, WitnessProgram>();
@@ -121,11 +117,11 @@ export function porepProgram(info: SealProofInfo, shape: CircuitShape, cacheDir?
     }
   }
   if (!program) {
-    program = stackedProgram(stackedParamsFor(info));
+    program = stackedProgramFast(stackedParamsFor(info));
     checkProgramForShape(program, shape);
     if (file) {
       mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
-      writeChunks(`${file}.${process.pid}.tmp`, programChunks(program), file);
+      writeChunksAtomic(file, programChunks(program));
     }
   }
   programs.set(shape, program);
@@ -222,10 +218,15 @@ export async function porepVerifyingKeySource(info: SealProofInfo, paramsDir: st
   return { kind: 'dev', path: devParamsPath(porepShape(info, cacheDir).shape, devDir) };
 }
 
-/** Loads the parameters of `source` (generating development parameters when needed). */
-export async function loadPorepParams(source: ParamsSource, shape: CircuitShape, backend: Backend, devCacheDir: string): Promise<Parameters> {
+/**
+ * Loads the parameters of `source` (generating development parameters when needed) through the one
+ * loader of parameter files (groth16/params-native.ts loadParams): the file's counts are checked
+ * against its size and against the circuit before any point is read; the CPU backend gets the
+ * sections in native memory, the GPU backend on its device (the host keeps no copy).
+ */
+export async function loadPorepParams(source: ParamsSource, shape: CircuitShape, backend: Backend, devCacheDir: string): Promise<AnyParameters> {
   if (source.kind === 'official') {
-    const p = await readParamsFile(source.path, { memory: backend });
+    const p = await loadParams(source.path, backend, { expected: expectedParamsCounts(shape) });
     checkParamsForShape(p, shape);
     return p;
   }
@@ -292,46 +293,6 @@ function checkPublicInputs(c1: C1Output, partition: number, inputs: bigint[]): v
   if (inputs.length !== want.length || bad >= 0) {
     throw new Error(`partition ${partition}: the circuit's public inputs differ from the C1's (index ${bad < 0 ? inputs.length : bad})`);
   }
-}
-
-/** Proves every partition of `c1` (synthesis then proving, one partition after the other) and
- *  verifies each proof. Spans: partition[k] → synth, prove (→ prover phases), verify. The witness
- *  is native (`witnessRunner`) unless KILN_WITNESS=ts; `cacheDir` holds the shape's program. */
-export async function provePorep(
-  c1: C1Output,
-  shape: CircuitShape,
-  params: Parameters,
-  backend: Backend,
-  span: Span,
-  opts: { cacheDir?: string } = {},
-): Promise<{ proofs: Proof[]; bytes: Uint8Array }> {
-  const runner = witnessRunner();
-  const program = runner ? await span.time('witness program', () => porepProgram(c1.registeredProof, shape, opts.cacheDir)) : undefined;
-  const pvk = await span.time('prepare vk', () => prepareVerifyingKey(params.vk));
-  const proofs: Proof[] = [];
-  for (let k = 0; k < c1.partitions.length; k++) {
-    const ps = span.child(`partition[${k}]`);
-    // The witness goes straight into backend (native) memory, where the prover reads it.
-    const buf = backend.alloc((shape.numInputs + shape.numAux) * FR_BYTES);
-    let proof: Proof;
-    let inputs: bigint[];
-    try {
-      const w = await ps.time('synth', () =>
-        runner && program ? porepWitnessNative(runner, program, c1, k, shape, buf) : porepWitness(c1, k, shape, buf),
-      );
-      inputs = w.inputs;
-      const pr = ps.child('prove');
-      proof = (await prove(params, shape, w.assignment, backend, pr)).proof;
-      pr.end();
-    } finally {
-      backend.release(buf);
-    }
-    const ok = await ps.time('verify', () => verifyProof(pvk, proof, inputs));
-    ps.end();
-    if (!ok) throw new Error(`partition ${k}: the proof does not verify (parameters do not match the circuit?)`);
-    proofs.push(proof);
-  }
-  return { proofs, bytes: encodeProofs(proofs) };
 }
 
 /** Verifies the concatenated partition proofs of a C1 against a verifying key; returns per-partition

@@ -156,6 +156,9 @@ export interface ProgramRecorderOptions {
   segmentSlotBases?: readonly number[];
   /** Total tape length. */
   numSlots: number;
+  /** Called at each beginSegment, before the segment's first allocation (e.g. to note where the
+   *  segment's constraints start in the wrapped system). */
+  onBeginSegment?: () => void;
 }
 
 /**
@@ -452,6 +455,7 @@ export class ProgramRecorder implements ConstraintSystem, WitnessProgramSink {
 
   beginSegment(): void {
     if (this.pending.length > 0) this.missing(this.pending[0]);
+    this.opts.onBeginSegment?.();
     this.closeSegment();
     if (this.seg === 0) {
       this.prologueAux = this.nAux;

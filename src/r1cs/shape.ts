@@ -11,8 +11,9 @@
  * Also: shapeDigest (SHA-256 of a canonical form, for caching parameters) and
  * serializeShape / deserializeShape (a versioned binary form, for caching compiled shapes).
  */
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex } from '@noble/hashes/utils.js';
+import { createHash } from 'node:crypto';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { writeChunksAtomic } from '../util/files.js';
 import type { CsrMatrix } from '../field/csr.js';
 import { FR_BYTES, FR_MODULUS, readFr, writeFr } from '../field/layout.js';
 import {
@@ -247,6 +248,91 @@ export function recordShape(synthesize: (cs: ConstraintSystem) => void): Circuit
   return rec.finish();
 }
 
+// ---------------------------------------------------------------- replication
+
+/** Where the one segment of a recording starts: its first constraint, input and aux variable. */
+export interface ShapeSegment {
+  constraintBase: number;
+  inputBase: number;
+  auxBase: number;
+}
+
+/**
+ * The shape of the same circuit with `n` copies of its last segment, from a recording with a
+ * prologue and exactly one segment (`seg` says where it starts; the segment runs to the end of
+ * every count). Copy k of the segment's constraints reads the prologue's variables unchanged and
+ * its own inputs and aux shifted by k segment widths; the order of terms within a row is kept
+ * (prologue < segment, inputs < aux), so the rows stay canonical. For circuits whose segments are
+ * identical by construction (StackedDrg's challenges): a 32 GiB partition's 130 M constraints from
+ * a one-challenge recording (7.2 M) in seconds. Exactness is the caller's claim; tests compare the
+ * result with a full recording.
+ */
+export function replicateLastShapeSegment(shape: CircuitShape, seg: ShapeSegment, n: number): CircuitShape {
+  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`segment count ${n}`);
+  const { numInputs: ni, numAux: na, numConstraints: nc } = shape;
+  const { constraintBase: cb, inputBase: ib, auxBase: ab } = seg;
+  if (!(cb >= 0 && cb <= nc && ib >= 1 && ib <= ni && ab >= 0 && ab <= na)) {
+    throw new RangeError(`segment bases (constraint ${cb}, input ${ib}, aux ${ab}) outside the shape (${nc}, ${ni}, ${na})`);
+  }
+  const segC = nc - cb;
+  const segI = ni - ib;
+  const segA = na - ab;
+  const NI = ib + n * segI;
+  const NA = ab + n * segA;
+  const NC = cb + n * segC;
+  if (NI + NA >= 2 ** 32 || NC >= 2 ** 32) throw new RangeError(`replicated shape too large (${NC} constraints, ${NI + NA} variables)`);
+  const mats = [shape.a, shape.b, shape.c].map((m, mi): CsrMatrix => {
+    const name = 'ABC'[mi];
+    const nnzP = m.rowPtr[cb];
+    const nnz = m.rowPtr[nc];
+    const nnzS = nnz - nnzP;
+    const total = nnzP + n * nnzS;
+    if (total >= 2 ** 32) throw new RangeError(`replicated matrix ${name} has ${total} terms (u32 offsets)`);
+    const rowPtr = new Uint32Array(NC + 1);
+    const colIdx = new Uint32Array(total);
+    const coeffIdx = new Uint32Array(total);
+    // the prologue: inputs unchanged, aux moved past the new inputs
+    rowPtr.set(m.rowPtr.subarray(0, cb + 1));
+    for (let t = 0; t < nnzP; t++) {
+      const c = m.colIdx[t];
+      if (c >= ni && c - ni >= ab) throw new RangeError(`${name}: a prologue row reads segment aux ${c - ni}`);
+      if (c < ni && c >= ib) throw new RangeError(`${name}: a prologue row reads segment input ${c}`);
+      colIdx[t] = c < ni ? c : NI + (c - ni);
+    }
+    coeffIdx.set(m.coeffIdx.subarray(0, nnzP));
+    // the segment's columns, mapped for copy 0; copy k adds k·segI to inputs, k·segA to aux
+    const segCols = new Uint32Array(nnzS);
+    const kind = new Uint8Array(nnzS); // 0 prologue (fixed), 1 segment input, 2 segment aux
+    for (let t = 0; t < nnzS; t++) {
+      const c = m.colIdx[nnzP + t];
+      if (c < ni) {
+        segCols[t] = c;
+        kind[t] = c >= ib ? 1 : 0;
+      } else {
+        const j = c - ni;
+        segCols[t] = NI + j;
+        kind[t] = j >= ab ? 2 : 0;
+      }
+    }
+    const segCoeffs = m.coeffIdx.subarray(nnzP, nnz);
+    for (let k = 0; k < n; k++) {
+      const o = nnzP + k * nnzS;
+      const di = k * segI;
+      const da = k * segA;
+      for (let t = 0; t < nnzS; t++) {
+        const kd = kind[t];
+        colIdx[o + t] = segCols[t] + (kd === 1 ? di : kd === 2 ? da : 0);
+      }
+      coeffIdx.set(segCoeffs, o);
+      const r0 = cb + k * segC;
+      for (let r = 1; r <= segC; r++) rowPtr[r0 + r] = o + (m.rowPtr[cb + r] - nnzP);
+    }
+    return { rows: NC, cols: NI + NA, rowPtr, colIdx, coeffIdx, coeffs: m.coeffs };
+  });
+  const [a, b, c] = mats;
+  return { numInputs: NI, numAux: NA, numConstraints: NC, a, b, c, ...densities(a, b, NI, NA) };
+}
+
 // ---------------------------------------------------------------- digest
 
 const DIGEST_TAG = new TextEncoder().encode('kiln/r1cs-shape-digest/v1\0');
@@ -284,7 +370,8 @@ export function rememberShapeDigest(shape: CircuitShape, digest: string): void {
 }
 
 function computeShapeDigest(shape: CircuitShape): string {
-  const h = sha256.create();
+  // node:crypto (OpenSSL): a 32 GiB partition's shape is ~7 GB of arrays
+  const h = createHash('sha256');
   h.update(DIGEST_TAG);
   h.update(u32le(shape.numInputs, shape.numAux, shape.numConstraints));
   for (const m of [shape.a, shape.b, shape.c]) {
@@ -323,7 +410,7 @@ function computeShapeDigest(shape: CircuitShape): string {
       h.update(bytesOf(chunk.subarray(0, end - start)));
     }
   }
-  return bytesToHex(h.digest());
+  return h.digest('hex');
 }
 
 // ---------------------------------------------------------------- binary form
@@ -362,33 +449,96 @@ export function serializeShape(shape: CircuitShape): Uint8Array {
   return out;
 }
 
-/** Parses serializeShape's output, checking magic, version, every length and every index. The
- *  result owns its memory (copied out of `bytes`). Throws an Error naming the first problem. */
-export function deserializeShape(bytes: Uint8Array): CircuitShape {
+/** Reads the binary form in order: from bytes in memory, or from a file descriptor. */
+interface ShapeSource {
+  /** `n` u32 words, into a new array (the source's own memory is never kept). */
+  u32s(n: number, what: string): Uint32Array;
+  /** `n` raw bytes, into a new array. */
+  raw(n: number, what: string): Uint8Array;
+  /** Bytes left after the shape. */
+  rest(): number;
+}
+
+function bytesSource(bytes: Uint8Array): ShapeSource {
   let o = 0;
   const need = (n: number, what: string): void => {
     if (o + n > bytes.length) throw new Error(`shape file truncated: ${what} needs ${n} bytes at offset ${o}, ${bytes.length - o} left`);
   };
-  const u32s = (n: number, what: string): Uint32Array => {
-    need(4 * n, what);
-    const a = new Uint32Array(n);
-    new Uint8Array(a.buffer).set(bytes.subarray(o, o + 4 * n));
-    o += 4 * n;
-    return a;
+  return {
+    u32s(n, what) {
+      need(4 * n, what);
+      const a = new Uint32Array(n);
+      new Uint8Array(a.buffer).set(bytes.subarray(o, o + 4 * n));
+      o += 4 * n;
+      return a;
+    },
+    raw(n, what) {
+      need(n, what);
+      const a = bytes.slice(o, o + n);
+      o += n;
+      return a;
+    },
+    rest: () => bytes.length - o,
   };
-  const raw = (n: number, what: string): Uint8Array => {
-    need(n, what);
-    const a = bytes.slice(o, o + n);
-    o += n;
-    return a;
-  };
+}
 
-  need(SHAPE_MAGIC.length, 'magic');
-  for (let k = 0; k < SHAPE_MAGIC.length; k++) {
-    if (bytes[k] !== SHAPE_MAGIC[k]) throw new Error('not a kiln shape file (bad magic)');
+/** Reads straight into each array (shapes of big circuits are several GB: more than one buffer
+ *  holds, and no copy of the file is ever in memory). */
+function fileSource(fd: number, size: number): ShapeSource {
+  let o = 0;
+  const fill = (dst: Uint8Array, what: string): void => {
+    if (o + dst.length > size) throw new Error(`shape file truncated: ${what} needs ${dst.length} bytes at offset ${o}, ${size - o} left`);
+    for (let done = 0; done < dst.length; ) {
+      const n = readSync(fd, dst, done, Math.min(dst.length - done, 1 << 30), o + done);
+      if (n <= 0) throw new Error(`shape file: read failed at offset ${o + done}`);
+      done += n;
+    }
+    o += dst.length;
+  };
+  return {
+    u32s(n, what) {
+      const a = new Uint32Array(n);
+      fill(new Uint8Array(a.buffer), what);
+      return a;
+    },
+    raw(n, what) {
+      const a = new Uint8Array(n);
+      fill(a, what);
+      return a;
+    },
+    rest: () => size - o,
+  };
+}
+
+/** Parses serializeShape's output, checking magic, version, every length and every index. The
+ *  result owns its memory (copied out of `bytes`). Throws an Error naming the first problem. */
+export function deserializeShape(bytes: Uint8Array): CircuitShape {
+  return readShape(bytesSource(bytes));
+}
+
+/** Reads a shape file written by writeShapeFile (or serializeShape), with deserializeShape's checks,
+ *  of any size (each array is read into its own typed array, so only those must stay under 4 GiB). */
+export function readShapeFile(path: string): CircuitShape {
+  const fd = openSync(path, 'r');
+  try {
+    return readShape(fileSource(fd, fstatSync(fd).size));
+  } finally {
+    closeSync(fd);
   }
-  o = SHAPE_MAGIC.length;
-  const [version, numInputs, numAux, numConstraints] = u32s(4, 'header');
+}
+
+/** Writes the shape's binary form to `path` atomically (a temporary file beside it, then a rename),
+ *  chunk by chunk: nothing is copied. */
+export function writeShapeFile(path: string, shape: CircuitShape): void {
+  writeChunksAtomic(path, shapeChunks(shape));
+}
+
+function readShape(src: ShapeSource): CircuitShape {
+  const magic = src.raw(SHAPE_MAGIC.length, 'magic');
+  for (let k = 0; k < SHAPE_MAGIC.length; k++) {
+    if (magic[k] !== SHAPE_MAGIC[k]) throw new Error('not a kiln shape file (bad magic)');
+  }
+  const [version, numInputs, numAux, numConstraints] = src.u32s(4, 'header');
   if (version !== SHAPE_FORMAT_VERSION) {
     throw new Error(`unsupported shape format version ${version} (expected ${SHAPE_FORMAT_VERSION})`);
   }
@@ -396,14 +546,14 @@ export function deserializeShape(bytes: Uint8Array): CircuitShape {
   const cols = numInputs + numAux;
   const mats: CsrMatrix[] = [];
   for (const name of ['A', 'B', 'C']) {
-    const [rows, mcols, nnz, nCoeffs] = u32s(4, `${name} header`);
+    const [rows, mcols, nnz, nCoeffs] = src.u32s(4, `${name} header`);
     if (rows !== numConstraints || mcols !== cols) {
       throw new Error(`shape file: ${name} is ${rows}×${mcols}, expected ${numConstraints}×${cols}`);
     }
-    const rowPtr = u32s(rows + 1, `${name} rowPtr`);
-    const colIdx = u32s(nnz, `${name} colIdx`);
-    const coeffIdx = u32s(nnz, `${name} coeffIdx`);
-    const coeffs = raw(nCoeffs * FR_BYTES, `${name} coeffs`);
+    const rowPtr = src.u32s(rows + 1, `${name} rowPtr`);
+    const colIdx = src.u32s(nnz, `${name} colIdx`);
+    const coeffIdx = src.u32s(nnz, `${name} coeffIdx`);
+    const coeffs = src.raw(nCoeffs * FR_BYTES, `${name} coeffs`);
     if (rowPtr[0] !== 0 || rowPtr[rows] !== nnz) throw new Error(`shape file: ${name} rowPtr does not span ${nnz} entries`);
     for (let i = 0; i < rows; i++) {
       if (rowPtr[i] > rowPtr[i + 1]) throw new Error(`shape file: ${name} rowPtr decreases at row ${i}`);
@@ -414,10 +564,10 @@ export function deserializeShape(bytes: Uint8Array): CircuitShape {
     }
     mats.push({ rows, cols, rowPtr, colIdx, coeffIdx, coeffs });
   }
-  const aAuxDensity = raw(numAux, 'aAuxDensity');
-  const bInputDensity = raw(numInputs, 'bInputDensity');
-  const bAuxDensity = raw(numAux, 'bAuxDensity');
-  if (o !== bytes.length) throw new Error(`shape file: ${bytes.length - o} trailing bytes`);
+  const aAuxDensity = src.raw(numAux, 'aAuxDensity');
+  const bInputDensity = src.raw(numInputs, 'bInputDensity');
+  const bAuxDensity = src.raw(numAux, 'bAuxDensity');
+  if (src.rest() !== 0) throw new Error(`shape file: ${src.rest()} trailing bytes`);
   for (const [d, what] of [[aAuxDensity, 'aAuxDensity'], [bInputDensity, 'bInputDensity'], [bAuxDensity, 'bAuxDensity']] as const) {
     if (d.some((x) => x > 1)) throw new Error(`shape file: ${what} is not 0/1`);
   }

@@ -72,7 +72,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     log.warn({ err: (e as Error).message }, 'native backend unavailable, falling back to the reference backend');
     backend = selectBackend('reference');
   }
-  const kinds = builtinKinds(config, backend);
+  const kinds = builtinKinds(config, backend, (m) => log.info(m));
   const engine = new Engine({ config, backend, logger: log, planners: kinds.planners, providers: kinds.providers });
   if (opts.demo) {
     const demo = createDemoKind({

@@ -37,6 +37,12 @@ export class Span {
     return s;
   }
 
+  /** Shows a span timed elsewhere (e.g. an engine job's) as a child of this one. */
+  adopt(span: Span): Span {
+    this.children.push(span);
+    return span;
+  }
+
   end(): this {
     if (this.endMs === undefined) this.endMs = performance.now();
     return this;

@@ -27,9 +27,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { parseCommit2In } from '../../src/filecoin/c1.js';
-import { porepInfoForSize, porepShape, provePorep, verifyPorep } from '../../src/kinds/porep-c2.js';
-import { loadOrCreateDevParams } from '../../src/groth16/setup.js';
-import { Span } from '../../src/util/timing.js';
+import { loadPorepVerifyingKey, verifyPorep } from '../../src/kinds/porep-c2.js';
+import { LocalProver } from '../../src/cli/local-engine.js';
 import { fixture, fixtureDirs, hasFixture, rng } from '../support.js';
 
 const probe = cudaCapabilities();
@@ -383,30 +382,27 @@ test('CUDA backend matches the CPU backend', { skip }, async (t) => {
       tt.skip(`fixture not found in ${fixtureDirs.join(', ')}`);
       return;
     }
-    const c2 = parseCommit2In(readFileSync(fixture('2KiB.commit2in.json')));
-    const info = porepInfoForSize(2048);
+    const input = readFileSync(fixture('2KiB.commit2in.json'));
+    const c2 = parseCommit2In(input);
     // shared with test/gpu/daemon.test.ts (its [srs] param_cache is the parent)
     const cache = join(process.env.KILN_GPU_TEST_DIR ?? join(tmpdir(), 'kiln-gpu-test'), 'kiln-cache');
     mkdirSync(cache, { recursive: true });
-    const t0 = performance.now();
-    const { shape } = porepShape(info, cache);
-    const t1 = performance.now();
-    const params = await loadOrCreateDevParams(shape, cpu, join(cache, 'dev-params'));
-    const t2 = performance.now();
-    log(`porep 2KiB: ${shape.numConstraints} constraints; shape ${(t1 - t0).toFixed(0)} ms, dev params (CPU setup or cache) ${(t2 - t1).toFixed(0)} ms`);
-    for (const round of ['cold (uploads circuit and SRS)', 'resident']) {
-      const span = new Span('porep');
-      const t3 = performance.now();
-      const { bytes } = await provePorep(c2.phase1Out, shape, params, gpu, span);
-      const t4 = performance.now();
-      span.end();
-      assert.equal(bytes.length, 192);
-      assert.deepEqual(verifyPorep(c2.phase1Out, bytes, params.vk), [true]);
-      const prove = span.children.find((c) => c.name === 'partition[0]')?.children.find((c) => c.name === 'prove');
-      const ph = (prove?.children ?? [])
-        .map((c) => `${c.name} ${((c.endMs ?? c.startMs) - c.startMs).toFixed(1)}`)
-        .join(', ');
-      log(`porep 2KiB [${round}]: ${(t4 - t3).toFixed(0)} ms incl. synthesis and verification; prove phases: ${ph} — verified`);
+    // the CLI's path: the in-process engine (planner, provider, pipeline) on the GPU backend
+    const prover = new LocalProver({ paramsDir: join(cache, 'no-official-params'), cacheDir: cache, backend: gpu, say: log });
+    try {
+      for (const round of ['cold (shape, parameters, circuit and SRS upload)', 'resident']) {
+        const t3 = performance.now();
+        const { bytes, source, span } = await prover.prove(input);
+        const t4 = performance.now();
+        assert.equal(bytes.length, 192);
+        const vk = await loadPorepVerifyingKey(source);
+        assert.deepEqual(verifyPorep(c2.phase1Out, bytes, vk), [true]);
+        const prove = span.children.find((c) => c.name === 'partition[0]')?.children.find((c) => c.name === 'prove');
+        const ph = (prove?.children ?? []).map((c) => `${c.name} ${c.durationMs.toFixed(1)}`).join(', ');
+        log(`porep 2KiB [${round}]: ${(t4 - t3).toFixed(0)} ms incl. synthesis and verification; prove phases: ${ph} — verified`);
+      }
+    } finally {
+      await prover.close();
     }
   });
   gpu.evictAll();

@@ -1,0 +1,213 @@
+/**
+ * A 32 GiB PoRep C2 end to end through the daemon (npm run bench:porep32, on the GPU machine):
+ * synth-c1 → the partition circuit's shape → INSECURE development parameters (made once, timed) and
+ * the SRS loaded onto the device (PreloadSRS) → N proofs submitted back to back over gRPC (unix
+ * socket, daemon in this process), each verified by the daemon and again here from the verifying key.
+ *
+ *   node dist/bench/porep32.js [--sector-size 32GiB] [--proofs 3] [--dir DIR] [--backend cuda]
+ *                              [--md FILE] [--no-write] [--keep]
+ *
+ * Prints s/proof (the first proof's latency and the steady interval between completions), synthesis
+ * and GPU time per partition, the wrapper gap (prove span minus the backend's phase timings), peak
+ * host RSS (VmHWM of this process: daemon and client) and appends a section to bench/RESULTS.md
+ * (or --md FILE: the GPU machine's copy of the repository does not come back). Peak device memory
+ * is sampled outside (scripts/device/porep32.sh runs nvidia-smi beside it).
+ *
+ * --dir holds the C1, the shape cache and the development parameters (~47 GB at 32 GiB); it is
+ * removed at the end unless --keep.
+ */
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { connectEngine } from '../src/client/bench.js';
+import type { Job } from '../src/engine/engine.js';
+import { parseCommit2In } from '../src/filecoin/c1.js';
+import { parseSectorSize } from '../src/filecoin/registry.js';
+import { synthC1 } from '../src/filecoin/seal/index.js';
+import { loadPorepVerifyingKey, porepCircuitId, porepVerifyingKeySource, verifyPorep } from '../src/kinds/porep-c2.js';
+import type { BackendName } from '../src/backend/select.js';
+import { runDaemon } from '../src/server/daemon.js';
+import { formatSpanTree, type Span } from '../src/util/timing.js';
+import { appendResults, commitLine, machineLine, markdownTable } from './report.js';
+
+const argv = process.argv;
+const opt = (name: string, dflt: string): string => {
+  const i = argv.indexOf(name);
+  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1] : dflt;
+};
+const sectorLabel = opt('--sector-size', '32GiB');
+const proofs = Number(opt('--proofs', '3'));
+const dir = path.resolve(opt('--dir', path.join(os.tmpdir(), `kiln-porep-${sectorLabel}`)));
+const backendName = opt('--backend', 'cuda') as BackendName;
+const mdFile = argv.includes('--md') ? opt('--md', '') : undefined;
+
+const t00 = performance.now();
+const log = (s: string): void => console.log(`[${((performance.now() - t00) / 1000).toFixed(1).padStart(7)} s] ${s}`);
+const vmHwmGiB = (): number => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) / 2 ** 20;
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[s.length >> 1] : NaN;
+};
+const sec = (ms: number): string => (ms / 1000).toFixed(2);
+
+/** Per partition of a finished job: synth, lane wait, prove (wall), GPU phases (sum), verify. */
+function partitionFigures(job: Job): { synth: number; laneWait: number; prove: number; phases: number; verify: number }[] {
+  const out: { synth: number; laneWait: number; prove: number; phases: number; verify: number }[] = [];
+  for (const p of job.span.children.filter((c) => c.name.startsWith('partition['))) {
+    const child = (n: string): Span | undefined => p.children.find((c) => c.name === n);
+    const prove = child('prove');
+    out.push({
+      synth: child('synth')?.durationMs ?? NaN,
+      laneWait: child('lane_wait')?.durationMs ?? 0,
+      prove: prove?.durationMs ?? NaN,
+      phases: prove ? prove.children.reduce((t, c) => t + c.durationMs, 0) : NaN,
+      verify: child('verify')?.durationMs ?? NaN,
+    });
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const size = parseSectorSize(sectorLabel);
+  if (size === undefined) throw new Error(`--sector-size ${sectorLabel}: not a sector size`);
+  if (!(proofs >= 1)) throw new Error('--proofs must be ≥ 1');
+  mkdirSync(dir, { recursive: true });
+  log(`bench:porep32 ${sectorLabel}, ${proofs} proofs, backend ${backendName}, dir ${dir}; ${machineLine()}; commit ${process.env.KILN_COMMIT ?? commitLine()}`);
+
+  // 1. a consistent synthetic C1 (Commit2In wrapper, as Curio sends it)
+  let t = performance.now();
+  const c1File = path.join(dir, `synth-${sectorLabel}.commit2in.json`);
+  if (!existsSync(c1File)) writeFileSync(c1File, synthC1({ sectorSize: sectorLabel, rngSeed: 'bench-porep32' }).commit2In);
+  const c1Bytes = readFileSync(c1File);
+  const synthC1Ms = performance.now() - t;
+  log(`synth-c1: ${sec(synthC1Ms)} s, ${(c1Bytes.length / 2 ** 20).toFixed(1)} MiB`);
+
+  // 2. the daemon, in this process
+  const daemon = await runDaemon({
+    listen: `unix://${path.join(dir, 'kiln.sock')}`,
+    httpListen: '',
+    logLevel: process.env.KILN_LOG_LEVEL ?? 'info',
+    backend: backendName,
+    handleSignals: false,
+    configure: (c) => {
+      c.srs.param_cache = dir;
+      c.srs.dev_params = true;
+    },
+  });
+  const circuitId = porepCircuitId(size.sectorSize);
+  const rows: (string | number)[][] = [];
+  const notes: string[] = [];
+  const lines: string[] = [];
+  const say = (s: string): void => {
+    log(s);
+    lines.push(s);
+  };
+  let ok = true;
+  try {
+    const engine = daemon.engine;
+    const provider = engine.srs.provider(circuitId);
+    if (provider === undefined) throw new Error(`no provider for ${circuitId}`);
+    // 3. the shape (one challenge recorded, replicated; cached in dir)
+    t = performance.now();
+    const shape = await provider.shape(circuitId);
+    const shapeMs = performance.now() - t;
+    say(`shape ${circuitId}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux in ${sec(shapeMs)} s; RSS peak ${vmHwmGiB().toFixed(2)} GiB`);
+
+    // 4. parameters: development setup (when missing) and the SRS onto the device (PreloadSRS)
+    const c = connectEngine(daemon.grpcAddress);
+    t = performance.now();
+    const pre = (await c.call('PreloadSRS', { circuit_id: circuitId }, 3_600_000)) as { already_loaded?: boolean; load_time_ms?: number };
+    const preloadMs = performance.now() - t;
+    const entry = engine.srs.status().find((s) => s.circuitId === circuitId);
+    say(`PreloadSRS ${circuitId}: ${sec(preloadMs)} s (${JSON.stringify(pre)}); SRS ${((entry?.sizeBytes ?? 0) / 2 ** 30).toFixed(1)} GiB; RSS peak ${vmHwmGiB().toFixed(2)} GiB`);
+    const loadSpan = engine.srs.loadSpan(circuitId);
+    if (loadSpan) for (const l of formatSpanTree(loadSpan).split('\n')) say(`  ${l}`);
+
+    // 5. N proofs back to back: all submitted at once; the engine proves them in order of arrival
+    const t0 = performance.now();
+    const done: { i: number; ms: number; jobId: string; status: number; error: string; proof: Uint8Array; timings: Record<string, number> }[] = [];
+    await Promise.all(
+      Array.from({ length: proofs }, async (_, i) => {
+        await new Promise((r) => setTimeout(r, i * 50)); // keep the order of arrival
+        const r = (await c.call('Prove', { submit: { proof_kind: 1, request_id: `porep32-${i}`, vanilla_proof: c1Bytes, sector_size: size.sectorSize } }, 3_600_000)) as {
+          result: { job_id: string; status: number; error_message: string; proof: Uint8Array } & Record<string, number>;
+        };
+        const res = r.result;
+        const ms = performance.now() - t0;
+        done.push({ i, ms, jobId: res.job_id, status: res.status, error: res.error_message, proof: new Uint8Array(res.proof ?? []), timings: res });
+        say(`proof ${i + 1}/${proofs}: ${res.status === 1 ? 'COMPLETED' : `status ${res.status}: ${res.error_message}`} at ${sec(ms)} s; timings: total=${res.total_ms} ms (queue=${res.queue_wait_ms}, srs=${res.srs_load_ms}, synth=${res.synthesis_ms}, gpu=${res.gpu_compute_ms})`);
+      }),
+    );
+    c.close();
+    done.sort((a, b) => a.ms - b.ms);
+    const failed = done.filter((d) => d.status !== 1);
+    if (failed.length) {
+      ok = false;
+      throw new Error(`${failed.length} proof(s) failed: ${failed[0].error}`);
+    }
+
+    // 6. each proof verified again here, from the verifying key (as `kiln verify` does)
+    const c1 = parseCommit2In(c1Bytes).phase1Out;
+    const vk = await loadPorepVerifyingKey(await porepVerifyingKeySource(c1.registeredProof, dir, path.join(dir, 'kiln-cache')));
+    for (const d of done) {
+      const v = verifyPorep(c1, d.proof, vk);
+      if (!v.every(Boolean)) ok = false;
+      say(`proof ${d.i + 1}: ${d.proof.length} B, verified from the verifying key: ${v.every(Boolean)}`);
+    }
+
+    // 7. figures
+    const first = done[0].ms;
+    const steady = done.length > 1 ? (done[done.length - 1].ms - done[0].ms) / (done.length - 1) : NaN;
+    const parts = done.flatMap((d) => {
+      const job = engine.getJob(d.jobId);
+      return job ? partitionFigures(job) : [];
+    });
+    const synth = median(parts.map((p) => p.synth));
+    const prove = median(parts.map((p) => p.prove));
+    const phases = median(parts.map((p) => p.phases));
+    const gap = median(parts.map((p) => p.prove - p.phases));
+    const verify = median(parts.map((p) => p.verify));
+    const hwm = vmHwmGiB();
+    const lastJob = engine.getJob(done[done.length - 1].jobId);
+    if (lastJob) for (const l of formatSpanTree(lastJob.span).split('\n')) lines.push(`  ${l}`);
+    say(
+      `s/proof: first ${sec(first)} s, steady ${sec(steady)} s; per partition (median of ${parts.length}): synth ${sec(synth)} s, ` +
+        `prove ${sec(prove)} s (GPU phases ${sec(phases)} s, wrapper gap ${gap.toFixed(0)} ms), verify ${verify.toFixed(0)} ms; peak RSS ${hwm.toFixed(2)} GiB`,
+    );
+    rows.push(
+      ['synth-c1', `${sec(synthC1Ms)} s`],
+      ['shape (one challenge recorded, replicated)', `${sec(shapeMs)} s`],
+      ['PreloadSRS (development setup when missing + SRS onto the device)', `${sec(preloadMs)} s`],
+      [`first proof (${done[0].proof.length} B, ${parts.length / done.length} partitions)`, `${sec(first)} s`],
+      [`steady s/proof (${done.length} back to back: interval between completions)`, Number.isNaN(steady) ? '–' : `${sec(steady)} s`],
+      [`${done.length} proofs, first submission to last answer`, `${sec(done[done.length - 1].ms)} s (${sec(done[done.length - 1].ms / done.length)} s/proof)`],
+      ['synthesis per partition (median)', `${sec(synth)} s`],
+      ['prove per partition: wall / GPU phases / wrapper gap', `${sec(prove)} s / ${sec(phases)} s / ${gap.toFixed(0)} ms`],
+      ['verify per partition (median)', `${verify.toFixed(0)} ms`],
+      ['peak host RSS (VmHWM, daemon + client)', `${hwm.toFixed(2)} GiB`],
+    );
+    notes.push(
+      `${sectorLabel} synthetic C1 (kiln synth-c1), INSECURE development parameters, backend ${backendName}, daemon in this process over a unix socket`,
+      `every proof verified by the daemon and again from the verifying key: ${ok}`,
+    );
+  } finally {
+    await daemon.close();
+    if (!argv.includes('--keep')) rmSync(dir, { recursive: true, force: true });
+  }
+  const table = markdownTable(['step', 'figure'], rows);
+  console.log(table);
+  const section = `${table}\n\n\`\`\`\n${lines.join('\n')}\n\`\`\``;
+  const title = `PoRep C2 ${sectorLabel} end to end through the daemon (bench/porep32.ts)`;
+  if (mdFile) {
+    appendFileSync(
+      mdFile,
+      [`\n## ${title}\n`, `- date: ${new Date().toISOString()}`, `- machine: ${machineLine()}`, `- commit: ${process.env.KILN_COMMIT ?? commitLine()}`, ...notes.map((n) => `- ${n}`), '', section, ''].join('\n'),
+    );
+  } else if (!argv.includes('--no-write')) appendResults(title, section, notes);
+  if (!ok) process.exitCode = 1;
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,22 @@
+// The SRS streamed onto a device in chunks (upload.cu), for parameter files whose sections do not
+// fit in one host buffer: the native loader (src/groth16/params-native.ts) decodes each section into
+// pinned staging buffers and copies them here, so the host never holds a whole section. Plain C++
+// types; a header of its own so that the MSM units (which include kiln_cuda.hpp) are not rebuilt.
+#pragma once
+#include <cstddef>
+
+#include "kiln_cuda.hpp"
+
+namespace kiln {
+namespace cuda {
+
+// Device memory for n points of `curve` (1 = G1, 2 = G2), contents undefined: a Bases like
+// bases_upload's (msm, provePartition and bases_free take it), filled by bases_write.
+Bases* bases_alloc(int dev, int curve, size_t n);
+// Copies n points from `host` (ideally pinned) to points [first, first + n) on the device's upload
+// stream, not under the device lock (a proof running on the device does not hold it up); returns
+// when the copy is done. The vector must not be freed while a write to it runs.
+void bases_write(Bases* b, size_t first, const void* host, size_t n);
+
+}  // namespace cuda
+}  // namespace kiln

@@ -1,0 +1,269 @@
+/**
+ * The CUDA backend's side of the native parameter loader, on the CPU: CudaBackend driven by a
+ * stand-in addon whose "device memory" is plain memory, whose copies finish on a later tick and
+ * whose MSM is the CPU addon's. It checks what the GPU run (test/gpu/params-upload.test.ts) cannot
+ * show in CI: loadParams streams every section into createBases / writeBases at the right offsets
+ * through two pinned-like staging buffers (released afterwards, never rewritten while a copy of
+ * them runs), device sections carry no host chunks, msmResident, preloadSection (host chunks
+ * uploaded chunk by chunk, once) and provePartition's SRS handles are right, release frees each
+ * device vector once, a bad point mid-stream frees everything, and the SRS cache reserves only the
+ * staging buffers of host memory.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CudaBackend, type CudaAddon, type DeviceBases } from '../src/backend/cuda.js';
+import { NativeBackend } from '../src/backend/native.js';
+import { STAGING_BYTES, msmSection, releaseSection, type PointSection } from '../src/backend/section.js';
+import { G1, G2, frVector, g1Vector, g2Vector } from '../src/field/layout.js';
+import { MemoryBudget } from '../src/engine/memory.js';
+import { SrsCache, estimateSrsBytes } from '../src/engine/srs-cache.js';
+import { encodeParams, type AnyParameters, type Parameters } from '../src/groth16/keys.js';
+import { loadOrCreateDevParams } from '../src/groth16/setup.js';
+import { Span } from '../src/util/timing.js';
+import { loadParams, loadParamsFile } from '../src/groth16/params-native.js';
+import { partitionInput } from '../src/groth16/prover.js';
+import { recordShape } from '../src/r1cs/shape.js';
+import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
+import { rng } from './support.js';
+
+const cpu = new NativeBackend();
+
+interface StubBases {
+  curve: 1 | 2;
+  mem: Uint8Array;
+  freed: boolean;
+  writes: number;
+}
+
+function stubAddon(): { addon: CudaAddon; live: Set<StubBases>; pinned: Set<Uint8Array>; proved: StubBases[][] } {
+  const live = new Set<StubBases>();
+  const pinned = new Set<Uint8Array>();
+  const proved: StubBases[][] = [];
+  const of = (h: DeviceBases): StubBases => {
+    const b = h as unknown as StubBases;
+    if (b.freed) throw new Error('bases handle was freed');
+    return b;
+  };
+  const addon = {
+    probe: () => ({ cuda: true, gpus: [{ ordinal: 0, name: 'stub', memoryBytes: 2 ** 34, computeCapability: '9.0', multiprocessors: 1 }], runtime: 'stub' }),
+    createBases(_device: number, curve: 1 | 2, count: number): DeviceBases {
+      const b: StubBases = { curve, mem: new Uint8Array(count * (curve === 1 ? 96 : 192)), freed: false, writes: 0 };
+      live.add(b);
+      return b as unknown as DeviceBases;
+    },
+    async writeBases(h: DeviceBases, first: number, bytes: Uint8Array): Promise<void> {
+      const b = of(h);
+      const size = b.curve === 1 ? 96 : 192;
+      if (bytes.length % size !== 0 || first * size + bytes.length > b.mem.length) throw new RangeError('writeBases: out of range');
+      const before = bytes.slice();
+      b.writes++;
+      await new Promise((r) => setImmediate(r)); // the copy runs while the loader decodes the next chunk
+      assert.deepEqual(bytes, before, 'a staging buffer was rewritten while its copy ran');
+      b.mem.set(bytes, first * size);
+    },
+    uploadBases(device: number, curve: 1 | 2, bases: Uint8Array): DeviceBases {
+      const h = addon.createBases(device, curve, bases.length / (curve === 1 ? 96 : 192));
+      (h as unknown as StubBases).mem.set(bases);
+      return h;
+    },
+    freeBases(h: DeviceBases): void {
+      const b = of(h);
+      b.freed = true;
+      live.delete(b);
+    },
+    async msm(h: DeviceBases, scalars: Uint8Array, idx?: Uint32Array) {
+      const b = of(h);
+      const r = b.curve === 1 ? await cpu.msmG1(b.mem, scalars, { scalarIndex: idx }) : await cpu.msmG2(b.mem, scalars, { scalarIndex: idx });
+      return { ...r, window: 0, ones: 0, others: 0, timings: { ...r.timings, pippenger: { sort: 0, accumulate: 0, buckets: 0, windows: 0 } } };
+    },
+    async uploadCircuit() {
+      return {};
+    },
+    freeCircuit(): void {},
+    async provePartition(_c: unknown, srs: DeviceBases[]) {
+      proved.push(srs.map(of));
+      throw new Error('stub: no partition prover');
+    },
+    alloc(bytes: number): ArrayBuffer {
+      const b = cpu.alloc(bytes);
+      pinned.add(b);
+      return b.buffer as ArrayBuffer;
+    },
+    release(buf: ArrayBuffer | ArrayBufferView): boolean {
+      for (const b of pinned) {
+        if (b.buffer === (ArrayBuffer.isView(buf) ? buf.buffer : buf)) {
+          pinned.delete(b);
+          cpu.release(b);
+          return true;
+        }
+      }
+      return false;
+    },
+  };
+  return { addon: addon as unknown as CudaAddon, live, pinned, proved };
+}
+
+async function randomParams(seed: number): Promise<Parameters> {
+  const next = rng(seed);
+  const g1 = (n: number) => cpu.fixedBaseMulG1(g1Vector([G1.BASE]), frVector(Array.from({ length: n }, () => next())));
+  const g2 = (n: number) => cpu.fixedBaseMulG2(g2Vector([G2.BASE]), frVector(Array.from({ length: n }, () => next())));
+  const p: Parameters = {
+    vk: {
+      alphaG1: G1.BASE.multiply(3n),
+      betaG1: G1.BASE.multiply(5n),
+      betaG2: G2.BASE.multiply(7n),
+      gammaG2: G2.BASE.multiply(11n),
+      deltaG1: G1.BASE.multiply(13n),
+      deltaG2: G2.BASE.multiply(17n),
+      ic: [G1.BASE.multiply(19n)],
+    },
+    h: await g1(700),
+    l: await g1(123),
+    a: await g1(50),
+    bG1: await g1(41),
+    bG2: await g2(41),
+  };
+  p.h.fill(0, 96 * 5, 96 * 6); // an identity
+  return p;
+}
+
+const KEYS = ['h', 'l', 'a', 'bG1', 'bG2'] as const;
+const stub = (s: PointSection): StubBases => s.device!.handle as unknown as StubBases;
+
+test('CudaBackend as the loader target: sections streamed to (stub) device memory, MSMs equal the CPU', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kiln-params-cuda-stub-'));
+  try {
+    const params = await randomParams(31);
+    const path = join(dir, 'p.params');
+    await writeFile(path, encodeParams(params));
+    const { addon, live, pinned } = stubAddon();
+    const gpu = new CudaBackend({ addon, cpu });
+    // through loadParams (the engine's and the CLI's path): every section on the device
+    const dev = (await loadParams(path, gpu, { expected: { h: 700, b_g2: 41 } })) as Parameters<PointSection>;
+    assert.equal(live.size, 5);
+    assert.equal(pinned.size, 0, 'staging released');
+    for (const k of KEYS) {
+      assert.equal(dev[k].chunks.length, 0, k);
+      assert.equal(dev[k].device?.owner, gpu);
+      assert.deepEqual(stub(dev[k]).mem, params[k], k);
+    }
+    // small staging: many writes, the same bytes
+    const small = await loadParamsFile(path, { backend: cpu, device: gpu, stagingBytes: 192 * 7 });
+    assert.equal(stub(small.h).writes, Math.ceil(700 / 14));
+    assert.equal(stub(small.bG2).writes, Math.ceil(41 / 7));
+    assert.deepEqual(stub(small.bG2).mem, params.bG2);
+    const next = rng(32);
+    const sc = frVector(Array.from({ length: 700 }, () => next()));
+    assert.deepEqual((await msmSection(gpu, 'G1', small.h, sc)).point, (await cpu.msmG1(params.h, sc)).point);
+    const idx = Uint32Array.from({ length: 41 }, (_, i) => (i * 13) % 700);
+    assert.deepEqual((await msmSection(gpu, 'G2', small.bG2, sc, { scalarIndex: idx })).point, (await cpu.msmG2(params.bG2, sc, { scalarIndex: idx })).point);
+    await assert.rejects(gpu.msmResident(small.h, sc.subarray(32)), /700 bases but 699 scalars/);
+    // host chunks (native memory) uploaded chunk by chunk, once per section object
+    const host = await loadParamsFile(path, { backend: cpu, chunkBytes: 96 * 64 });
+    const h = await gpu.preloadSection(host.h, 1);
+    assert.equal(await gpu.preloadSection(host.h, 1), h);
+    assert.equal((h as unknown as StubBases).writes, Math.ceil(700 / 64));
+    assert.deepEqual((h as unknown as StubBases).mem, params.h);
+    await assert.rejects(gpu.preloadSection(host.h, 2), /holds G1 points, not G2/);
+    releaseSection(host.h, gpu); // the SRS cache's way: the host chunks and their device copy
+    assert.equal((h as unknown as StubBases).freed, true);
+    assert.equal(host.h.chunks.length, 0);
+    assert.equal(gpu.evict(host.h), false);
+    // release frees each device vector once; a released section can be neither written nor used
+    const before = live.size;
+    small.h.release();
+    small.h.release();
+    assert.equal(live.size, before - 1);
+    await assert.rejects(gpu.writeResident(small.h, 0, new Uint8Array(96)), /released/);
+    await assert.rejects(gpu.preloadSection(small.h, 1), /released/);
+    for (const k of KEYS) {
+      dev[k].release();
+      small[k].release();
+      host[k].release();
+    }
+    assert.equal(live.size, 0);
+    gpu.evictAll();
+    // a bad point mid-stream: refused; the partial device vector, the sections before it and the
+    // staging freed
+    const bad = encodeParams(params);
+    bad[864 + 4 + 96 + 4 + 300 * 96] |= 0x20;
+    await writeFile(path, bad);
+    await assert.rejects(loadParams(path, gpu), /section h: point 300: sort flag/);
+    const bad2 = encodeParams(params);
+    bad2[bad2.length - 192 * 3] |= 0x80;
+    await writeFile(path, bad2);
+    await assert.rejects(loadParamsFile(path, { backend: cpu, device: gpu, stagingBytes: 192 * 4 }), /section b_g2: point 38: compression flag/);
+    assert.equal(live.size, 0);
+    assert.equal(pinned.size, 0);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('CudaBackend.provePartition hands the resident sections to the device prover; srsHostBytes is the staging only', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kiln-params-cuda-stub-'));
+  try {
+    const params = await randomParams(33);
+    const path = join(dir, 'p.params');
+    await writeFile(path, encodeParams(params));
+    const { addon, live, proved } = stubAddon();
+    const gpu = new CudaBackend({ addon, cpu });
+    const dev = await loadParams(path, gpu);
+    const shape = recordShape((cs) => new DemoCircuit({ constraints: 8, bitsPerWord: 2, publicInputs: 1 }).synthesize(cs));
+    const input = { ...partitionInput(dev as AnyParameters, shape, new Uint8Array((shape.numInputs + shape.numAux) * 32)), srs: dev };
+    await assert.rejects(gpu.provePartition(input), /stub: no partition prover/);
+    assert.equal(proved.length, 1);
+    KEYS.forEach((k, i) => assert.equal(proved[0][i], stub((dev as Parameters<PointSection>)[k]), k));
+    assert.equal(live.size, 5, 'nothing uploaded again');
+    // host sections go up once, through createBases/writeBases, and stay keyed by the section
+    const host = await loadParamsFile(path, { backend: cpu });
+    await assert.rejects(gpu.provePartition({ ...input, srs: host }), /stub: no partition prover/);
+    await assert.rejects(gpu.provePartition({ ...input, srs: host }), /stub: no partition prover/);
+    assert.equal(live.size, 10);
+    assert.deepEqual(proved[1], proved[2]);
+    assert.deepEqual(proved[1][0].mem, params.h);
+    gpu.evictAll();
+    assert.equal(live.size, 0);
+    for (const k of KEYS) (dev as Parameters<PointSection>)[k].release(); // after evictAll: nothing left to free
+    for (const k of KEYS) host[k].release();
+    // the memory budget: the two staging buffers, not the SRS
+    assert.equal(gpu.srsHostBytes(44 * 2 ** 30), 2 * STAGING_BYTES);
+    assert.equal(gpu.srsHostBytes(1000), 1000);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('the engine\'s SRS cache over the CUDA backend: development parameters streamed to the device, the staging reserved, the device vectors freed on eviction', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kiln-params-cuda-stub-'));
+  try {
+    const { addon, live, pinned } = stubAddon();
+    const gpu = new CudaBackend({ addon, cpu });
+    const shape = recordShape((cs) => new DemoCircuit({ constraints: 40, bitsPerWord: 4, publicInputs: 2 }).synthesize(cs));
+    // the staging as the reservation: an SRS "larger" than the budget still loads
+    const srsBytes = estimateSrsBytes(shape);
+    const budget = new MemoryBudget(srsBytes - 1);
+    const cache = new SrsCache(
+      () => [{ knows: (id: string) => id === 'demo', shape: async () => shape, params: async () => loadOrCreateDevParams(shape, gpu, dir) }],
+      budget,
+      gpu,
+      0,
+    );
+    (gpu as unknown as { srsHostBytes: (n: number) => number }).srsHostBytes = (n: number) => Math.min(n, 1000); // as for a 44 GiB SRS: the staging only
+    const e = await cache.acquire('demo', new Span('t'));
+    assert.equal(budget.reserved, 1000);
+    assert.equal(e.sizeBytes, srsBytes);
+    assert.equal(live.size, 5);
+    assert.equal(pinned.size, 0);
+    for (const k of KEYS) assert.equal((e.params[k] as PointSection).chunks.length, 0, k);
+    cache.release('demo');
+    assert.deepEqual(cache.evict('demo'), { wasLoaded: true, freedBytes: srsBytes });
+    assert.equal(live.size, 0, 'device vectors freed');
+    assert.equal(budget.reserved, 0);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
