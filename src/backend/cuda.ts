@@ -288,6 +288,9 @@ export interface CudaBackendOptions {
   addon?: CudaAddon;
   /** The CPU backend used for fixed-base multiplications (default: a NativeBackend). */
   cpu?: Backend;
+  /** Offer the INSECURE development setup on the GPU (devSetupInsecure) when the addon has it.
+   *  Default true, unless $KILN_DEV_SETUP is `cpu` (development parameters then made on the CPU). */
+  devSetup?: boolean;
 }
 
 const FR = 32;
@@ -316,7 +319,8 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
       throw new RangeError(`CUDA device ${this.device} out of range (${p.gpus.length} GPUs)`);
     }
     this.cpu = opts.cpu;
-    if (typeof this.addon.devSetupInsecure === 'function') this.devSetupInsecure = (input) => this.runDevSetup(input);
+    const devSetup = opts.devSetup ?? process.env.KILN_DEV_SETUP !== 'cpu';
+    if (devSetup && typeof this.addon.devSetupInsecure === 'function') this.devSetupInsecure = (input) => this.runDevSetup(input);
   }
 
   capabilities(): Capabilities {

@@ -7,12 +7,13 @@
  * pipeline chunks (several chunks per section, a short last one, one writer or several) and the
  * defaults; on DemoCircuits (one whose QAP rows fill the domain exactly); on a StackedDrg test
  * circuit (8 nodes, 2 layers: 1.2 M constraints) and on the 2 KiB PoRep partition shape (2.7 M
- * constraints, 2^22; its CPU file is the one test/gpu/cuda.test.ts caches, or made here).
+ * constraints, 2^22; its CPU file made once into $KILN_GPU_TEST_DIR/cpu-dev-params).
  * Parameters made on the GPU prove on the GPU and verify; loadOrCreateDevParams and
  * ensureDevParamsFile with a CUDA backend write the same files; progress is reported; bad
  * arguments and an unwritable path are refused with clear errors and leave no file.
  *
- * Skipped without a GPU, without the CPU addon, or with an addon built before devSetupInsecure.
+ * Skipped without a GPU, without the CPU addon, with an addon built before devSetupInsecure, or with
+ * KILN_DEV_SETUP=cpu.
  * Runs on the device with `npm run test:gpu`. KILN_GPU_SETUP_LARGE=0 skips the StackedDrg and
  * 2 KiB comparisons.
  */
@@ -48,7 +49,9 @@ const skip = !probe.cuda
   : !cpu
     ? 'CPU addon not built'
     : !hasDevSetup(gpu!)
-      ? 'the CUDA addon has no devSetupInsecure (rebuild it: npm run build:cuda)'
+      ? process.env.KILN_DEV_SETUP === 'cpu'
+        ? 'KILN_DEV_SETUP=cpu'
+        : 'the CUDA addon has no devSetupInsecure (rebuild it: npm run build:cuda)'
       : false;
 const skipLarge = skip || (process.env.KILN_GPU_SETUP_LARGE === '0' ? 'KILN_GPU_SETUP_LARGE=0' : false);
 const log = (s: string): void => {
@@ -250,13 +253,16 @@ test('GPU dev setup = CPU dev setup, byte for byte: StackedDrg test circuit (8 n
 });
 
 test('GPU dev setup = CPU dev setup, byte for byte: the 2 KiB PoRep partition shape (2^22)', { skip: skipLarge }, async () => {
-  // the cache test/gpu/cuda.test.ts and daemon.test.ts share: its CPU dev params are reused
-  const cache = join(process.env.KILN_GPU_TEST_DIR ?? join(tmpdir(), 'kiln-gpu-test'), 'kiln-cache');
+  // The shape from the cache test/gpu/cuda.test.ts and daemon.test.ts share; the CPU file in a
+  // folder of its own, made by the CPU only (the shared dev-params folder may hold a file the GPU
+  // made: cuda.test.ts proves with the CUDA backend, which makes missing parameters on the GPU).
+  const root = process.env.KILN_GPU_TEST_DIR ?? join(tmpdir(), 'kiln-gpu-test');
+  const cache = join(root, 'kiln-cache');
   mkdirSync(cache, { recursive: true });
   const t0 = performance.now();
   const { shape } = porepShape(porepInfoForSize(2048), cache);
   const t1 = performance.now();
-  const made = await ensureDevParamsFile(shape, cpu!, join(cache, 'dev-params'));
+  const made = await ensureDevParamsFile(shape, cpu!, join(root, 'cpu-dev-params'));
   log(`porep 2KiB: shape ${ms(t1 - t0)} ms; CPU dev params ${made.created ? `made in ${ms(made.ms)} ms` : 'cached'} (${made.path})`);
   await withDir((dir) => compareWith('porep 2KiB', shape, made.path, made.vkPath, [{}], dir));
   await gpu!.evictCircuit(shape);
