@@ -24,7 +24,7 @@
  * Programmatic: benchDevSetup(shape, name, opts) runs one shape the caller already holds (e.g. the
  * engine's 32 GiB shape) and returns the table row and the result.
  */
-import { statfsSync, writeFileSync, readFileSync } from 'node:fs';
+import { statfsSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +34,7 @@ import type { CsrMatrix } from '../src/field/csr.js';
 import { FR_MODULUS, frVector } from '../src/field/layout.js';
 import type { CircuitShape } from '../src/r1cs/cs.js';
 import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
-import { deserializeShape, recordShape } from '../src/r1cs/shape.js';
+import { readShapeFile, recordShape } from '../src/r1cs/shape.js';
 import { domainSize } from '../src/groth16/queries.js';
 import { devParamsLayout } from '../src/groth16/setup.js';
 import { hasDevSetup, writeInsecureDevParamsGpu, type GpuDevParamsResult } from '../src/groth16/setup-gpu.js';
@@ -232,7 +232,7 @@ export async function benchDevSetup(shape: CircuitShape, name: string, o: BenchD
 async function shapeOf(name: string): Promise<CircuitShape> {
   if (name.startsWith('demo:')) return demoShape(Number(name.slice(5)));
   if (name.startsWith('porep:')) return porepShape(porepInfoForSize(parsePorepSectorSize(name.slice(6))), opt('cache-dir') ?? defaultCacheDir()).shape;
-  if (name.startsWith('file:')) return deserializeShape(readFileSync(name.slice(5)));
+  if (name.startsWith('file:')) return readShapeFile(name.slice(5));
   const s = SYNTHETIC[name];
   if (!s) throw new Error(`unknown shape ${name} (${Object.keys(SYNTHETIC).join(', ')}, porep:<size>, file:<path>, demo:<n>)`);
   return syntheticShape(s);
