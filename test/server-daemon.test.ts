@@ -190,6 +190,17 @@ describe('kiln daemon over gRPC', () => {
       prove.some((p: any) => p.pid !== s.pid && s.ts < p.ts + p.dur && p.ts < s.ts + s.dur),
     );
     assert.ok(overlaps, 'a synth span of one job overlaps a prove span of the other');
+    // across both jobs at most lanes + synthesis_lookahead = 2 partitions are in flight (from the
+    // start of a witness to the end of its proof): witnesses are made as fast as the lane takes them
+    const intervals: [number, number][] = [];
+    for (const pid of new Set(synth.map((e: any) => e.pid))) {
+      const ss = synth.filter((e: any) => e.pid === pid).sort((x: any, y: any) => x.ts - y.ts);
+      const ps = prove.filter((e: any) => e.pid === pid).sort((x: any, y: any) => x.ts - y.ts);
+      assert.equal(ss.length, ps.length);
+      ss.forEach((e: any, k: number) => intervals.push([e.ts, ps[k].ts + ps[k].dur]));
+    }
+    const maxInFlight = Math.max(...intervals.map(([t]) => intervals.filter(([a, b]) => a <= t && t < b).length));
+    assert.ok(maxInFlight <= 2, `${maxInFlight} partitions in flight at once (lanes 1 + lookahead 1)`);
   });
 
   test('bad PoRep requests FAIL with a message naming the problem; the daemon keeps serving', async () => {

@@ -1,6 +1,7 @@
 /**
  * The partition pipeline of one job: per partition k, at most `synthesis_lookahead + 1` partitions
- * in flight: [partition[k]] → [mem_wait] reserve the working set → [synth] witness (worker
+ * of the job in flight, and lanes + synthesis_lookahead across all jobs ([pipeline_wait] when that
+ * waits): [partition[k]] → [mem_wait] reserve the working set → [synth] witness (worker
  * threads) → a prover lane ([lane_wait], [prove]) → [verify] → release. The proving of one
  * partition (native code, off the JS thread) overlaps the synthesis of the next.
  */
@@ -28,6 +29,10 @@ export function estimatePartitionBytes(shape: CircuitShape, backend: Backend): n
 export class Semaphore {
   private waiters: (() => void)[] = [];
   constructor(private free: number) {}
+  /** True when acquire() would not wait. */
+  get available(): boolean {
+    return this.free > 0;
+  }
   async acquire(): Promise<void> {
     if (this.free > 0) {
       this.free--;
@@ -48,6 +53,9 @@ export interface PipelineDeps {
   budget: MemoryBudget;
   lanes: ProverLanes;
   laneOf: WeakMap<Span, string>;
+  /** Partitions in flight across all jobs (synthesised or proving): prover lanes + lookahead, so
+   *  witnesses (4.2 GB each at 32 GiB) are made only as fast as the lanes take them. */
+  inFlight: Semaphore;
 }
 
 /** Synthesises, proves and verifies every partition of `work`; returns the encoded proofs in order.
@@ -69,7 +77,12 @@ export async function runPartitions(deps: PipelineDeps, job: Job, work: ProofWor
     const ps = job.span.child(`partition[${k}]`);
     laneOf.set(ps, `partition ${k}`);
     let res: Reservation | undefined;
+    let global = false;
     try {
+      if (deps.inFlight.available) await deps.inFlight.acquire();
+      else await ps.time('pipeline_wait', () => deps.inFlight.acquire());
+      global = true;
+      if (job.cancelRequested) throw new CancelledError();
       res = budget.tryReserve(partBytes, `job ${job.id} partition ${k}`);
       if (res === undefined) res = await ps.time('mem_wait', () => budget.reserve(partBytes, `job ${job.id} partition ${k}`));
       const synth = ps.child('synth');
@@ -100,6 +113,7 @@ export async function runPartitions(deps: PipelineDeps, job: Job, work: ProofWor
         .finally(() => {
           budget.release(reservation);
           ps.end();
+          deps.inFlight.release();
           slots.release();
         });
       p.catch(() => {}); // observed below
@@ -107,6 +121,7 @@ export async function runPartitions(deps: PipelineDeps, job: Job, work: ProofWor
     } catch (e) {
       if (res !== undefined) budget.release(res);
       ps.end();
+      if (global) deps.inFlight.release();
       slots.release();
       stop ??= e instanceof CancelledError ? e : new Error(`partition ${k}: ${errorText(e)}`);
       break;
