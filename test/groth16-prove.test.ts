@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Backend } from '../src/backend/backend.js';
@@ -21,7 +21,7 @@ import { decodeParams, encodeParams, encodeVerifyingKey, type Parameters } from 
 import { PROOF_BYTES, decodeProof, encodeProof } from '../src/groth16/proof.js';
 import { PROVER_PHASES, prove, proveWithRandomness } from '../src/groth16/prover.js';
 import { domainSize, queryIndices } from '../src/groth16/queries.js';
-import { devParamsPath, insecureDevSetup, loadOrCreateDevParams } from '../src/groth16/setup.js';
+import { devParamsPath, insecureDevSetup, loadOrCreateDevParams, vkPathOf } from '../src/groth16/setup.js';
 import { prepareVerifyingKey, verifyProof } from '../src/groth16/verifier.js';
 import { Span } from '../src/util/timing.js';
 import { rng } from './support.js';
@@ -253,7 +253,10 @@ test('loadOrCreateDevParams caches by shape digest, atomically, and rebuilds a b
     const path = devParamsPath(shape, cacheDir);
     assert.match(path, /dev-[^/]+\.params$/);
     const size = (await stat(path)).size;
-    assert.deepEqual(await readdir(cacheDir), [path.slice(cacheDir.length + 1)]); // no temp files left
+    const name = path.slice(cacheDir.length + 1);
+    // the .params and its .vk (the head of the .params), no temp files left
+    assert.deepEqual((await readdir(cacheDir)).sort(), [name, name.replace(/\.params$/, '.vk')].sort());
+    assert.ok((await readFile(path)).subarray(0, (await stat(vkPathOf(path))).size).equals(await readFile(vkPathOf(path))));
     const p2 = await loadOrCreateDevParams(shape, backend, cacheDir);
     assert.deepEqual(encodeVerifyingKey(p2.vk), encodeVerifyingKey(p1.vk));
     assert.deepEqual(encodeParams(p2), encodeParams(p1));

@@ -13,6 +13,7 @@
 #include "../napi/glue.hpp"
 #include "kiln_cuda.hpp"
 #include "partition.hpp"
+#include "setup.hpp"
 #include "upload.hpp"
 
 using namespace kiln::cuda;
@@ -492,6 +493,99 @@ Napi::Value js_bench_partition(const Info& info) {
                });
 }
 
+// ---- INSECURE development setup (setup.hpp) ---------------------------------------------------------
+// devSetupInsecure(circuit, {constants (6 × 32 B Montgomery: τ, α, β, 1/γ, 1/δ, Z(τ)/δ), g1, g2, path,
+//                  offset, fsync, chunkPoints?, writers?, progress? (Float64Array ≥ 5)})
+//   → Promise<{ic, counts, endOffset, longColumns, stagingBytes, devicePeakBytes, timings}>
+Napi::Object section_times(Napi::Env env, const DevSetupSection& s) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("wall", s.wall);
+  o.Set("gpu", s.gpu);
+  return o;
+}
+
+Napi::Value js_dev_setup_insecure(const Info& info) {
+  Napi::Env env = info.Env();
+  if (!present(info, 0)) throw_type(env, "devSetupInsecure: circuit handle is missing");
+  Circuit* c = circuit_of(env, info[0]);
+  if (!present(info, 1) || !info[1].IsObject()) throw_type(env, "devSetupInsecure: options are missing");
+  Napi::Value o = info[1];
+  auto args = std::make_shared<DevSetupArgs>();
+  Bytes sc = view_bytes(env, prop(env, o, "constants"), "devSetupInsecure: constants");
+  Bytes g1 = view_bytes(env, prop(env, o, "g1"), "devSetupInsecure: g1");
+  Bytes g2 = view_bytes(env, prop(env, o, "g2"), "devSetupInsecure: g2");
+  if (sc.len != sizeof(DevSetupScalars)) throw_range(env, "devSetupInsecure: constants must be 6 Fr elements (192 bytes)");
+  if (g1.len != 96 || g2.len != 192) throw_range(env, "devSetupInsecure: generators must be 96 and 192 bytes");
+  std::memcpy(&args->s, sc.data, sizeof(DevSetupScalars));
+  std::memcpy(args->g1, g1.data, 96);
+  std::memcpy(args->g2, g2.data, 192);
+  Napi::Value path = prop(env, o, "path");
+  if (!path.IsString()) throw_type(env, "devSetupInsecure: path must be a string");
+  args->path = path.As<Napi::String>().Utf8Value();
+  const double off = number_of(env, prop(env, o, "offset"), "devSetupInsecure: offset");
+  if (!(off >= 0) || off != (double)(uint64_t)off) throw_range(env, "devSetupInsecure: offset must be a non-negative integer");
+  args->offset = (uint64_t)off;
+  Napi::Value fs = prop(env, o, "fsync");
+  if (!fs.IsBoolean()) throw_type(env, "devSetupInsecure: fsync must be a boolean");
+  args->fsync = fs.As<Napi::Boolean>().Value();
+  Napi::Value ch = prop(env, o, "chunkPoints");
+  if (!ch.IsUndefined()) {
+    const double v = number_of(env, ch, "devSetupInsecure: chunkPoints");
+    if (!(v >= 1) || v > (double)(1u << 24) || v != (double)(size_t)v)
+      throw_range(env, "devSetupInsecure: chunkPoints must be an integer in 1 … 2^24");
+    args->chunk = (size_t)v;
+  }
+  Napi::Value wr = prop(env, o, "writers");
+  if (!wr.IsUndefined()) {
+    const double v = number_of(env, wr, "devSetupInsecure: writers");
+    if (!(v >= 1) || v > 64 || v != (double)(unsigned)v) throw_range(env, "devSetupInsecure: writers must be an integer in 1 … 64");
+    args->writers = (unsigned)v;
+  }
+  Napi::Value pr = prop(env, o, "progress");
+  const bool has_progress = !pr.IsUndefined() && !pr.IsNull();
+  if (has_progress) {
+    if (!pr.IsTypedArray() || pr.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+      throw_type(env, "devSetupInsecure: progress must be a Float64Array");
+    Napi::Float64Array pa = pr.As<Napi::Float64Array>();
+    if (pa.ElementLength() < 5) throw_range(env, "devSetupInsecure: progress must have at least 5 elements");
+    args->progress = pa.Data();
+  }
+  auto out = std::make_shared<DevSetupOut>();
+  auto* call = fn_call(env, "kiln_cuda", [=] { dev_setup_insecure(c, *args, *out); },
+                       [=](Napi::Env e) {
+                         Napi::Object r = Napi::Object::New(e);
+                         r.Set("ic", u8_copy(e, out->ic.data(), out->ic.size()));
+                         Napi::Array counts = Napi::Array::New(e, 5);
+                         for (uint32_t i = 0; i < 5; i++) counts.Set(i, (double)out->counts[i]);
+                         r.Set("counts", counts);
+                         r.Set("endOffset", (double)out->end_offset);
+                         r.Set("longColumns", (double)out->long_columns);
+                         r.Set("stagingBytes", (double)out->staging_bytes);
+                         r.Set("devicePeakBytes", (double)out->device_peak_bytes);
+                         const DevSetupTimes& x = out->t;
+                         Napi::Object t = Napi::Object::New(e);
+                         t.Set("lagrange", x.lagrange);
+                         t.Set("evals", x.evals);
+                         t.Set("tables", x.tables);
+                         t.Set("h", section_times(e, x.h));
+                         t.Set("l", section_times(e, x.l));
+                         t.Set("a", section_times(e, x.a));
+                         t.Set("b1", section_times(e, x.b1));
+                         t.Set("b2", section_times(e, x.b2));
+                         t.Set("ic", section_times(e, x.ic));
+                         t.Set("writeWait", x.write_wait);
+                         t.Set("drain", x.drain);
+                         t.Set("fsync", x.fsync);
+                         t.Set("total", x.total);
+                         r.Set("timings", t);
+                         return r;
+                       });
+  call->hold(info[0]);
+  call->hold(info[1]);
+  if (has_progress) call->hold(pr);
+  return call->start();
+}
+
 // The exported functions (src/backend/cuda.ts CudaAddon), one line each.
 const Export kExports[] = {
     {"version", js_version},
@@ -515,6 +609,7 @@ const Export kExports[] = {
     {"freeCircuit", js_free_circuit},
     {"provePartition", js_prove_partition},
     {"benchPartition", js_bench_partition},
+    {"devSetupInsecure", js_dev_setup_insecure},
 };
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) { return export_all(env, exports, kExports); }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "circuit.cuh"
 #include "csr.cuh"
 #include "msm.cuh"
 #include "ntt_ops.cuh"
@@ -19,27 +20,6 @@
 
 namespace kiln {
 namespace cuda {
-
-struct DevCsr {
-  u32* rp = nullptr;
-  u32* ci = nullptr;
-  u32* ki = nullptr;
-  DFr* co = nullptr;
-  size_t nnz = 0, ncoeffs = 0;
-};
-
-struct Circuit {
-  int dev = 0;
-  u32 m = 0, ni = 0, naux = 0;
-  unsigned log_n = 0;
-  DevCsr A, B, C;
-  u32* a_idx = nullptr;
-  size_t na = 0;
-  u32* b_idx = nullptr;
-  size_t nb = 0;
-  size_t bytes = 0;
-  std::vector<void*> allocs;
-};
 
 namespace {
 

@@ -64,8 +64,8 @@ final=build/cuda/kiln_cuda.node
 [ "$obj" = native/cuda/.build ] && [ -z "$defines" ] || final="$out"
 # The nvcc units, by role: msm_g1/msm_g2 (MSM drivers, the G2 one dominates), msm (MSM entry points),
 # device (probe, contexts), ntt, csr, pinned (host memory), upload (the SRS streamed in chunks),
-# bench, partition (whole proofs).
-units=(msm_g1 msm_g2 msm device ntt csr pinned upload bench partition)
+# bench, partition (whole proofs), setup (the INSECURE development setup).
+units=(msm_g1 msm_g2 msm device ntt csr pinned upload bench partition setup)
 # Every unit's object is there and none is newer than the addon (a build folder copied from a
 # checkout without a newer unit is not up to date).
 objects_linked() {

@@ -81,6 +81,76 @@ export interface PartitionSums {
   timings: Record<'matvec' | 'ntt_h' | 'msm_h' | 'msm_l' | 'msm_a' | 'msm_b1' | 'msm_b2' | 'batch_add', number> & { release?: number };
 }
 
+/** What Backend.devSetupInsecure needs: the circuit (as for provePartition: a backend may keep it
+ *  resident, keyed by the `shape` object), the setup's constants, and where the five query sections
+ *  go. INSECURE development parameters only (the constants come from a public seed). */
+export interface DevSetupInput {
+  shape: PartitionInput['shape'];
+  /** Domain 2^logN (≥ numConstraints + numInputs). */
+  logN: number;
+  /** Variable of each A-query / B-query point (queryIndices). */
+  aIdx: Uint32Array;
+  bIdx: Uint32Array;
+  /** τ, α, β, 1/γ, 1/δ, Z(τ)/δ: 6 Montgomery Fr (groth16/setup-constants.ts setupConstantsBytes). */
+  constants: Uint8Array;
+  /** The .params file: opened for writing (never truncated); the sections start at `offset`. */
+  path: string;
+  offset: number;
+  /** Write back as it goes and fsync at the end. */
+  fsync: boolean;
+  /** G1 points per pipeline chunk (G2: half); default the backend's. Tests use small ones. */
+  chunkPoints?: number;
+  /** Writer threads (default the backend's). */
+  writers?: number;
+  /** Written while the call runs: [phase (0 preparing, 1 h, 2 l, 3 a, 4 b_g1, 5 b_g2, 6 ic, 7 fsync,
+   *  8 done), points of the phase done, points of the phase, bytes written, bytes in all]. */
+  progress?: Float64Array;
+}
+
+/** Milliseconds of one section of a device setup: wall clock (including waits for the disk) and the
+ *  kernels' own time. */
+export interface DevSetupSectionTimings {
+  wall: number;
+  gpu: number;
+}
+
+export interface DevSetupTimings {
+  /** Circuit upload (0 when it was already resident). */
+  upload: number;
+  lagrange: number;
+  evals: number;
+  tables: number;
+  h: DevSetupSectionTimings;
+  l: DevSetupSectionTimings;
+  a: DevSetupSectionTimings;
+  b1: DevSetupSectionTimings;
+  b2: DevSetupSectionTimings;
+  ic: DevSetupSectionTimings;
+  /** The device side waiting for a free staging buffer (the disk slower than the GPU). */
+  writeWait: number;
+  /** After the last chunk, waiting for the writers. */
+  drain: number;
+  fsync: number;
+  /** Inside the backend, from the call to the last byte written (and synced). */
+  total: number;
+}
+
+export interface DevSetupResult {
+  /** numInputs IC points, native G1 layout (the caller writes the verifying key). */
+  ic: Uint8Array;
+  /** Points per section: h, l, a, b_g1, b_g2. */
+  counts: [number, number, number, number, number];
+  /** The file offset after the b_g2 section (the file's size). */
+  endOffset: number;
+  /** Columns of more than 256 terms (summed piecewise). */
+  longColumns: number;
+  /** Pinned host memory of the staging buffers. */
+  stagingBytes: number;
+  /** The device memory pool's high-water mark during the call (besides the resident circuit). */
+  devicePeakBytes: number;
+  timings: DevSetupTimings;
+}
+
 export interface Backend extends PointCodec {
   readonly name: string;
   capabilities(): Capabilities;
@@ -139,4 +209,9 @@ export interface Backend extends PointCodec {
    *  intermediate vectors leaving the backend (the CUDA backend keeps them on the device). The
    *  prover uses it when present; the result equals the step-by-step path's. */
   provePartition?(input: PartitionInput): Promise<PartitionSums>;
+
+  /** Optional: the INSECURE development setup computed on the backend's device (the CUDA backend),
+   *  its five query sections written to `input.path` (groth16/setup-gpu.ts drives it and writes the
+   *  verifying key). The same bytes as the CPU setup (groth16/setup.ts) for the same constants. */
+  devSetupInsecure?(input: DevSetupInput): Promise<DevSetupResult>;
 }

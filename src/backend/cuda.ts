@@ -24,14 +24,30 @@
  *    came from `alloc`) on a copy stream before it takes the device, so with two prover lanes the
  *    next proof's upload overlaps the current proof's compute, and gets back the five MSM sums:
  *    a, b, c, the quotient h and every MSM stay on the device. The prover (src/groth16/prover.ts) uses it whenever the backend offers it.
- *  - fixedBaseMul (setup only), lincomb (the proof's assembly) and the parameter files' point codec
+ *  - INSECURE development setup (`devSetupInsecure`, native/cuda/setup.cu; groth16/setup-gpu.ts drives
+ *    it): over the same resident circuit, the five query sections computed, encoded and streamed to the
+ *    .params file from the device.
+ *  - fixedBaseMul (the CPU setup), lincomb (the proof's assembly) and the parameter files' point codec
  *    run on the CPU backend.
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Backend, Capabilities, CsrMatrix, MsmOptions, MsmResult, PartitionInput, PartitionSums, PointGroup } from './backend.js';
+import type {
+  Backend,
+  Capabilities,
+  CsrMatrix,
+  DevSetupInput,
+  DevSetupResult,
+  DevSetupSectionTimings,
+  MsmOptions,
+  MsmResult,
+  PartitionInput,
+  PartitionSums,
+  PointGroup,
+} from './backend.js';
+import { G1, G2, G1_BYTES, G2_BYTES, writeG1, writeG2 } from '../field/layout.js';
 import { NativeBackend, nativeAvailable } from './native.js';
 import { STAGING_BYTES, isPointSection, pointBytes, type DeviceTarget, type PointSection, type ResidentMsm, type Section } from './section.js';
 
@@ -178,6 +194,46 @@ export interface CudaAddon {
     g1: Uint8Array,
     g2: Uint8Array,
   ): Promise<{ runs: PartitionTimings[]; generateMs: number; srsBytes: number; circuitBytes: number; peakPoolBytes: number }>;
+  /** INSECURE development setup over a resident circuit (native/cuda/setup.cu); absent from addons
+   *  built before it. */
+  devSetupInsecure?(circuit: DeviceCircuit, opts: DevSetupAddonOptions): Promise<DevSetupAddonResult>;
+}
+
+/** The options of the addon's devSetupInsecure (DevSetupInput without the circuit, plus the generators). */
+export interface DevSetupAddonOptions {
+  constants: Uint8Array;
+  g1: Uint8Array;
+  g2: Uint8Array;
+  path: string;
+  offset: number;
+  fsync: boolean;
+  chunkPoints?: number;
+  writers?: number;
+  progress?: Float64Array;
+}
+
+export interface DevSetupAddonResult {
+  ic: Uint8Array;
+  counts: number[];
+  endOffset: number;
+  longColumns: number;
+  stagingBytes: number;
+  devicePeakBytes: number;
+  timings: {
+    lagrange: number;
+    evals: number;
+    tables: number;
+    h: DevSetupSectionTimings;
+    l: DevSetupSectionTimings;
+    a: DevSetupSectionTimings;
+    b1: DevSetupSectionTimings;
+    b2: DevSetupSectionTimings;
+    ic: DevSetupSectionTimings;
+    writeWait: number;
+    drain: number;
+    fsync: number;
+    total: number;
+  };
 }
 
 /** Where the addon is looked for: build/cuda/ (npm run build:cuda copies it there), then the build
@@ -232,6 +288,9 @@ export interface CudaBackendOptions {
   addon?: CudaAddon;
   /** The CPU backend used for fixed-base multiplications (default: a NativeBackend). */
   cpu?: Backend;
+  /** Offer the INSECURE development setup on the GPU (devSetupInsecure) when the addon has it.
+   *  Default true, unless $KILN_DEV_SETUP is `cpu` (development parameters then made on the CPU). */
+  devSetup?: boolean;
 }
 
 const FR = 32;
@@ -247,6 +306,9 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
   private readonly circuits = new WeakMap<object, Promise<DeviceCircuit>>();
   private readonly circuitHandles = new Set<DeviceCircuit>();
   private cpu?: Backend;
+  /** The INSECURE development setup on this GPU (Backend.devSetupInsecure); undefined when the
+   *  addon was built without it. */
+  readonly devSetupInsecure?: (input: DevSetupInput) => Promise<DevSetupResult>;
 
   constructor(opts: CudaBackendOptions = {}) {
     this.addon = opts.addon ?? loadCuda();
@@ -257,6 +319,8 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
       throw new RangeError(`CUDA device ${this.device} out of range (${p.gpus.length} GPUs)`);
     }
     this.cpu = opts.cpu;
+    const devSetup = opts.devSetup ?? process.env.KILN_DEV_SETUP !== 'cpu';
+    if (devSetup && typeof this.addon.devSetupInsecure === 'function') this.devSetupInsecure = (input) => this.runDevSetup(input);
   }
 
   capabilities(): Capabilities {
@@ -425,7 +489,7 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
     return h !== undefined;
   }
 
-  private circuitFor(input: PartitionInput): Promise<DeviceCircuit> {
+  private circuitFor(input: Pick<PartitionInput, 'shape' | 'logN' | 'aIdx' | 'bIdx'>): Promise<DeviceCircuit> {
     let p = this.circuits.get(input.shape);
     if (!p) {
       const { shape } = input;
@@ -481,6 +545,53 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
         batch_add: m.h.batchAdd + m.l.batchAdd + m.a.batchAdd + m.b1.batchAdd + m.b2.batchAdd,
       },
       gpu: t,
+    };
+  }
+
+  /** Backend.devSetupInsecure: the circuit is uploaded as provePartition uploads it (and stays
+   *  resident for the proofs that follow; evictCircuit(shape) frees it), then the addon computes and
+   *  writes the sections. */
+  private async runDevSetup(input: DevSetupInput): Promise<DevSetupResult> {
+    const run = this.addon.devSetupInsecure;
+    if (run === undefined) throw new Error('the CUDA addon has no devSetupInsecure: rebuild it (npm run build:cuda)');
+    const { shape } = input;
+    const cols = shape.numInputs + shape.numAux;
+    for (const [name, m] of [['A', shape.a], ['B', shape.b], ['C', shape.c]] as const) {
+      if (m.rows !== shape.numConstraints || m.cols !== cols) {
+        throw new RangeError(`devSetupInsecure: matrix ${name} is ${m.rows}×${m.cols}, expected ${shape.numConstraints}×${cols}`);
+      }
+    }
+    if (!(input.constants instanceof Uint8Array) || input.constants.length !== 6 * FR) {
+      throw new RangeError('devSetupInsecure: constants must be 6 Fr elements (192 bytes)');
+    }
+    const t0 = performance.now();
+    const resident = this.circuits.has(shape);
+    const circuit = await this.circuitFor(input);
+    const upload = resident ? 0 : performance.now() - t0;
+    const g1 = new Uint8Array(G1_BYTES);
+    writeG1(g1, 0, G1.BASE);
+    const g2 = new Uint8Array(G2_BYTES);
+    writeG2(g2, 0, G2.BASE);
+    const r = await run(circuit, {
+      constants: input.constants,
+      g1,
+      g2,
+      path: input.path,
+      offset: input.offset,
+      fsync: input.fsync,
+      chunkPoints: input.chunkPoints,
+      writers: input.writers,
+      progress: input.progress,
+    });
+    const [h, l, a, bG1, bG2] = r.counts;
+    return {
+      ic: r.ic,
+      counts: [h, l, a, bG1, bG2],
+      endOffset: r.endOffset,
+      longColumns: r.longColumns,
+      stagingBytes: r.stagingBytes,
+      devicePeakBytes: r.devicePeakBytes,
+      timings: { upload, ...r.timings },
     };
   }
 

@@ -165,6 +165,30 @@ program
   });
 
 program
+  .command('setup')
+  .description(
+    'make INSECURE development parameters for the PoRep partition circuit of a sector size (toxic waste from a ' +
+      'public seed: for tests and benchmarks only) into the cache where prove, demo and the daemon look for them, ' +
+      'without loading them: on the GPU with the CUDA backend (the 32 GiB circuit\'s ~47 GB file streamed from the ' +
+      'device), else on the CPU (small sizes only)',
+  )
+  .requiredOption('--sector-size <size>', '2KiB | 8MiB | 512MiB | 32GiB | 64GiB')
+  .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', defaultCacheDir())
+  .option('--backend <name>', 'compute backend: auto (the GPU when usable, else the CPU), cuda, native or reference', 'auto')
+  .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')
+  .option('--json', 'print the result as JSON')
+  .action(async (opts) => {
+    const { runSetup } = await import('./porep-commands.js');
+    const r = await runSetup({
+      sectorSize: opts.sectorSize,
+      cacheDir: opts.cacheDir,
+      backend: selectBackend(opts.backend, { device: Number(opts.device) }),
+      json: Boolean(opts.json),
+    });
+    if (opts.json) console.log(JSON.stringify(r, null, 2));
+  });
+
+program
   .command('daemon')
   .description(
     'run the proving engine: cuzk-compatible gRPC service (cuzk.v1.ProvingEngine) plus an HTTP status server; ' +

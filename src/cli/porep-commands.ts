@@ -1,7 +1,8 @@
 /**
- * `kiln prove`, `kiln verify`, `kiln circuit-info`: PoRep C2 from a C1 file on this machine.
+ * `kiln prove`, `kiln verify`, `kiln circuit-info`, `kiln setup`: PoRep C2 from a C1 file on this machine.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import { describeBackend } from '../backend/select.js';
 import { type C1Output, parseC1Input } from '../filecoin/c1.js';
@@ -11,9 +12,11 @@ import {
   parsePorepSectorSize,
   porepCircuitId,
   porepInfoForSize,
+  porepShape,
   porepVerifyingKeySource,
   verifyPorep,
 } from '../kinds/porep-c2.js';
+import { ensureDevParamsFile } from '../groth16/setup.js';
 import { type LocalProof, proveC1Locally } from './local-engine.js';
 import { DensityCounter } from '../r1cs/density.js';
 import { formatSpanTree } from '../util/timing.js';
@@ -130,4 +133,49 @@ export function runCircuitInfo(o: CircuitInfoOptions): Record<string, unknown> {
     bDensity: { inputs: d.bInputDense, aux: d.bAuxDense, total: d.bInputDense + d.bAuxDense },
     countMs: Math.round(performance.now() - t0),
   };
+}
+
+export interface SetupOptions {
+  sectorSize: string;
+  cacheDir: string;
+  backend: Backend;
+  json: boolean;
+}
+
+/**
+ * `kiln setup`: INSECURE development parameters for the PoRep partition circuit of a sector size,
+ * made once into the cache (`<cache>/dev-params/dev-<digest>.params` and `.vk`, where `kiln prove`,
+ * `kiln demo` and the daemon look for them) without loading them: on the GPU when the backend is the
+ * CUDA one (streamed from the device to the file), else on the CPU (small sizes only).
+ */
+export async function runSetup(o: SetupOptions): Promise<Record<string, unknown>> {
+  const info = porepInfoForSize(parsePorepSectorSize(o.sectorSize));
+  const say = (m: string): void => {
+    if (!o.json) console.error(m);
+  };
+  say(`${info.name}: INSECURE development parameters (toxic waste from a public seed: proofs made with them prove nothing), backend ${describeBackend(o.backend)}`);
+  const t0 = performance.now();
+  const { shape, cached } = porepShape(info, o.cacheDir);
+  const shapeMs = performance.now() - t0;
+  say(`  circuit ${porepCircuitId(info.sectorSize)}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux (shape ${cached ? 'cached' : 'recorded and cached'}, ${(shapeMs / 1000).toFixed(1)} s)`);
+  let last = -Infinity;
+  const made = await ensureDevParamsFile(shape, o.backend, join(o.cacheDir, 'dev-params'), {
+    onProgress: (p) => {
+      if (p.elapsedMs - last < 10_000 && p.phase !== 'done') return;
+      last = p.elapsedMs;
+      say(`  ${(p.elapsedMs / 1000).toFixed(0)} s: ${p.phase}${p.total ? ` ${p.done}/${p.total} points` : ''}, ${(p.bytesWritten / 1e9).toFixed(1)} of ${(p.bytesTotal / 1e9).toFixed(1)} GB written`);
+    },
+  });
+  const result = {
+    circuitId: porepCircuitId(info.sectorSize),
+    params: made.path,
+    vk: made.vkPath,
+    created: made.created,
+    on: made.on,
+    bytes: existsSync(made.path) ? statSync(made.path).size : 0,
+    ms: Math.round(made.ms),
+    timings: made.gpu?.timings,
+  };
+  say(made.created ? `  made on the ${made.on?.toUpperCase()} in ${(made.ms / 1000).toFixed(1)} s: ${made.path} (${(result.bytes / 1e9).toFixed(2)} GB) and ${made.vkPath}` : `  already there: ${made.path}`);
+  return result;
 }

@@ -17,10 +17,24 @@ export * from './queries.js';
 export {
   DEV_SETUP_DEFAULT_SEED,
   devParamsPath,
+  devSetupOnDevice,
+  ensureDevParamsFile,
   insecureDevSetup,
   insecureToxicWaste,
   loadOrCreateDevParams,
+  setupConstants,
   setupWithToxicWaste,
+  writeInsecureDevParamsCpu,
+  type DevParamsFileOptions,
   type DevSetupOptions,
+  type EnsureDevParamsOptions,
+  type EnsureDevParamsResult,
+  type SetupConstants,
   type ToxicWaste,
 } from './setup.js';
+export {
+  writeInsecureDevParamsGpu,
+  type DevSetupProgress,
+  type GpuDevParamsOptions,
+  type GpuDevParamsResult,
+} from './setup-gpu.js';

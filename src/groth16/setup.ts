@@ -21,8 +21,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sha512 } from '@noble/hashes/sha2.js';
-import { concatBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { Backend } from '../backend/backend.js';
 import {
   FR_BYTES,
@@ -43,45 +41,42 @@ import {
 import type { CircuitShape } from '../r1cs/cs.js';
 import { shapeDigest } from '../r1cs/shape.js';
 import { viewOf, writeFrFast } from '../curve/codec.js';
-import { ParamsFormatError, writeParamsFile, type AnyParameters, type Parameters } from './keys.js';
+import {
+  ParamsFormatError,
+  PARAMS_SECTIONS,
+  decodeVerifyingKey,
+  readParamsLayout,
+  verifyingKeyByteLength,
+  writeParamsFile,
+  writeVerifyingKeyFile,
+  type AnyParameters,
+  type Parameters,
+} from './keys.js';
 import { loadParams } from './params-native.js';
 import { checkParamsForShape, domainSize, expectedParamsCounts, queryIndices } from './queries.js';
+import {
+  insecureToxicWaste,
+  setupConstants,
+  verifyingKeyPoints,
+  type DevSetupOptions,
+  type ToxicWaste,
+} from './setup-constants.js';
+import { writeInsecureDevParamsGpu, type DevSetupProgress, type GpuDevParamsResult } from './setup-gpu.js';
+
+export {
+  DEV_SETUP_DEFAULT_SEED,
+  insecureToxicWaste,
+  setupConstants,
+  setupConstantsBytes,
+  verifyingKeyPoints,
+  type DevSetupOptions,
+  type SetupConstants,
+  type ToxicWaste,
+} from './setup-constants.js';
 
 const R = FR_MODULUS;
 /** Multiplicative generator of Fr* (bellperson's coset shift); ω_n = 7^((r−1)/n). */
 const FR_GENERATOR = 7n;
-
-/** The seed of the development setup when none is given. Public: the setup is insecure. */
-export const DEV_SETUP_DEFAULT_SEED = 'kiln insecure development setup v1';
-
-export interface DevSetupOptions {
-  /** Seed of the toxic waste (default DEV_SETUP_DEFAULT_SEED). */
-  seed?: string | Uint8Array;
-}
-
-/** The secret scalars of a setup. Exposed for tests; a real setup destroys them. */
-export interface ToxicWaste {
-  tau: bigint;
-  alpha: bigint;
-  beta: bigint;
-  gamma: bigint;
-  delta: bigint;
-}
-
-/** Derives the toxic waste from a seed (SHA-512 per label, reduced mod r, never 0). */
-export function insecureToxicWaste(seed: string | Uint8Array = DEV_SETUP_DEFAULT_SEED): ToxicWaste {
-  const seedBytes = typeof seed === 'string' ? utf8ToBytes(seed) : seed;
-  const draw = (label: string): bigint => {
-    for (let counter = 0; ; counter++) {
-      const h = sha512(concatBytes(seedBytes, utf8ToBytes(`/${label}/${counter}`)));
-      let x = 0n;
-      for (const b of h) x = (x << 8n) | BigInt(b);
-      x %= R;
-      if (x !== 0n) return x;
-    }
-  };
-  return { tau: draw('tau'), alpha: draw('alpha'), beta: draw('beta'), gamma: draw('gamma'), delta: draw('delta') };
-}
 
 const powR = (base: bigint, exp: bigint): bigint => powMod(base, exp, R);
 
@@ -162,31 +157,27 @@ function frBuffer(values: ArrayLike<bigint>, count = values.length, pick?: (k: n
  * only; proofs made with these parameters prove nothing.
  */
 export async function insecureDevSetup(shape: CircuitShape, backend: Backend, opts: DevSetupOptions = {}): Promise<Parameters> {
-  const { tau, alpha, beta, gamma, delta } = insecureToxicWaste(opts.seed);
-  return setupWithToxicWaste(shape, backend, { tau, alpha, beta, gamma, delta });
+  return setupWithToxicWaste(shape, backend, insecureToxicWaste(opts.seed));
 }
 
 /** The setup for given toxic waste (tests pin it; insecureDevSetup derives it from a seed). */
 export async function setupWithToxicWaste(shape: CircuitShape, backend: Backend, tw: ToxicWaste): Promise<Parameters> {
-  const { tau, alpha, beta, gamma, delta } = tw;
   const n = domainSize(shape);
   const numInputs = shape.numInputs;
   const numAux = shape.numAux;
   const q = queryIndices(shape);
+  const { tau, alpha, beta, gammaInv, deltaInv, hScale } = setupConstants(tw, n);
 
   const lagrange = lagrangeAt(tau, n, shape.numConstraints + numInputs);
   const { a: at, b: bt, c: ct } = qapEvaluations(shape, lagrange);
 
-  const gammaInv = modInverse(gamma, R);
-  const deltaInv = modInverse(delta, R);
-  const z = mod(powR(tau, BigInt(n)) - 1n, R);
   const lc = (k: number): bigint => (beta * at[k] + alpha * bt[k] + ct[k]) % R;
 
   // h_i = τ^i · Z(τ)/δ
   const hScalars = new Uint8Array((n - 1) * FR_BYTES);
   {
     const v = viewOf(hScalars);
-    let t = (z * deltaInv) % R;
+    let t = hScale;
     for (let i = 0; i < n - 1; i++) {
       writeFrFast(v, i, t);
       t = (t * tau) % R;
@@ -211,16 +202,32 @@ export async function setupWithToxicWaste(shape: CircuitShape, backend: Backend,
   const ic: G1Point[] = [];
   for (let i = 0; i < numInputs; i++) ic.push(readG1(icPoints, i));
 
-  const vk = {
-    alphaG1: G1.BASE.multiply(alpha),
-    betaG1: G1.BASE.multiply(beta),
-    betaG2: G2.BASE.multiply(beta),
-    gammaG2: G2.BASE.multiply(gamma),
-    deltaG1: G1.BASE.multiply(delta),
-    deltaG2: G2.BASE.multiply(delta),
-    ic,
-  };
-  return { vk, h, l, a, bG1, bG2 };
+  return { vk: { ...verifyingKeyPoints(tw), ic }, h, l, a, bG1, bG2 };
+}
+
+export interface DevParamsFileOptions extends DevSetupOptions {
+  /** The toxic waste itself (tests); default: derived from `seed`. */
+  toxicWaste?: ToxicWaste;
+  /** Also write the verifying key here (bellperson's .vk layout: the head of the .params file). */
+  vkPath?: string;
+}
+
+/**
+ * INSECURE: the CPU development setup written as a bellperson .params file (and .vk when asked):
+ * the slow twin of the GPU setup (setup-gpu.ts writeInsecureDevParamsGpu), same seed, same bytes.
+ * The sections pass through backend buffers, so this serves circuits whose parameters fit in
+ * memory. Not atomic (see ensureDevParamsFile). Returns the parameters.
+ */
+export async function writeInsecureDevParamsCpu(
+  shape: CircuitShape,
+  backend: Backend,
+  paramsPath: string,
+  opts: DevParamsFileOptions = {},
+): Promise<Parameters> {
+  const params = await setupWithToxicWaste(shape, backend, opts.toxicWaste ?? insecureToxicWaste(opts.seed));
+  await writeParamsFile(paramsPath, params, { codec: backend });
+  if (opts.vkPath !== undefined) await writeVerifyingKeyFile(opts.vkPath, params.vk);
+  return params;
 }
 
 /** `<cacheDir>/dev-<shapeDigest>.params`. */
@@ -233,14 +240,123 @@ export function devParamsPathForDigest(digest: string, cacheDir: string): string
   return join(cacheDir, `dev-${digest}.params`);
 }
 
+/** The .vk beside a .params file (`…/dev-<digest>.vk`). */
+export function vkPathOf(paramsPath: string): string {
+  return paramsPath.replace(/\.params$/, '') + '.vk';
+}
+
+/** Whether development parameters for `shape` are made on the backend's device (a backend with
+ *  devSetupInsecure: the CUDA one with a recent addon) rather than on the CPU. */
+export function devSetupOnDevice(backend: Backend): boolean {
+  return typeof backend.devSetupInsecure === 'function';
+}
+
+/** The expected byte length and section counts (h, l, a, b_g1, b_g2) of the .params file of `shape`. */
+export function devParamsLayout(shape: CircuitShape): { bytes: number; vkBytes: number; counts: number[] } {
+  const want = expectedParamsCounts(shape);
+  const counts = PARAMS_SECTIONS.map((s) => want[s.section]);
+  const vkBytes = verifyingKeyByteLength(shape.numInputs);
+  let bytes = vkBytes;
+  PARAMS_SECTIONS.forEach((s, k) => (bytes += 4 + counts[k] * (s.group === 'G1' ? 96 : 192)));
+  return { bytes, vkBytes, counts };
+}
+
 /**
- * INSECURE development parameters for `shape`, cached on disk by the shape's digest, and read
- * through the same loader as official files (params-native.ts loadParams: host sections in the CPU
- * backend's native memory, sections streamed to the device for the GPU backend). A cached file that
- * is unreadable or does not fit the shape is rebuilt; a new file is written atomically (temp file +
- * rename, so concurrent callers never see a half-written file) and then loaded like a cached one.
+ * Whether the .params file at `path` has the layout of `shape`'s parameters: every count consistent
+ * with the file's size (keys.ts readParamsLayout), the IC and section counts the shape implies, and
+ * a verifying key that parses. A quick check (small reads; the points of the sections are not read),
+ * for files too large to load here.
  */
-export async function loadOrCreateDevParams(shape: CircuitShape, backend: Backend, cacheDir: string): Promise<AnyParameters> {
+export async function devParamsFileFits(path: string, shape: CircuitShape): Promise<boolean> {
+  try {
+    const layout = await readParamsLayout(path);
+    const want = expectedParamsCounts(shape);
+    if (layout.icCount !== want.ic) return false;
+    for (const s of PARAMS_SECTIONS) if (layout.sections[s.section].count !== want[s.section]) return false;
+    await decodeVerifyingKey(layout.vkBytes, { checkPoints: false });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface EnsureDevParamsOptions extends DevSetupOptions {
+  /** Progress of a device setup (setup-gpu.ts), every `progressIntervalMs` (default 1000). */
+  onProgress?: (p: DevSetupProgress) => void;
+  progressIntervalMs?: number;
+}
+
+export interface EnsureDevParamsResult {
+  /** The .params file (`<cacheDir>/dev-<digest>.params`) and its .vk beside it. */
+  path: string;
+  vkPath: string;
+  /** Whether it was made now (false: a fitting file was there). */
+  created: boolean;
+  /** Where it was made: 'gpu' (devSetupInsecure) or 'cpu'. */
+  on?: 'gpu' | 'cpu';
+  /** The device setup's figures (counts, timings, memory) when made on the GPU. */
+  gpu?: GpuDevParamsResult;
+  /** Wall milliseconds of making it. */
+  ms: number;
+}
+
+/**
+ * INSECURE development parameters for `shape` as files in `cacheDir` (`dev-<digest>.params` and
+ * `.vk`), made when missing or not fitting the shape (devParamsFileFits): on the backend's device
+ * when it can (devSetupOnDevice: the CUDA backend, streamed from the device to the file, never held
+ * in host memory), else on the CPU. Written to a temporary name and renamed, so concurrent callers
+ * never see a half-written file. Does not load them.
+ */
+export async function ensureDevParamsFile(
+  shape: CircuitShape,
+  backend: Backend,
+  cacheDir: string,
+  opts: EnsureDevParamsOptions = {},
+): Promise<EnsureDevParamsResult> {
+  const path = devParamsPath(shape, cacheDir);
+  const vkPath = vkPathOf(path);
+  if (await devParamsFileFits(path, shape)) return { path, vkPath, created: false, ms: 0 };
+  const t0 = performance.now();
+  await mkdir(cacheDir, { recursive: true });
+  const tag = `tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
+  const tmp = `${path}.${tag}`;
+  const tmpVk = `${vkPath}.${tag}`;
+  try {
+    let gpu: GpuDevParamsResult | undefined;
+    if (devSetupOnDevice(backend)) {
+      gpu = await writeInsecureDevParamsGpu(shape, backend, tmp, {
+        seed: opts.seed,
+        vkPath: tmpVk,
+        onProgress: opts.onProgress,
+        progressIntervalMs: opts.progressIntervalMs,
+      });
+    } else {
+      await writeInsecureDevParamsCpu(shape, backend, tmp, { seed: opts.seed, vkPath: tmpVk });
+    }
+    await rename(tmpVk, vkPath);
+    await rename(tmp, path);
+    return { path, vkPath, created: true, on: gpu ? 'gpu' : 'cpu', gpu, ms: performance.now() - t0 };
+  } catch (e) {
+    await rm(tmp, { force: true });
+    await rm(tmpVk, { force: true });
+    throw e;
+  }
+}
+
+/**
+ * INSECURE development parameters for `shape`, cached on disk by the shape's digest
+ * (`<cacheDir>/dev-<digest>.params`, and its `.vk`), and read through the same loader as official
+ * files (params-native.ts loadParams: host sections in the CPU backend's native memory, sections
+ * streamed to the device for the GPU backend). A cached file that is unreadable or does not fit the
+ * shape is rebuilt by ensureDevParamsFile (on the GPU when the backend can, else on the CPU; written
+ * atomically) and then loaded like a cached one.
+ */
+export async function loadOrCreateDevParams(
+  shape: CircuitShape,
+  backend: Backend,
+  cacheDir: string,
+  opts: EnsureDevParamsOptions = {},
+): Promise<AnyParameters> {
   const path = devParamsPath(shape, cacheDir);
   const load = async (): Promise<AnyParameters> => {
     const params = await loadParams(path, backend, { checkVerifyingKey: false, expected: expectedParamsCounts(shape) });
@@ -253,15 +369,9 @@ export async function loadOrCreateDevParams(shape: CircuitShape, backend: Backen
     const code = (e as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT' && !(e instanceof ParamsFormatError) && !(e instanceof RangeError)) throw e;
   }
-  const params: Parameters = await insecureDevSetup(shape, backend);
-  await mkdir(cacheDir, { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
-  try {
-    await writeParamsFile(tmp, params, { codec: backend });
-    await rename(tmp, path);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw e;
-  }
+  // Unreadable or unfitting: make it again (removing it first, so ensureDevParamsFile's quick check
+  // cannot keep a file whose layout fits but whose points do not).
+  await rm(path, { force: true });
+  await ensureDevParamsFile(shape, backend, cacheDir, opts);
   return load();
 }

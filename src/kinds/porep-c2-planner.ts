@@ -32,7 +32,7 @@ import {
   witnessRunner,
 } from './porep-c2.js';
 import type { AnyParameters } from '../groth16/keys.js';
-import { devParamsPath } from '../groth16/setup.js';
+import { devParamsPath, devSetupOnDevice } from '../groth16/setup.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { EngineConfig } from '../engine/config.js';
@@ -120,7 +120,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       notice(
         existsSync(devFile)
           ? `parameters of ${id}: INSECURE development parameters (no official ones in ${opts.config.srs.param_cache}), cached: ${devFile}`
-          : `parameters of ${id}: no official parameters in ${opts.config.srs.param_cache}: generating INSECURE development parameters once (cached in ${devDir})`,
+          : `parameters of ${id}: no official parameters in ${opts.config.srs.param_cache}: generating INSECURE development parameters once${devSetupOnDevice(opts.backend) ? ' on the GPU' : ''} (cached in ${devDir})`,
       );
       return loadPorepParams({ kind: 'dev', path: devFile }, shape, opts.backend, devDir);
     },
