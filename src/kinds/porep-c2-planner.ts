@@ -32,7 +32,7 @@ import {
   witnessRunner,
 } from './porep-c2.js';
 import type { AnyParameters } from '../groth16/keys.js';
-import { devParamsPath, devSetupOnDevice } from '../groth16/setup.js';
+import { devParamsPath, devSetupOnDevice, ensureDevParamsFile } from '../groth16/setup.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { EngineConfig } from '../engine/config.js';
@@ -117,12 +117,27 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       await circuits.available!(id);
       const devFile = devParamsPath(shape, devDir);
       sources.set(id, { kind: 'dev', path: devFile });
+      const where = devSetupOnDevice(opts.backend) ? ' on the GPU' : '';
       notice(
         existsSync(devFile)
           ? `parameters of ${id}: INSECURE development parameters (no official ones in ${opts.config.srs.param_cache}), cached: ${devFile}`
-          : `parameters of ${id}: no official parameters in ${opts.config.srs.param_cache}: generating INSECURE development parameters once${devSetupOnDevice(opts.backend) ? ' on the GPU' : ''} (cached in ${devDir})`,
+          : `parameters of ${id}: no official parameters in ${opts.config.srs.param_cache}: generating INSECURE development parameters once${where} (cached in ${devDir})`,
       );
-      return loadPorepParams({ kind: 'dev', path: devFile }, shape, opts.backend, devDir);
+      // made (when missing) and then read like any parameter file, each step its own span
+      let last = 0;
+      const made = await span.time('dev_setup', () =>
+        ensureDevParamsFile(shape, opts.backend, devDir, {
+          progressIntervalMs: 1000,
+          onProgress: (p) => {
+            if (p.elapsedMs - last < 10_000 && p.phase !== 'done') return;
+            last = p.elapsedMs;
+            const pct = p.bytesTotal ? ` ${((100 * p.bytesWritten) / p.bytesTotal).toFixed(0)}% written` : '';
+            notice(`development setup of ${id}${where}: ${p.phase} ${p.done}/${p.total}${pct} after ${(p.elapsedMs / 1000).toFixed(0)} s`);
+          },
+        }),
+      );
+      if (made.created) notice(`development parameters of ${id} made${made.on === 'gpu' ? ' on the GPU' : ''} in ${(made.ms / 1000).toFixed(1)} s: ${made.path}`);
+      return span.time('read', () => loadPorepParams({ kind: 'dev', path: devFile }, shape, opts.backend, devDir));
     },
   };
 
