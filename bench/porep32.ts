@@ -50,9 +50,10 @@ const median = (xs: number[]): number => {
 };
 const sec = (ms: number): string => (ms / 1000).toFixed(2);
 
-/** Per partition of a finished job: synth, lane wait, prove (wall), GPU phases (sum), verify. */
-function partitionFigures(job: Job): { synth: number; laneWait: number; prove: number; phases: number; verify: number }[] {
-  const out: { synth: number; laneWait: number; prove: number; phases: number; verify: number }[] = [];
+/** Per partition of a finished job: synth, lane wait, prove (wall), the device wait inside it, the
+ *  backend's phases (sum, device wait excluded), verify. */
+function partitionFigures(job: Job): { synth: number; laneWait: number; prove: number; deviceWait: number; phases: number; verify: number }[] {
+  const out: { synth: number; laneWait: number; prove: number; deviceWait: number; phases: number; verify: number }[] = [];
   for (const p of job.span.children.filter((c) => c.name.startsWith('partition['))) {
     const child = (n: string): Span | undefined => p.children.find((c) => c.name === n);
     const prove = child('prove');
@@ -60,7 +61,8 @@ function partitionFigures(job: Job): { synth: number; laneWait: number; prove: n
       synth: child('synth')?.durationMs ?? NaN,
       laneWait: child('lane_wait')?.durationMs ?? 0,
       prove: prove?.durationMs ?? NaN,
-      phases: prove ? prove.children.reduce((t, c) => t + c.durationMs, 0) : NaN,
+      deviceWait: prove?.children.find((c) => c.name === 'device_wait')?.durationMs ?? 0,
+      phases: prove ? prove.children.filter((c) => c.name !== 'device_wait').reduce((t, c) => t + c.durationMs, 0) : NaN,
       verify: child('verify')?.durationMs ?? NaN,
     });
   }
@@ -165,14 +167,17 @@ async function main(): Promise<void> {
     const synth = median(parts.map((p) => p.synth));
     const prove = median(parts.map((p) => p.prove));
     const phases = median(parts.map((p) => p.phases));
-    const gap = median(parts.map((p) => p.prove - p.phases));
+    const deviceWait = median(parts.map((p) => p.deviceWait));
+    const gap = median(parts.map((p) => p.prove - p.phases - p.deviceWait));
+    const gpuSum = parts.reduce((t, p) => t + p.phases, 0);
     const verify = median(parts.map((p) => p.verify));
     const hwm = vmHwmGiB();
     const lastJob = engine.getJob(done[done.length - 1].jobId);
     if (lastJob) for (const l of formatSpanTree(lastJob.span).split('\n')) lines.push(`  ${l}`);
     say(
       `s/proof: first ${sec(first)} s, steady ${sec(steady)} s; per partition (median of ${parts.length}): synth ${sec(synth)} s, ` +
-        `prove ${sec(prove)} s (GPU phases ${sec(phases)} s, wrapper gap ${gap.toFixed(0)} ms), verify ${verify.toFixed(0)} ms; peak RSS ${hwm.toFixed(2)} GiB`,
+        `prove ${sec(prove)} s (device wait ${sec(deviceWait)} s, GPU phases ${sec(phases)} s, wrapper gap ${gap.toFixed(0)} ms), verify ${verify.toFixed(0)} ms; ` +
+        `GPU busy ${sec(gpuSum)} s of ${sec(done[done.length - 1].ms)} s; peak RSS ${hwm.toFixed(2)} GiB`,
     );
     rows.push(
       ['synth-c1', `${sec(synthC1Ms)} s`],
@@ -182,7 +187,8 @@ async function main(): Promise<void> {
       [`steady s/proof (${done.length} back to back: interval between completions)`, Number.isNaN(steady) ? '–' : `${sec(steady)} s`],
       [`${done.length} proofs, first submission to last answer`, `${sec(done[done.length - 1].ms)} s (${sec(done[done.length - 1].ms / done.length)} s/proof)`],
       ['synthesis per partition (median)', `${sec(synth)} s`],
-      ['prove per partition: wall / GPU phases / wrapper gap', `${sec(prove)} s / ${sec(phases)} s / ${gap.toFixed(0)} ms`],
+      ['prove per partition (median): wall / waiting for the device / GPU phases / wrapper gap', `${sec(prove)} s / ${sec(deviceWait)} s / ${sec(phases)} s / ${gap.toFixed(0)} ms`],
+      ['GPU time, all partitions / wall of the proofs', `${sec(gpuSum)} s / ${sec(done[done.length - 1].ms)} s (${((100 * gpuSum) / done[done.length - 1].ms).toFixed(0)}% busy)`],
       ['verify per partition (median)', `${verify.toFixed(0)} ms`],
       ['peak host RSS (VmHWM, daemon + client)', `${hwm.toFixed(2)} GiB`],
     );

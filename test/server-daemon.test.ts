@@ -201,6 +201,11 @@ describe('kiln daemon over gRPC', () => {
     }
     const maxInFlight = Math.max(...intervals.map(([t]) => intervals.filter(([a, b]) => a <= t && t < b).length));
     assert.ok(maxInFlight <= 2, `${maxInFlight} partitions in flight at once (lanes 1 + lookahead 1)`);
+    // a slot that is free is taken at once (both jobs start a partition), but slots waited for go
+    // to the older job first: every partition of A starts before B's second one
+    const starts = (pid: number) => synth.filter((e: any) => e.pid === pid).map((e: any) => e.ts).sort((x: number, y: number) => x - y);
+    const [pa, pb] = [...new Set(synth.map((e: any) => e.pid))].sort((x: any, y: any) => starts(x)[0] - starts(y)[0]) as number[];
+    assert.ok(Math.max(...starts(pa)) <= starts(pb)[1], `the first job's partitions start before the second job's second (${starts(pa)} / ${starts(pb)})`);
   });
 
   test('bad PoRep requests FAIL with a message naming the problem; the daemon keeps serving', async () => {

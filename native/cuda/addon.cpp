@@ -404,6 +404,7 @@ Napi::Object msm_times(Napi::Env env, const MsmTimes& t) {
 
 Napi::Object partition_times(Napi::Env env, const PartitionTimes& t) {
   Napi::Object o = Napi::Object::New(env);
+  o.Set("wait", t.wait);
   o.Set("copy", t.copy);
   o.Set("upload", t.upload);
   o.Set("matvec", t.matvec);

@@ -217,7 +217,9 @@ void prove_partition(Circuit* cc, const PartitionSrs& srs, const void* witness, 
   KC_CHECK(cudaEventRecord(ev.e[9], cs));
   KC_CHECK(cudaMemcpyAsync(w, witness, nv * 32, cudaMemcpyHostToDevice, cs));
   KC_CHECK(cudaEventRecord(ev.e[10], cs));
+  const auto wait0 = std::chrono::steady_clock::now();
   Guard g(cc->dev);
+  const float waited = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - wait0).count();
   KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
   KC_CHECK(cudaStreamWaitEvent(c.stream, ev.e[10], 0));
   KC_CHECK(cudaEventRecord(ev.e[1], c.stream));
@@ -256,6 +258,7 @@ void prove_partition(Circuit* cc, const PartitionSrs& srs, const void* witness, 
   KC_CHECK(cudaEventRecord(ev.e[8], c.stream));
   s.free(w);
   KC_CHECK(cudaEventSynchronize(ev.e[8]));
+  t.wait = waited;
   t.copy = ev.ms(9, 10);
   t.upload = ev.ms(0, 1);
   t.matvec = ev.ms(1, 2);

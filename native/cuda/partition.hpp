@@ -49,6 +49,7 @@ struct PartitionSrs {
 // proof's compute): `copy` is the copy's own duration, `upload` what the compute stream still
 // waited for it. `total` runs from taking the device to the last MSM.
 struct PartitionTimes {
+  float wait = 0;  // host wall ms waiting for the device (another proof holding it), not an event
   float copy = 0, upload = 0, matvec = 0, ntt = 0;
   MsmTimes h, l, a, b1, b2;
   float msm_h = 0, msm_l = 0, msm_a = 0, msm_b1 = 0, msm_b2 = 0;  // whole calls (events)

@@ -77,8 +77,9 @@ export interface PartitionSums {
   b1: Uint8Array;
   b2: Uint8Array;
   /** matvec (incl. the witness upload), ntt_h, msm_h, msm_l, msm_a, msm_b1, msm_b2 (without their
-   *  batched additions), batch_add; release (freeing scratch) when the backend measures it. */
-  timings: Record<'matvec' | 'ntt_h' | 'msm_h' | 'msm_l' | 'msm_a' | 'msm_b1' | 'msm_b2' | 'batch_add', number> & { release?: number };
+   *  batched additions), batch_add; release (freeing scratch) and device_wait (waiting for a device
+   *  another proof holds) when the backend measures them. */
+  timings: Record<'matvec' | 'ntt_h' | 'msm_h' | 'msm_l' | 'msm_a' | 'msm_b1' | 'msm_b2' | 'batch_add', number> & { release?: number; device_wait?: number };
 }
 
 /** What Backend.devSetupInsecure needs: the circuit (as for provePartition: a backend may keep it

@@ -94,6 +94,8 @@ export type PartitionMsmTimings = CudaMsmResult['timings'] & { window: number; o
 
 /** GPU milliseconds (CUDA events) of a whole-partition proof on the device. */
 export interface PartitionTimings {
+  /** Host wall ms waiting for the device while another proof held it (two lanes share one GPU). */
+  wait: number;
   /** The witness copy's own duration (copy stream, outside the device lock: it may overlap another
    *  proof's compute), and what the compute stream still waited for it. */
   copy: number;
@@ -535,6 +537,7 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
       b1: r.b1,
       b2: r.b2,
       timings: {
+        device_wait: t.wait ?? 0,
         matvec: t.upload + t.matvec,
         ntt_h: t.ntt,
         msm_h: t.msmH - m.h.batchAdd,

@@ -8,8 +8,8 @@
  * Flow of one job (spans in brackets):
  *   submit → [validate] planner.plan (errors → FAILED) → [queue] priority queue →
  *   [srs] acquire the circuit's parameters (load on demand) →
- *   per partition k, at most `synthesis_lookahead + 1` partitions of the job in flight, and
- *   lanes + synthesis_lookahead across all jobs (so witnesses are made as fast as lanes take them):
+ *   per partition k, at most lanes + synthesis_lookahead partitions in flight across all jobs,
+ *   most urgent then oldest job first (witnesses are made only as fast as lanes take them):
  *     [partition[k]] → [mem_wait] reserve the working set → [synth] witness (worker threads) →
  *     [lane_wait] a prover lane → [prove] (+ the prover's phases) → [verify] → release
  *   → [assemble] the partition proofs concatenated → COMPLETED.
@@ -32,7 +32,7 @@ import { ProverLanes } from './lanes.js';
 import { BufferPool } from './buffers.js';
 import { MemoryBudget, fmtBytes } from './memory.js';
 import { EngineMetrics, jobTimings, jobsTrace, reportFinishedJob, type TraceEvent } from './observability/index.js';
-import { Semaphore, runPartitions } from './partitions.js';
+import { RankedSemaphore, runPartitions } from './partitions.js';
 import { PriorityQueue } from './queue.js';
 import { SrsCache, type SrsEntry } from './srs-cache.js';
 import { SynthesisPool } from './synth-pool.js';
@@ -77,7 +77,7 @@ export class Engine {
   private readonly running = new Set<Job>();
   private readonly lanes: ProverLanes;
   /** Partitions in flight across jobs (partitions.ts PipelineDeps.inFlight). */
-  private readonly partitionSlots: Semaphore;
+  private readonly partitionSlots: RankedSemaphore;
   private readonly laneOf = new WeakMap<Span, string>();
   private readonly startedAt = Date.now();
   private seq = 0;
@@ -98,7 +98,7 @@ export class Engine {
     const devices = opts.config.gpus.devices.length || caps.gpus.length || 1;
     this.laneCount = devices * opts.config.gpus.gpu_workers_per_device;
     this.maxInFlight = this.laneCount + (opts.config.pipeline.enabled ? opts.config.pipeline.synthesis_concurrency : 0);
-    this.partitionSlots = new Semaphore(this.laneCount + (opts.config.pipeline.enabled ? opts.config.pipeline.synthesis_lookahead : 0));
+    this.partitionSlots = new RankedSemaphore(this.laneCount + (opts.config.pipeline.enabled ? opts.config.pipeline.synthesis_lookahead : 0));
     this.lanes = new ProverLanes({
       count: this.laneCount,
       config: opts.config,

@@ -1,7 +1,7 @@
 /**
- * The partition pipeline of one job: per partition k, at most `synthesis_lookahead + 1` partitions
- * of the job in flight, and lanes + synthesis_lookahead across all jobs ([pipeline_wait] when that
- * waits): [partition[k]] → [mem_wait] reserve the working set → [synth] witness (worker
+ * The partition pipeline of one job: at most lanes + synthesis_lookahead partitions in flight
+ * across all jobs, handed out by job priority then submission order ([pipeline_wait] when that
+ * waits), one at a time per job when [pipeline] is disabled: [partition[k]] → [mem_wait] reserve the working set → [synth] witness (worker
  * threads) → a prover lane ([lane_wait], [prove]) → [verify] → release. The proving of one
  * partition (native code, off the JS thread) overlaps the synthesis of the next.
  */
@@ -47,6 +47,40 @@ export class Semaphore {
   }
 }
 
+/**
+ * A semaphore whose waiters are served by rank (lower first; ties in arrival order): the engine's
+ * partition slots go to the most urgent, then oldest, job first, so one proof's partitions run
+ * back to back instead of interleaving with the next job's (whose first answer would otherwise come
+ * only when all of them end).
+ */
+export class RankedSemaphore {
+  private waiters: { rank: readonly number[]; wake: () => void }[] = [];
+  constructor(private free: number) {}
+  get available(): boolean {
+    return this.free > 0;
+  }
+  async acquire(rank: readonly number[]): Promise<void> {
+    if (this.free > 0) {
+      this.free--;
+      return;
+    }
+    await new Promise<void>((wake) => {
+      const i = this.waiters.findIndex((w) => compareRank(rank, w.rank) < 0);
+      this.waiters.splice(i < 0 ? this.waiters.length : i, 0, { rank, wake });
+    });
+  }
+  release(): void {
+    const w = this.waiters.shift();
+    if (w) w.wake();
+    else this.free++;
+  }
+}
+
+function compareRank(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return a.length - b.length;
+}
+
 export interface PipelineDeps {
   config: EngineConfig;
   backend: Backend;
@@ -54,16 +88,18 @@ export interface PipelineDeps {
   lanes: ProverLanes;
   laneOf: WeakMap<Span, string>;
   /** Partitions in flight across all jobs (synthesised or proving): prover lanes + lookahead, so
-   *  witnesses (4.2 GB each at 32 GiB) are made only as fast as the lanes take them. */
-  inFlight: Semaphore;
+   *  witnesses (4.2 GB each at 32 GiB) are made only as fast as the lanes take them; served by job
+   *  priority, then submission order. */
+  inFlight: RankedSemaphore;
 }
 
 /** Synthesises, proves and verifies every partition of `work`; returns the encoded proofs in order.
  *  Stops at the first failure (or cancellation) after the partitions in flight settle. */
 export async function runPartitions(deps: PipelineDeps, job: Job, work: ProofWork, entry: SrsEntry): Promise<Uint8Array[]> {
   const { config, budget, lanes, laneOf } = deps;
-  const lookahead = config.pipeline.enabled ? config.pipeline.synthesis_lookahead : 0;
-  const slots = new Semaphore(lookahead + 1);
+  // The engine-wide slots (deps.inFlight: lanes + synthesis_lookahead, by job rank) bound what is in
+  // flight; without the pipeline a job also synthesises one partition at a time.
+  const slots = new Semaphore(config.pipeline.enabled ? Number.MAX_SAFE_INTEGER : 1);
   const partBytes = estimatePartitionBytes(entry.shape, deps.backend);
   const inFlight: Promise<Uint8Array>[] = [];
   let stop: unknown;
@@ -79,8 +115,9 @@ export async function runPartitions(deps: PipelineDeps, job: Job, work: ProofWor
     let res: Reservation | undefined;
     let global = false;
     try {
-      if (deps.inFlight.available) await deps.inFlight.acquire();
-      else await ps.time('pipeline_wait', () => deps.inFlight.acquire());
+      const rank = [-job.priority, job.seq, k];
+      if (deps.inFlight.available) await deps.inFlight.acquire(rank);
+      else await ps.time('pipeline_wait', () => deps.inFlight.acquire(rank));
       global = true;
       if (job.cancelRequested) throw new CancelledError();
       res = budget.tryReserve(partBytes, `job ${job.id} partition ${k}`);
