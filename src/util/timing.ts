@@ -62,10 +62,27 @@ export class Span {
     }
   }
 
-  /** Wall time minus the children's time (0 for a leaf). */
+  /** Wall time that no child covers (0 for a leaf): the duration minus the union of the children's
+   *  intervals, so children that run in parallel (a job's partitions) are not counted twice. */
   get gapMs(): number {
     if (this.children.length === 0) return 0;
-    return this.durationMs - this.children.reduce((t, c) => t + c.durationMs, 0);
+    const end = this.endMs ?? performance.now();
+    const iv = this.children
+      .map((c) => [Math.max(this.startMs, c.startMs), Math.min(end, c.endMs ?? end)] as [number, number])
+      .filter(([a, b]) => b > a)
+      .sort((x, y) => x[0] - y[0]);
+    let covered = 0;
+    let curA = -Infinity;
+    let curB = -Infinity;
+    for (const [a, b] of iv) {
+      if (a > curB) {
+        if (curB > curA) covered += curB - curA;
+        curA = a;
+        curB = b;
+      } else curB = Math.max(curB, b);
+    }
+    if (curB > curA) covered += curB - curA;
+    return Math.max(0, end - this.startMs - covered);
   }
 
   toJSON(): SpanJson {

@@ -1,31 +1,13 @@
 /**
- * Helpers over util/timing.ts spans: time not covered by any child (overlap-aware, unlike
- * Span.gapMs, which subtracts the children's summed time and goes negative when the pipeline makes
- * partitions overlap), gap warnings over 2 %, and the sums the AwaitProof timings are made of.
+ * Helpers over util/timing.ts spans: time not covered by any child (Span.gapMs, overlap-aware),
+ * gap warnings over 2 %, and the sums the AwaitProof timings are made of.
  */
 import { performance } from 'node:perf_hooks';
 import { GAP_WARN_FRACTION, type Span } from '../../util/timing.js';
 
 /** Wall time of `s` during which none of its children ran. 0 for a leaf. */
 export function uncoveredMs(s: Span): number {
-  if (s.children.length === 0) return 0;
-  const end = s.endMs ?? performance.now();
-  const iv = s.children
-    .map((c) => [Math.max(s.startMs, c.startMs), Math.min(end, c.endMs ?? end)] as [number, number])
-    .filter(([a, b]) => b > a)
-    .sort((x, y) => x[0] - y[0]);
-  let covered = 0;
-  let curA = -Infinity;
-  let curB = -Infinity;
-  for (const [a, b] of iv) {
-    if (a > curB) {
-      if (curB > curA) covered += curB - curA;
-      curA = a;
-      curB = b;
-    } else curB = Math.max(curB, b);
-  }
-  if (curB > curA) covered += curB - curA;
-  return Math.max(0, end - s.startMs - covered);
+  return s.gapMs;
 }
 
 export interface GapWarning {
