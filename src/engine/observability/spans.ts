@@ -2,7 +2,6 @@
  * Helpers over util/timing.ts spans: time not covered by any child (Span.gapMs, overlap-aware),
  * gap warnings over 2 %, and the sums the AwaitProof timings are made of.
  */
-import { performance } from 'node:perf_hooks';
 import { GAP_WARN_FRACTION, type Span } from '../../util/timing.js';
 
 /** Wall time of `s` during which none of its children ran. 0 for a leaf. */
