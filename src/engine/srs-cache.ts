@@ -192,7 +192,8 @@ export class SrsCache {
     const t0 = this.now();
     if (provider.available) await span.time('check', () => provider.available!(slot.circuitId));
     const shape = await span.time('shape', () => provider.shape(slot.circuitId));
-    const bytes = estimateSrsBytes(shape);
+    // the A/B query indices (one pass over the densities: seconds at 32 GiB, cached per shape)
+    const bytes = await span.time('query_indices', () => estimateSrsBytes(shape));
     const hostBytes = this.backend.srsHostBytes?.(bytes) ?? bytes;
     slot.reservation = await span.time('mem_wait', () => this.budget.reserve(hostBytes, `srs ${slot.circuitId}`));
     const params = await span.time('load', (s) => provider.params(slot.circuitId, s));

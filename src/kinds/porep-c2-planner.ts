@@ -129,7 +129,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         ensureDevParamsFile(shape, opts.backend, devDir, {
           progressIntervalMs: 1000,
           onProgress: (p) => {
-            if (p.elapsedMs - last < 10_000 && p.phase !== 'done') return;
+            if (p.phase === 'done' || p.elapsedMs - last < 10_000) return; // 'done': the line below says it
             last = p.elapsedMs;
             const pct = p.bytesTotal ? ` ${((100 * p.bytesWritten) / p.bytesTotal).toFixed(0)}% written` : '';
             notice(`development setup of ${id}${where}: ${p.phase} ${p.done}/${p.total}${pct} after ${(p.elapsedMs / 1000).toFixed(0)} s`);
