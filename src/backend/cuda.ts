@@ -40,7 +40,7 @@ import type {
   CsrMatrix,
   DevSetupInput,
   DevSetupResult,
-  DevSetupSectionTimings,
+  DevSetupTimings,
   MsmOptions,
   MsmResult,
   PartitionInput,
@@ -221,21 +221,8 @@ export interface DevSetupAddonResult {
   longColumns: number;
   stagingBytes: number;
   devicePeakBytes: number;
-  timings: {
-    lagrange: number;
-    evals: number;
-    tables: number;
-    h: DevSetupSectionTimings;
-    l: DevSetupSectionTimings;
-    a: DevSetupSectionTimings;
-    b1: DevSetupSectionTimings;
-    b2: DevSetupSectionTimings;
-    ic: DevSetupSectionTimings;
-    writeWait: number;
-    drain: number;
-    fsync: number;
-    total: number;
-  };
+  /** DevSetupTimings without the circuit upload (the backend times that itself). */
+  timings: Omit<DevSetupTimings, 'upload'>;
 }
 
 /** Where the addon is looked for: build/cuda/ (npm run build:cuda copies it there), then the build
