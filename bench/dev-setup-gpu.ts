@@ -28,7 +28,7 @@ import { statfsSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CudaBackend, cudaCapabilities } from '../src/backend/cuda.js';
+import { CudaBackend, cudaCapabilities, type PartitionSpec } from '../src/backend/cuda.js';
 import { NativeBackend, nativeAvailable } from '../src/backend/native.js';
 import type { CsrMatrix } from '../src/field/csr.js';
 import { FR_MODULUS, frVector } from '../src/field/layout.js';
@@ -41,17 +41,9 @@ import { hasDevSetup, writeInsecureDevParamsGpu, type GpuDevParamsResult } from 
 import { parsePorepSectorSize, porepInfoForSize, porepShape } from '../src/kinds/porep-c2.js';
 import { appendResults, commitLine, machineLine, markdownTable } from './report.js';
 
-interface Synthetic {
-  numConstraints: number;
-  numInputs: number;
-  numAux: number;
-  /** A-query size (every input, then the A-dense aux) and B-query size. */
-  na: number;
-  nb: number;
-  nnzA: number;
-  nnzB: number;
-  nnzC: number;
-}
+/** The sizes of a synthetic shape: bench/gpu.ts's partition figures (na, nb: the A- and B-query
+ *  sizes; nnzA/B/C: terms per row). */
+type Synthetic = Omit<PartitionSpec, 'logN' | 'fracZero' | 'fracOne' | 'iterations'>;
 
 const SYNTHETIC: Record<string, Synthetic> = {
   '2KiB': { numConstraints: 2_687_921, numInputs: 40, numAux: 2_685_673, na: 2_674_948, nb: 685_522, nnzA: 2, nnzB: 1, nnzC: 2 },
