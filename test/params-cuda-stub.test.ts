@@ -27,7 +27,7 @@ import { loadParams, loadParamsFile } from '../src/groth16/params-native.js';
 import { partitionInput } from '../src/groth16/prover.js';
 import { recordShape } from '../src/r1cs/shape.js';
 import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
-import { rng } from './support.js';
+import { rng, sampleVerifyingKey } from './support.js';
 
 const cpu = new NativeBackend();
 
@@ -111,15 +111,7 @@ async function randomParams(seed: number): Promise<Parameters> {
   const g1 = (n: number) => cpu.fixedBaseMulG1(g1Vector([G1.BASE]), frVector(Array.from({ length: n }, () => next())));
   const g2 = (n: number) => cpu.fixedBaseMulG2(g2Vector([G2.BASE]), frVector(Array.from({ length: n }, () => next())));
   const p: Parameters = {
-    vk: {
-      alphaG1: G1.BASE.multiply(3n),
-      betaG1: G1.BASE.multiply(5n),
-      betaG2: G2.BASE.multiply(7n),
-      gammaG2: G2.BASE.multiply(11n),
-      deltaG1: G1.BASE.multiply(13n),
-      deltaG2: G2.BASE.multiply(17n),
-      ic: [G1.BASE.multiply(19n)],
-    },
+    vk: sampleVerifyingKey(1),
     h: await g1(700),
     l: await g1(123),
     a: await g1(50),

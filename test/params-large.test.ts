@@ -23,7 +23,7 @@ import type { PointGroup } from '../src/curve/codec.js';
 import { G1, G2, frVector, g1Vector, g2Vector } from '../src/field/layout.js';
 import { ParamsFormatError, encodeParams, readParamsLayout, verifyingKeyByteLength, type Parameters } from '../src/groth16/keys.js';
 import { inspectParamsFile, loadParamsFile } from '../src/groth16/params-native.js';
-import { rng } from './support.js';
+import { rng, sampleVerifyingKey } from './support.js';
 
 const be = new NativeBackend();
 const H = 44_740_000; // 4,295,040,000 bytes of h > 2^32
@@ -37,15 +37,7 @@ async function smallParams(): Promise<Parameters> {
   const h = await g1(PATTERN);
   for (let k = 0; k < PATTERN; k++) if (!REAL(k)) h.fill(0, k * 96, (k + 1) * 96);
   return {
-    vk: {
-      alphaG1: G1.BASE.multiply(3n),
-      betaG1: G1.BASE.multiply(5n),
-      betaG2: G2.BASE.multiply(7n),
-      gammaG2: G2.BASE.multiply(11n),
-      deltaG1: G1.BASE.multiply(13n),
-      deltaG2: G2.BASE.multiply(17n),
-      ic: [G1.BASE.multiply(19n), G1.BASE.multiply(23n)],
-    },
+    vk: sampleVerifyingKey(2),
     h,
     l: await g1(5),
     a: await g1(3),

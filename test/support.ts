@@ -9,7 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FR_MODULUS } from '../src/field/layout.js';
+import { FR_MODULUS, G1, G2 } from '../src/field/layout.js';
+import type { VerifyingKey } from '../src/groth16/keys.js';
 
 /** The repository root (the folder that holds package.json). */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -112,4 +113,18 @@ export function rng(seed: number): Rng {
   };
   next.bool = (): boolean => (u32() & 1) === 1;
   return next;
+}
+
+/** A verifying key of small multiples of the generators (no setup behind it): for tests of file
+ *  layouts and loaders, with `ic` of 19·G, 23·G, … (`inputs` points). */
+export function sampleVerifyingKey(inputs = 1): VerifyingKey {
+  return {
+    alphaG1: G1.BASE.multiply(3n),
+    betaG1: G1.BASE.multiply(5n),
+    betaG2: G2.BASE.multiply(7n),
+    gammaG2: G2.BASE.multiply(11n),
+    deltaG1: G1.BASE.multiply(13n),
+    deltaG2: G2.BASE.multiply(17n),
+    ic: Array.from({ length: inputs }, (_, i) => G1.BASE.multiply(19n + 4n * BigInt(i))),
+  };
 }

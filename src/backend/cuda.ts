@@ -202,17 +202,7 @@ export interface CudaAddon {
 }
 
 /** The options of the addon's devSetupInsecure (DevSetupInput without the circuit, plus the generators). */
-export interface DevSetupAddonOptions {
-  constants: Uint8Array;
-  g1: Uint8Array;
-  g2: Uint8Array;
-  path: string;
-  offset: number;
-  fsync: boolean;
-  chunkPoints?: number;
-  writers?: number;
-  progress?: Float64Array;
-}
+export type DevSetupAddonOptions = Omit<DevSetupInput, 'shape' | 'logN' | 'aIdx' | 'bIdx'> & { g1: Uint8Array; g2: Uint8Array };
 
 export interface DevSetupAddonResult {
   ic: Uint8Array;
