@@ -4,6 +4,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { selectBackend } from '../backend/select.js';
+import { registerPostCommands } from './post-commands.js';
 
 const program = new Command();
 program
@@ -158,8 +159,14 @@ program
   )
   .option('--sector-size <size>', '2KiB | 8MiB | 512MiB | 32GiB | 64GiB')
   .option('--c1 <file>', 'take the sector size from a C1 output file instead')
+  .option('--circuit <id>', 'a PoSt circuit instead: winning-2k … winning-64g, wpost-2k … wpost-64g (FallbackPoSt)')
   .action(async (opts) => {
-    if (!opts.sectorSize && !opts.c1) throw new InvalidArgumentError('give --sector-size or --c1');
+    if (opts.circuit) {
+      const { runPoStCircuitInfo } = await import('./post-commands.js');
+      console.log(JSON.stringify(await runPoStCircuitInfo(opts.circuit), null, 2));
+      return;
+    }
+    if (!opts.sectorSize && !opts.c1) throw new InvalidArgumentError('give --sector-size, --c1 or --circuit');
     const { runCircuitInfo } = await import('./porep-commands.js');
     console.log(JSON.stringify(runCircuitInfo({ sectorSize: opts.sectorSize, c1: opts.c1 }), null, 2));
   });
@@ -187,6 +194,8 @@ program
     });
     if (opts.json) console.log(JSON.stringify(r, null, 2));
   });
+
+registerPostCommands(program, { paramsDir: defaultParamsDir, cacheDir: defaultCacheDir, selectBackend });
 
 program
   .command('daemon')
