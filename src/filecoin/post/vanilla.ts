@@ -25,7 +25,9 @@
 import { readFileSync } from 'node:fs';
 import { FR_MODULUS } from '../../field/layout.js';
 import type { TreeShape } from '../registry.js';
-import type { MerkleProof, MerkleProofShape, PathElement } from '../tree/path.js';
+import { fastPoseidon } from '../seal/poseidon-fast.js';
+import { fullPath, pathLeafIndex, type MerkleProof, type MerkleProofShape, type PathElement } from '../tree/path.js';
+import { postSectorChallenges } from './challenges.js';
 import { WINNING_POST_CHALLENGE_COUNT } from './registry.js';
 import type { PoStProofInfo, PoStSectorProof } from './types.js';
 
@@ -284,6 +286,35 @@ export function serializePoStSectorProof(p: PoStSectorProof, info: PoStProofInfo
   w.fr(p.commRLast, 'comm_r_last');
   if (w.pos !== w.out.length) throw new Error(`vanilla proof: serialised ${w.pos} bytes, expected ${w.out.length}`);
   return w.out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Consistency (what the circuit will enforce)
+
+/**
+ * The problems the FallbackPoSt circuit would find in a well-formed sector proof, [] when none:
+ * comm_r ≠ Poseidon2(comm_c, comm_r_last); an inclusion proof whose root is not comm_r_last or whose path does
+ * not lead from its leaf to its root; a leaf that is not at the derived challenge (challenges.ts; `sectorIndex` is
+ * the sector's place in the whole PoSt, used by the V1 window derivation only).
+ */
+export function checkPoStSectorProof(p: PoStSectorProof, info: PoStProofInfo, randomness: Uint8Array, sectorIndex = 0): string[] {
+  const problems: string[] = [];
+  if (fastPoseidon([p.commC, p.commRLast]) !== p.commR) problems.push('comm_r ≠ Poseidon2(comm_c, comm_r_last)');
+  const challenges = postSectorChallenges(info, randomness, p.sectorId, sectorIndex);
+  p.inclusionProofs.forEach((mp, i) => {
+    if (mp.root !== p.commRLast) problems.push(`inclusion_proofs[${i}].root ≠ comm_r_last`);
+    const path = fullPath(mp);
+    let cur = mp.leaf;
+    for (const el of path) {
+      const children = el.hashes.slice();
+      children.splice(el.index, 0, cur);
+      cur = fastPoseidon(children);
+    }
+    if (cur !== mp.root) problems.push(`inclusion_proofs[${i}]: the path does not lead from the leaf to the root`);
+    const at = pathLeafIndex(path);
+    if (at !== challenges[i]) problems.push(`inclusion_proofs[${i}] opens leaf ${at}, the challenge is ${challenges[i]}`);
+  });
+  return problems;
 }
 
 // ---------------------------------------------------------------------------------------------
