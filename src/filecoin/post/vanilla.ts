@@ -92,7 +92,7 @@ export function postSectorProofSize(info: PoStProofInfo): number {
 // Parsing
 
 class Reader {
-  private readonly dv: DataView;
+  readonly dv: DataView;
   pos = 0;
 
   constructor(readonly bytes: Uint8Array) {
@@ -133,8 +133,9 @@ class Reader {
   fr(field: string): bigint {
     this.need(32, field);
     const at = this.pos;
-    let v = 0n;
-    for (let i = 31; i >= 0; i--) v = (v << 8n) | BigInt(this.bytes[at + i]!);
+    const dv = this.dv;
+    const v = dv.getBigUint64(at, true) | (dv.getBigUint64(at + 8, true) << 64n)
+      | (dv.getBigUint64(at + 16, true) << 128n) | (dv.getBigUint64(at + 24, true) << 192n);
     this.pos += 32;
     if (v >= FR_MODULUS) this.fail(field, `= 0x${v.toString(16)} is not a canonical field element (≥ r)`, at);
     return v;
@@ -224,11 +225,11 @@ class Writer {
     if (typeof v !== 'bigint' || v < 0n || v >= FR_MODULUS) {
       throw new VanillaProofError(`vanilla proof: ${field} is not a canonical field element`, field);
     }
-    let x = v;
-    for (let i = 0; i < 32; i++) {
-      this.out[this.pos + i] = Number(x & 0xffn);
-      x >>= 8n;
-    }
+    const m = 0xffffffffffffffffn;
+    this.dv.setBigUint64(this.pos, v & m, true);
+    this.dv.setBigUint64(this.pos + 8, (v >> 64n) & m, true);
+    this.dv.setBigUint64(this.pos + 16, (v >> 128n) & m, true);
+    this.dv.setBigUint64(this.pos + 24, v >> 192n, true);
     this.pos += 32;
   }
 }
