@@ -140,7 +140,7 @@ const nonNegativeInt = (v: string): number => {
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
   return n;
 };
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
+const collect = (v: string, prev: string[] | undefined): string[] => [...(prev ?? []), v];
 
 /** Registers gen-vanilla and synth-post on the kiln program. */
 export function registerPostVanillaCommands(program: Command): void {
@@ -153,10 +153,10 @@ export function registerPostVanillaCommands(program: Command): void {
         'the challenged sector of the set.',
     )
     .requiredOption('--type <type>', 'window | winning', parsePoStType)
-    .requiredOption('--sector <dir>', 'a sector directory (repeat for several sectors)', collect, [])
+    .requiredOption('--sector <dir>', 'a sector directory (repeat for several sectors)', collect)
     .requiredOption('--randomness <hex>', '32-byte randomness, a canonical field element (Curio masks byte 31 with 0x3f)')
     .option('--registered-proof <id|name>', 'RegisteredPoStProof id 0–14 or name (default: Window…V1_1 / Winning…V1 of the sector size)')
-    .requiredOption('--out <file>', 'output file (window: repeat once per partition, or one name numbered -p<k>)', collect, [])
+    .requiredOption('--out <file>', 'output file (window: repeat once per partition, or one name numbered -p<k>)', collect)
     .action(async (opts) => {
       await runGenVanilla({ type: opts.type, sectors: opts.sector, randomness: opts.randomness, registeredProof: opts.registeredProof, out: opts.out });
     });

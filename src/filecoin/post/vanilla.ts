@@ -198,6 +198,21 @@ export function parsePoStSectorProof(bytes: Uint8Array, info: PoStProofInfo): Po
   return { sectorId, commR, inclusionProofs, commC, commRLast };
 }
 
+/**
+ * Parses the elements of a request (`vanilla_proofs`, one per sector); an error names the element:
+ * "vanilla_proofs[3]: vanilla proof: comm_c … (byte offset 5616)".
+ */
+export function parsePoStSectorProofs(elements: readonly Uint8Array[], info: PoStProofInfo): PoStSectorProof[] {
+  return elements.map((el, i) => {
+    try {
+      return parsePoStSectorProof(el, info);
+    } catch (e) {
+      if (!(e instanceof VanillaProofError)) throw e;
+      throw new VanillaProofError(`vanilla_proofs[${i}]: ${e.message}`, e.field === undefined ? undefined : `vanilla_proofs[${i}].${e.field}`, e.offset);
+    }
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Serialising
 
