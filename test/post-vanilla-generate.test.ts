@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { runGenVanilla } from '../src/cli/post-vanilla-commands.js';
+import { runSeal } from '../src/cli/seal.js';
 import { proverIdFromActorId } from '../src/filecoin/graph.js';
 import { bytesToBigintLE } from '../src/filecoin/hash/fr32.js';
 import { poseidonHash } from '../src/filecoin/hash/poseidon.js';
@@ -152,4 +153,17 @@ test('kiln gen-vanilla writes cuzk-bench vanilla files that readVanillaFile read
   checkElement(els[0]!, postProofById(0)!, sealed[0]!, 0);
   await assert.rejects(runGenVanilla({ type: 'winning', sectors: [sealed[0]!.dir], randomness: '00', out: [join(dir, 'x')] }), /64 hex digits/);
   await assert.rejects(runGenVanilla({ type: 'window', sectors: [sealed[0]!.dir], randomness: Buffer.from(randomness).toString('hex'), registeredProof: '3', out: [join(dir, 'x')] }), /is a winning proof/);
+});
+
+test('kiln seal --sector-dir keeps a sector directory matching the Commit2In it writes', () => {
+  const d = join(dir, 'cli-sector');
+  const text = runSeal({ sectorSize: '2KiB', out: join(dir, 'c2in.json'), sector: '21', miner: 'f01002', rngSeed: 'cli', sectorDir: d }, true);
+  const s = readSectorDir(d);
+  assert.equal(s.sectorNumber, 21n);
+  assert.equal(s.minerId, 1002n);
+  assert.equal(s.info.name, 'StackedDrg2KiBV1_1');
+  const c1 = JSON.parse(Buffer.from(JSON.parse(text).Phase1Out, 'base64').toString('utf8')) as { comm_r: number[] };
+  assert.deepEqual([...s.commR], c1.comm_r, 'the sector directory\'s comm_r is the C1\'s');
+  assert.equal(readFileSync(join(d, 'replica.bin')).length, 2048);
+  assert.equal(readFileSync(join(d, 'tree-r-last.bin')).length, (8 + 1) * 32);
 });
