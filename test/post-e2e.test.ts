@@ -1,5 +1,6 @@
 /**
- * WinningPoSt and WindowPoSt end to end through the real entry points, on 2 KiB sectors (INSECURE development
+ * WinningPoSt and WindowPoSt end to end through the real entry points, on two 2 KiB sectors sealed by kiln
+ * (`kiln seal --sector-dir`) whose vanilla proofs `kiln gen-vanilla` makes (INSECURE development
  * parameters made once into a temporary cache shared by every step: ~20 s on 2 cores, then a few seconds per proof):
  *  - `kiln prove-post` / `kiln verify-post` from vanilla proof files (cuzk-bench's JSON of base64 bincode elements);
  *  - the daemon over gRPC (a client built at run time from proto/cuzk.proto, as Curio's generated client sees the
@@ -24,14 +25,14 @@ import { Engine } from '../src/engine/engine.js';
 import { AwaitStatus, Priority, ProofKind, proofRequest, type Planner } from '../src/engine/types.js';
 import { postProofById } from '../src/filecoin/post/registry.js';
 import type { PoStProofInfo, PoStSectorProof } from '../src/filecoin/post/types.js';
-import { parsePoStSectorProof, readVanillaFile, serializePoStSectorProof, vanillaFileText } from '../src/filecoin/post/vanilla.js';
+import { parsePoStSectorProof, readVanillaFile } from '../src/filecoin/post/vanilla.js';
 import { createDemoKind } from '../src/kinds/demo-circuit.js';
 import { loadPorepVerifyingKey } from '../src/kinds/porep-c2.js';
 import { createPorepKind } from '../src/kinds/porep-c2-planner.js';
 import { postVerifyingKeySource, verifyPoSt } from '../src/kinds/post.js';
 import { createPoStKind } from '../src/kinds/post-planner.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
-import { postProofsFor, testRandomness, testSector } from './post-support.js';
+import { testRandomness } from './post-support.js';
 import { repoRoot } from './support.js';
 
 const CLI = join(repoRoot, 'dist', 'src', 'cli', 'main.js');
@@ -72,14 +73,22 @@ const postArgs = (type: 'window' | 'winning', r = hex): string[] => [
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'kiln-post-e2e-'));
   cache = join(dir, 'params', 'kiln-cache'); // the daemon below uses param_cache = dir/params
-  for (const [type, info, n] of [['window', WINDOW, 2], ['winning', WINNING, 1]] as const) {
-    const sectors = Array.from({ length: n }, (_, i) => testSector(info.size.tree, BigInt(40 + i), 900 + i));
-    const proofs = postProofsFor(info, sectors, randomness);
-    const elements = proofs.map((p) => serializePoStSectorProof(p, info));
-    const file = join(dir, `${type}.vanilla.json`);
-    writeFileSync(file, vanillaFileText(elements));
-    inputs[type] = { info, proofs, elements, file };
+  // two 2 KiB sectors sealed by kiln (keeping replica, tree_r_last and comm_c), their vanilla proofs by gen-vanilla
+  const sectorArgs: string[] = [];
+  for (const n of [40, 41]) {
+    const s = await kiln(['seal', '--sector-size', '2KiB', '--out', join(dir, `c1-${n}.json`), '--sector', String(n), '--miner', 'f01234', '--rng-seed', `post-${n}`, '--sector-dir', join(dir, `sector-${n}`)]);
+    assert.equal(s.code, 0, s.stderr);
+    sectorArgs.push('--sector', join(dir, `sector-${n}`));
   }
+  for (const [type, info] of [['window', WINDOW], ['winning', WINNING]] as const) {
+    const file = join(dir, `${type}.vanilla.json`);
+    const g = await kiln(['gen-vanilla', '--type', type, ...sectorArgs, '--randomness', hex, '--registered-proof', String(info.id), '--out', file]);
+    assert.equal(g.code, 0, g.stderr);
+    const elements = readVanillaFile(file);
+    inputs[type] = { info, proofs: elements.map((e) => parsePoStSectorProof(e, info)), elements, file };
+  }
+  assert.deepEqual(inputs.window.proofs.map((p) => p.sectorId), [40n, 41n]);
+  assert.equal(inputs.winning.proofs.length, 1);
 });
 
 after(async () => {
@@ -110,7 +119,7 @@ for (const type of ['window', 'winning'] as const) {
     // proving with the wrong randomness is refused before any work, naming the sector and challenge
     const refused = await kiln(['prove-post', ...postArgs(type, other), '--out', join(dir, 'never.proof')]);
     assert.equal(refused.code, 1);
-    assert.match(refused.stderr, /sector 40 \(proof 0\) challenge 0: the proof opens leaf \d+, but the randomness challenges leaf \d+/);
+    assert.match(refused.stderr, /sector 4[01] \(proof 0\) challenge \d+: the proof opens leaf \d+, but the randomness challenges leaf \d+/);
   });
 }
 
@@ -215,7 +224,7 @@ describe('the daemon over gRPC', () => {
       ['too many', { vanilla_proofs: [el, el, el].map((e) => Buffer.from(e)) }, /at most 2 sectors/],
       ['short randomness', { randomness: Buffer.alloc(31) }, /randomness must be 32 bytes, got 31/],
       ['non-canonical randomness', { randomness: Buffer.alloc(32, 0xff) }, /randomness is not a canonical field element/],
-      ['other randomness', { randomness: Buffer.from(testRandomness(24)) }, /sector 40 \(proof 0\) challenge 0: the proof opens leaf/],
+      ['other randomness', { randomness: Buffer.from(testRandomness(24)) }, /sector 40 \(proof 0\) challenge \d+: the proof opens leaf/],
       ['winning id for window', { registered_proof: 3 }, /StackedDrgWinning32GiBV1, not a WindowPoSt proof/],
       ['sector size', { sector_size: 8 << 20 }, /sector_size 8388608 does not match/],
     ];
