@@ -209,6 +209,21 @@ describe('the daemon over gRPC', () => {
     });
   }
 
+  test('kiln bench single/batch --type winning|wpost --vanilla FILE --randomness HEX (registered proof from the proofs\' size)', async () => {
+    const { benchBatch, benchSingle } = await import('../src/client/bench.js');
+    for (const type of ['winning', 'wpost'] as const) {
+      const lines: string[] = [];
+      const file = inputs[type === 'wpost' ? 'window' : 'winning'].file;
+      const r = await benchSingle({ addr: daemon.grpcAddress, type, vanilla: file, randomness: hex, minerId: '1234', out: (l) => lines.push(l) });
+      assert.equal(r.status, STATUS.COMPLETED, lines.join('\n'));
+      assert.match(lines.join('\n'), /timings: total=\d+ ms \(queue=\d+, srs=\d+, synth=\d+, gpu=\d+\)/);
+      assert.match(lines.join('\n'), /proof: 192 bytes/);
+    }
+    const b = await benchBatch({ addr: daemon.grpcAddress, type: 'wpost', vanilla: inputs.window.file, randomness: hex, count: 2, concurrency: 2, out: () => {} });
+    assert.equal(b.completed, 2);
+    await assert.rejects(() => benchSingle({ addr: daemon.grpcAddress, type: 'winning', vanilla: inputs.winning.file, out: () => {} }), /needs --randomness/);
+  });
+
   test('malformed vanilla proofs and wrong fields FAIL naming the problem; the daemon keeps serving', async () => {
     const el = inputs.window.elements[0]!;
     const withTag = el.slice();

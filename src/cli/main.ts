@@ -237,9 +237,13 @@ bench
   .option('--vanilla <file>', 'vanilla proof file for snap/wpost/winning')
   .option('--priority <p>', 'low | normal | high | critical')
   .option('--request-id <id>', 'request id (a repeated id returns the existing job)')
+  .option('--randomness <hex>', 'wpost/winning: 32-byte randomness as hex')
+  .option('--registered-proof <id|name>', 'wpost/winning: RegisteredPoStProof (default: from the vanilla proofs\' size)')
+  .option('--miner-id <n>', 'wpost/winning: the miner\'s actor id')
+  .option('--partition-index <k>', 'wpost: the partition index')
   .action(async (o) => {
     const { benchSingle } = await import('../client/bench.js');
-    await benchSingle({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, priority: o.priority, requestId: o.requestId });
+    await benchSingle({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, priority: o.priority, requestId: o.requestId, ...postBenchOptions(o) });
   });
 bench
   .command('batch')
@@ -249,9 +253,13 @@ bench
   .option('--vanilla <file>', 'vanilla proof file')
   .option('-c, --count <n>', 'number of proofs', positiveInt, 4)
   .option('-j, --concurrency <n>', 'proofs in flight', positiveInt, 2)
+  .option('--randomness <hex>', 'wpost/winning: 32-byte randomness as hex')
+  .option('--registered-proof <id|name>', 'wpost/winning: RegisteredPoStProof (default: from the vanilla proofs\' size)')
+  .option('--miner-id <n>', 'wpost/winning: the miner\'s actor id')
+  .option('--partition-index <k>', 'wpost: the partition index')
   .action(async (o) => {
     const { benchBatch } = await import('../client/bench.js');
-    await benchBatch({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, count: o.count, concurrency: o.concurrency });
+    await benchBatch({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, count: o.count, concurrency: o.concurrency, ...postBenchOptions(o) });
   });
 bench.command('status').description('GetStatus as JSON').action(async () => {
   const { benchStatus } = await import('../client/bench.js');
@@ -293,6 +301,11 @@ bench
   });
 
 registerPostVanillaCommands(program);
+
+/** The bench's WinningPoSt / WindowPoSt request options. */
+function postBenchOptions(o: Record<string, string | undefined>): { randomness?: string; registeredProof?: string; minerId?: string; partitionIndex?: string } {
+  return { randomness: o.randomness, registeredProof: o.registeredProof, minerId: o.minerId, partitionIndex: o.partitionIndex };
+}
 
 function defaultParamsDir(): string {
   return process.env.FIL_PROOFS_PARAMETER_CACHE ?? '/var/tmp/filecoin-proof-parameters';
