@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { NativeBackend } from '../src/backend/native.js';
 import { postBlankCircuit, postCircuitFor, postCircuitParams, postPublicInputs } from '../src/filecoin/post/circuit.js';
-import { postProgram, postProgramFast, postShapeAndProgram, postShapeAndProgramFast, postTape, postWitnessNative } from '../src/filecoin/post/program.js';
+import { encodeTapeWith, postProgram, postProgramFast, postShapeAndProgram, postShapeAndProgramFast, postTape, postWitnessNative } from '../src/filecoin/post/program.js';
+import { FR_MODULUS } from '../src/field/layout.js';
 import { postProofById } from '../src/filecoin/post/registry.js';
 import { encodeTape, interpretProgram } from '../src/r1cs/program.js';
 import { recordShape, shapeDigest } from '../src/r1cs/shape.js';
@@ -83,4 +84,13 @@ test('sub and top tree levels (rust\'s 8-4-2 test tree, 3 sectors of which 2 rea
   } finally {
     backend.release(w.assignment);
   }
+});
+
+test('encodeTapeWith (canonical words × R² natively) = encodeTape, edge values included; non-canonical refused', () => {
+  const vals = [0n, 1n, 2n, FR_MODULUS - 1n, FR_MODULUS - 2n, (1n << 254n) - 1n, 12345678901234567890n, 1n << 64n, (1n << 192n) + 7n];
+  for (let i = 0; i < 1000; i++) vals.push((BigInt(i + 1) * 0x9e3779b97f4a7c15f39cc0605cedc834n * 0x1234567n) % FR_MODULUS);
+  assert.ok(Buffer.from(encodeTapeWith(vals, backend)).equals(Buffer.from(encodeTape(vals))));
+  assert.ok(Buffer.from(encodeTapeWith(vals.slice(0, 1), backend)).equals(Buffer.from(encodeTape(vals.slice(0, 1)))));
+  assert.ok(Buffer.from(encodeTapeWith(vals, undefined)).equals(Buffer.from(encodeTape(vals))));
+  assert.throws(() => encodeTapeWith([FR_MODULUS], backend), /tape slot 0 is not a canonical field element/);
 });
