@@ -225,10 +225,14 @@ describe('kiln daemon over gRPC', () => {
     const unknown = (await rpc.call('Prove', { submit: { proof_kind: 77, vanilla_proof: c2in } })).result;
     assert.equal(unknown.status, STATUS.FAILED);
     assert.match(unknown.error_message, /unknown proof_kind 77/);
-    for (const [kind, name] of [[2, 'SNAP_DEALS_UPDATE'], [3, 'WINDOW_POST_PARTITION'], [4, 'WINNING_POST']] as const) {
+    for (const [kind, re] of [
+      [2, /SNAP_DEALS_UPDATE proofs are not implemented yet/],
+      [3, /registered_proof 0 is StackedDrgWinning2KiBV1, not a WindowPoSt proof/],
+      [4, /randomness must be 32 bytes, got 0/],
+    ] as const) {
       const r = (await rpc.call('Prove', { submit: { proof_kind: kind } })).result;
       assert.equal(r.status, STATUS.FAILED);
-      assert.match(r.error_message, new RegExp(`${name} proofs are not implemented yet`));
+      assert.match(r.error_message, re);
     }
     const ok = (await rpc.call('Prove', { submit: demoReq({}, { seed: 99, partitions: 1 }) })).result;
     assert.equal(ok.status, STATUS.COMPLETED);

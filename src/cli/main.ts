@@ -4,6 +4,8 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { selectBackend } from '../backend/select.js';
+import { registerPostCommands } from './post-commands.js';
+import { registerPostVanillaCommands } from './post-vanilla-commands.js';
 
 const program = new Command();
 program
@@ -82,6 +84,7 @@ program
   .option('--ticket <hex>', '32-byte ticket (default: derived from --rng-seed)')
   .option('--seed <hex>', '32-byte interactive seed (default: lotus-bench\'s)')
   .option('--rng-seed <s>', 'seed of the random data and default ticket (default: random without --data, "0" with it)')
+  .option('--sector-dir <dir>', 'also keep what PoSt proofs need (replica, tree_r_last, comm_c) in DIR, for `kiln gen-vanilla`')
   .action(async (opts) => {
     const { runSeal } = await import('./seal.js');
     runSeal({
@@ -93,6 +96,7 @@ program
       seed: opts.seed,
       rngSeed: opts.rngSeed,
       out: opts.out,
+      sectorDir: opts.sectorDir,
     });
   });
 
@@ -158,8 +162,14 @@ program
   )
   .option('--sector-size <size>', '2KiB | 8MiB | 512MiB | 32GiB | 64GiB')
   .option('--c1 <file>', 'take the sector size from a C1 output file instead')
+  .option('--circuit <id>', 'a PoSt circuit instead: winning-2k … winning-64g, wpost-2k … wpost-64g (FallbackPoSt)')
   .action(async (opts) => {
-    if (!opts.sectorSize && !opts.c1) throw new InvalidArgumentError('give --sector-size or --c1');
+    if (opts.circuit) {
+      const { runPoStCircuitInfo } = await import('./post-commands.js');
+      console.log(JSON.stringify(await runPoStCircuitInfo(opts.circuit), null, 2));
+      return;
+    }
+    if (!opts.sectorSize && !opts.c1) throw new InvalidArgumentError('give --sector-size, --c1 or --circuit');
     const { runCircuitInfo } = await import('./porep-commands.js');
     console.log(JSON.stringify(runCircuitInfo({ sectorSize: opts.sectorSize, c1: opts.c1 }), null, 2));
   });
@@ -187,6 +197,8 @@ program
     });
     if (opts.json) console.log(JSON.stringify(r, null, 2));
   });
+
+registerPostCommands(program, { paramsDir: defaultParamsDir, cacheDir: defaultCacheDir, selectBackend });
 
 program
   .command('daemon')
@@ -225,9 +237,13 @@ bench
   .option('--vanilla <file>', 'vanilla proof file for snap/wpost/winning')
   .option('--priority <p>', 'low | normal | high | critical')
   .option('--request-id <id>', 'request id (a repeated id returns the existing job)')
+  .option('--randomness <hex>', 'wpost/winning: 32-byte randomness as hex')
+  .option('--registered-proof <id|name>', 'wpost/winning: RegisteredPoStProof (default: from the vanilla proofs\' size)')
+  .option('--miner-id <n>', 'wpost/winning: the miner\'s actor id')
+  .option('--partition-index <k>', 'wpost: the partition index')
   .action(async (o) => {
     const { benchSingle } = await import('../client/bench.js');
-    await benchSingle({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, priority: o.priority, requestId: o.requestId });
+    await benchSingle({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, priority: o.priority, requestId: o.requestId, ...postBenchOptions(o) });
   });
 bench
   .command('batch')
@@ -237,9 +253,13 @@ bench
   .option('--vanilla <file>', 'vanilla proof file')
   .option('-c, --count <n>', 'number of proofs', positiveInt, 4)
   .option('-j, --concurrency <n>', 'proofs in flight', positiveInt, 2)
+  .option('--randomness <hex>', 'wpost/winning: 32-byte randomness as hex')
+  .option('--registered-proof <id|name>', 'wpost/winning: RegisteredPoStProof (default: from the vanilla proofs\' size)')
+  .option('--miner-id <n>', 'wpost/winning: the miner\'s actor id')
+  .option('--partition-index <k>', 'wpost: the partition index')
   .action(async (o) => {
     const { benchBatch } = await import('../client/bench.js');
-    await benchBatch({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, count: o.count, concurrency: o.concurrency });
+    await benchBatch({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, count: o.count, concurrency: o.concurrency, ...postBenchOptions(o) });
   });
 bench.command('status').description('GetStatus as JSON').action(async () => {
   const { benchStatus } = await import('../client/bench.js');
@@ -279,6 +299,13 @@ bench
     const { benchTrace } = await import('../client/bench.js');
     await benchTrace({ http: o.http, jobIds, outFile: o.out });
   });
+
+registerPostVanillaCommands(program);
+
+/** The bench's WinningPoSt / WindowPoSt request options. */
+function postBenchOptions(o: Record<string, string | undefined>): { randomness?: string; registeredProof?: string; minerId?: string; partitionIndex?: string } {
+  return { randomness: o.randomness, registeredProof: o.registeredProof, minerId: o.minerId, partitionIndex: o.partitionIndex };
+}
 
 function defaultParamsDir(): string {
   return process.env.FIL_PROOFS_PARAMETER_CACHE ?? '/var/tmp/filecoin-proof-parameters';

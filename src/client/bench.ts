@@ -4,6 +4,7 @@
  * plain options; output goes through `out` (default console.log). The lead's CLI wires them:
  *
  *   single  --addr A --type porep|snap|wpost|winning|demo (--c1 FILE | --vanilla FILE) [--priority P] [--request-id ID]
+ *           wpost/winning: --randomness HEX [--registered-proof ID|NAME] [--miner-id N] [--partition-index K]
  *   batch   --addr A --type … --c1 FILE -c N -j J
  *   status  --addr A          preload --addr A --circuit ID     evict --addr A --circuit ID
  *   cancel  --addr A --job ID metrics --addr A                  trace --http H JOB --out FILE
@@ -55,7 +56,43 @@ export interface SubmitOptions {
   vanilla?: string;
   priority?: string;
   requestId?: string;
+  /** wpost/winning: 32-byte randomness as hex (required). */
+  randomness?: string;
+  /** wpost/winning: RegisteredPoStProof id or name (default: from the vanilla proofs' size: Winning…V1 / Window…V1_1). */
+  registeredProof?: string;
+  minerId?: string;
+  partitionIndex?: string;
   out?: Out;
+}
+
+/** wpost/winning: the vanilla file's elements (cuzk-bench's JSON of base64 bincode proofs, or one raw element) as
+ *  `vanilla_proofs`, with randomness, registered_proof, miner_id and partition_index. */
+async function postRequestFields(o: SubmitOptions, req: Msg): Promise<void> {
+  const { parseVanillaFile, postSectorProofSize } = await import('../filecoin/post/vanilla.js');
+  const { allPoStProofs } = await import('../filecoin/post/registry.js');
+  const { parsePoStProof } = await import('../kinds/post.js');
+  const elements = parseVanillaFile(new Uint8Array(await readFile(o.vanilla!)), o.vanilla);
+  const type = o.type === 'winning' ? 'winning' : 'window';
+  let info = o.registeredProof !== undefined ? parsePoStProof(o.registeredProof) : undefined;
+  if (o.registeredProof !== undefined && info === undefined) throw new Error(`--registered-proof ${o.registeredProof}: not a RegisteredPoStProof (0–14 or a name)`);
+  if (info === undefined) {
+    info = allPoStProofs().find((p) => p.type === type && (type === 'winning' || p.api === 'V1_2') && postSectorProofSize(p) === elements[0]!.length);
+    if (info === undefined) throw new Error(`${o.vanilla}: ${elements[0]!.length}-byte vanilla proofs match no ${type} proof size; give --registered-proof`);
+  }
+  if (o.randomness === undefined) throw new Error(`--type ${o.type} needs --randomness HEX (32 bytes)`);
+  const hex = o.randomness.replace(/^0x/i, '');
+  if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new Error(`--randomness must be 32 bytes of hex, got '${o.randomness}'`);
+  const int = (name: string, v: string | undefined): number => {
+    if (v === undefined) return 0;
+    if (!/^\d+$/.test(v)) throw new Error(`${name} must be a non-negative integer, got '${v}'`);
+    return Number(v);
+  };
+  req.vanilla_proofs = elements.map((e) => Buffer.from(e));
+  req.registered_proof = info.id;
+  req.sector_size = info.size.sectorSize;
+  req.randomness = Buffer.from(hex, 'hex');
+  req.miner_id = int('--miner-id', o.minerId);
+  req.partition_index = int('--partition-index', o.partitionIndex);
 }
 
 /** Builds the SubmitProofRequest of a bench run. */
@@ -86,7 +123,8 @@ export async function buildRequest(o: SubmitOptions): Promise<Msg> {
     req.vanilla_proof = o.vanilla ? await readFile(o.vanilla) : Buffer.alloc(0);
   } else {
     if (o.vanilla === undefined) throw new Error(`--type ${o.type} needs --vanilla FILE`);
-    req.vanilla_proofs = [await readFile(o.vanilla)];
+    if (o.type === 'wpost' || o.type === 'winning') await postRequestFields(o, req);
+    else req.vanilla_proofs = [await readFile(o.vanilla)];
   }
   return req;
 }

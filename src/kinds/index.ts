@@ -4,7 +4,9 @@
  *  - PoRep C2: porep-c2.ts (circuit ids, compiled shapes, parameter files, witness, prove/verify of
  *    every partition), porep-c2-planner.ts (the engine's planner and circuit provider) and
  *    porep-c2-worker.ts (a partition's witness in a synthesis worker);
- *  - SnapDeals / WindowPoSt / WinningPoSt: not implemented yet (their jobs FAIL with a clear message);
+ *  - WinningPoSt / WindowPoSt: post.ts (shape, witness program, parameters, verification of the FallbackPoSt
+ *    circuit), post-planner.ts (the two planners and their circuit provider), post-worker.ts;
+ *  - SnapDeals: not implemented yet (its jobs FAIL with a clear message);
  *  - the opt-in demo-circuit kind (demo-circuit.ts, demo-circuit-worker.ts): the synthetic
  *    DemoCircuit of src/r1cs/demo-circuit.ts.
  */
@@ -12,9 +14,11 @@ import type { Backend } from '../backend/backend.js';
 import type { EngineConfig } from '../engine/config.js';
 import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner } from '../engine/types.js';
 import { createPorepKind } from './porep-c2-planner.js';
+import { createPoStKind } from './post-planner.js';
 
 export { createDemoKind, demoCircuitId, type DemoKindOptions } from './demo-circuit.js';
 export { createPorepKind, porepCircuitId } from './porep-c2-planner.js';
+export { createPoStKind } from './post-planner.js';
 
 function notImplemented(kind: number, name: string, wire: string, defaultPriority: number): Planner {
   return {
@@ -28,13 +32,14 @@ function notImplemented(kind: number, name: string, wire: string, defaultPriorit
 /** The built-in kinds; `notice` gets the lines worth logging (parameters found or generated, shapes). */
 export function builtinKinds(config: EngineConfig, backend: Backend, notice?: (msg: string) => void): { planners: Planner[]; providers: CircuitProvider[] } {
   const porep = createPorepKind({ config, backend, notice });
+  const post = createPoStKind({ config, backend, notice });
   return {
     planners: [
       porep.planner,
       notImplemented(ProofKind.SNAP_DEALS_UPDATE, 'snap-update', 'SNAP_DEALS_UPDATE', Priority.NORMAL),
-      notImplemented(ProofKind.WINDOW_POST_PARTITION, 'window-post', 'WINDOW_POST_PARTITION', Priority.HIGH),
-      notImplemented(ProofKind.WINNING_POST, 'winning-post', 'WINNING_POST', Priority.CRITICAL),
+      post.window,
+      post.winning,
     ],
-    providers: [porep.circuits],
+    providers: [porep.circuits, post.circuits],
   };
 }

@@ -14,7 +14,6 @@
  * parameters generated and cached in `<param_cache>/kiln-cache/dev-params/` (the same layout as the
  * CLI's --cache-dir, so `kiln prove --cache-dir <param_cache>/kiln-cache` shares them).
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import { C1FormatError, parseC1Input, type C1Output, type Commit2In } from '../filecoin/c1.js';
@@ -22,7 +21,6 @@ import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { sealProofById } from '../filecoin/registry.js';
 import {
   findOfficialParams,
-  loadPorepParams,
   porepCircuitId,
   porepInfoForCircuit as infoForCircuit,
   porepProgram,
@@ -32,7 +30,7 @@ import {
   witnessRunner,
 } from './porep-c2.js';
 import type { AnyParameters } from '../groth16/keys.js';
-import { devParamsPath, devSetupOnDevice, ensureDevParamsFile } from '../groth16/setup.js';
+import { loadCircuitParams } from './params.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { EngineConfig } from '../engine/config.js';
@@ -106,38 +104,18 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
     },
     async params(id, span): Promise<AnyParameters> {
       const shape = await circuits.shape(id);
-      const file = await officialFile(id);
-      const devDir = join(shapeCacheDir, 'dev-params');
-      // official and development files through the one loader (native when the CPU addon is built)
-      if (file !== undefined) {
-        notice(`parameters of ${id}: ${file}`);
-        sources.set(id, { kind: 'official', path: file });
-        return span.time('read', () => loadPorepParams({ kind: 'official', path: file }, shape, opts.backend, devDir));
-      }
-      await circuits.available!(id);
-      const devFile = devParamsPath(shape, devDir);
-      sources.set(id, { kind: 'dev', path: devFile });
-      const where = devSetupOnDevice(opts.backend) ? ' on the GPU' : '';
-      notice(
-        existsSync(devFile)
-          ? `parameters of ${id}: INSECURE development parameters (no official ones in ${opts.config.srs.param_cache}), cached: ${devFile}`
-          : `parameters of ${id}: no official parameters in ${opts.config.srs.param_cache}: generating INSECURE development parameters once${where} (cached in ${devDir})`,
-      );
-      // made (when missing) and then read like any parameter file, each step its own span
-      let last = 0;
-      const made = await span.time('dev_setup', () =>
-        ensureDevParamsFile(shape, opts.backend, devDir, {
-          progressIntervalMs: 1000,
-          onProgress: (p) => {
-            if (p.phase === 'done' || p.elapsedMs - last < 10_000) return; // 'done': the line below says it
-            last = p.elapsedMs;
-            const pct = p.bytesTotal ? ` ${((100 * p.bytesWritten) / p.bytesTotal).toFixed(0)}% written` : '';
-            notice(`development setup of ${id}${where}: ${p.phase} ${p.done}/${p.total}${pct} after ${(p.elapsedMs / 1000).toFixed(0)} s`);
-          },
-        }),
-      );
-      if (made.created) notice(`development parameters of ${id} made${made.on === 'gpu' ? ' on the GPU' : ''} in ${(made.ms / 1000).toFixed(1)} s: ${made.path}`);
-      return span.time('read', () => loadPorepParams({ kind: 'dev', path: devFile }, shape, opts.backend, devDir));
+      return loadCircuitParams({
+        id,
+        shape,
+        officialFile: await officialFile(id),
+        config: opts.config,
+        backend: opts.backend,
+        devDir: join(shapeCacheDir, 'dev-params'),
+        notice,
+        span,
+        checkAvailable: () => circuits.available!(id),
+        onSource: (s) => void sources.set(id, s),
+      });
     },
   };
 

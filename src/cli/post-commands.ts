@@ -1,0 +1,266 @@
+/**
+ * `kiln prove-post`, `kiln verify-post` and `kiln circuit-info --circuit winning-*|wpost-*`: WinningPoSt and
+ * WindowPoSt from vanilla proof files (cuzk-bench's format: a JSON array of base64 bincode
+ * `FallbackPoStSectorProof`s, as `kiln gen-vanilla` / `kiln synth-post` write; or one raw bincode element) on this
+ * machine, through the same Engine, planner, circuit provider and parameter loader as the daemon (the proof is
+ * verified before it is returned). Without official parameters in --params-dir, INSECURE development parameters
+ * are generated once into --cache-dir and said so.
+ */
+import { writeFileSync, readFileSync } from 'node:fs';
+
+import { type Command, InvalidArgumentError } from 'commander';
+import type { Backend } from '../backend/backend.js';
+import type { PoStProofInfo } from '../filecoin/post/types.js';
+import type { ParamsSource } from '../kinds/porep-c2.js';
+import type { Span } from '../util/timing.js';
+
+export interface PoStCommandDefaults {
+  paramsDir: () => string;
+  cacheDir: () => string;
+  selectBackend: (name: string, opts: { device: number }) => Backend;
+}
+
+/** 32 bytes from hex (optional 0x). */
+export function parseRandomness(hex: string): Uint8Array {
+  const h = hex.trim().replace(/^0x/i, '');
+  if (!/^[0-9a-fA-F]{64}$/.test(h)) throw new InvalidArgumentError(`randomness must be 32 bytes of hex (64 digits), got '${hex}'`);
+  return new Uint8Array(Buffer.from(h, 'hex'));
+}
+
+async function postInfo(type: string, registeredProof: string): Promise<PoStProofInfo> {
+  if (type !== 'window' && type !== 'winning') throw new InvalidArgumentError(`--type must be window or winning, got '${type}'`);
+  const { parsePoStProof } = await import('../kinds/post.js');
+  const { postProofName } = await import('../filecoin/post/registry.js');
+  const info = parsePoStProof(registeredProof);
+  if (!info) throw new InvalidArgumentError(`--registered-proof '${registeredProof}' is not a RegisteredPoStProof (0–14, or a name such as StackedDrgWindow2KiBV1_1)`);
+  if (info.type !== type) throw new InvalidArgumentError(`--registered-proof ${postProofName(info)} is a ${info.type === 'winning' ? 'WinningPoSt' : 'WindowPoSt'} proof, not --type ${type}`);
+  return info;
+}
+
+const nonNegative = (name: string, v: string | undefined, dflt = 0): number => {
+  if (v === undefined) return dflt;
+  if (!/^\d+$/.test(v)) throw new InvalidArgumentError(`${name} must be a non-negative integer, got '${v}'`);
+  return Number(v);
+};
+
+export interface ProvePoStOptions {
+  type: string;
+  vanilla: string;
+  randomness: string;
+  minerId?: string;
+  registeredProof: string;
+  partitionIndex?: string;
+  out?: string;
+  paramsDir: string;
+  cacheDir: string;
+  backend: Backend;
+  json: boolean;
+}
+
+export interface PoStLocalProof {
+  bytes: Uint8Array;
+  source: ParamsSource;
+  span: Span;
+  ms: number;
+}
+
+/** Proves one PoSt partition through an in-process engine (dev parameters allowed, INSECURE, and said so). */
+export async function provePoStLocally(
+  req: { info: PoStProofInfo; vanillaProofs: Uint8Array[]; randomness: Uint8Array; minerId: number; partitionIndex: number },
+  o: { paramsDir: string; cacheDir: string; backend: Backend; say: (m: string) => void },
+): Promise<PoStLocalProof> {
+  const { default: pino } = await import('pino');
+  const { defaultConfig } = await import('../engine/config.js');
+  const { Engine } = await import('../engine/engine.js');
+  const { AwaitStatus, ProofKind, proofRequest } = await import('../engine/types.js');
+  const { createPoStKind } = await import('../kinds/post-planner.js');
+  const config = defaultConfig();
+  config.srs.param_cache = o.paramsDir;
+  config.srs.dev_params = true;
+  if (o.backend.capabilities().gpus.length === 0) config.gpus.gpu_workers_per_device = 1;
+  const kind = createPoStKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`) });
+  const engine = new Engine({
+    config,
+    backend: o.backend,
+    logger: pino({ level: 'error', base: undefined }, pino.destination(2)),
+    planners: [kind.winning, kind.window],
+    providers: [kind.circuits],
+    defaultMetrics: false,
+  });
+  try {
+    const t0 = performance.now();
+    const { job } = await engine.submit(
+      proofRequest({
+        proofKind: req.info.type === 'winning' ? ProofKind.WINNING_POST : ProofKind.WINDOW_POST_PARTITION,
+        registeredProof: req.info.id,
+        vanillaProofs: req.vanillaProofs,
+        randomness: req.randomness,
+        minerId: req.minerId,
+        partitionIndex: req.partitionIndex,
+      }),
+    );
+    const r = await engine.await(job.id);
+    if (r === undefined || r.status !== AwaitStatus.COMPLETED) throw new Error(r?.errorMessage || `job ${job.id} did not complete`);
+    const source = job.work ? kind.paramsSource(job.work.circuitId) : undefined;
+    if (source === undefined) throw new Error('internal: the job completed without parameters');
+    return { bytes: r.proof, source, span: job.span, ms: performance.now() - t0 };
+  } finally {
+    await engine.close(0);
+  }
+}
+
+export async function runProvePoSt(o: ProvePoStOptions): Promise<void> {
+  const say = (m: string): void => {
+    if (!o.json) console.error(m);
+  };
+  const info = await postInfo(o.type, o.registeredProof);
+  const randomness = parseRandomness(o.randomness);
+  const minerId = nonNegative('--miner-id', o.minerId);
+  const partitionIndex = nonNegative('--partition-index', o.partitionIndex);
+  const { readVanillaFile } = await import('../filecoin/post/vanilla.js');
+  const { postProofName, postCircuitId } = await import('../filecoin/post/registry.js');
+  const { describeBackend } = await import('../backend/select.js');
+  const { formatSpanTree } = await import('../util/timing.js');
+  const vanillaProofs = readVanillaFile(o.vanilla);
+  say(`${postProofName(info)} (${postCircuitId(info)}): ${vanillaProofs.length} vanilla proof(s) from ${o.vanilla}, backend ${describeBackend(o.backend)}`);
+  const r = await provePoStLocally({ info, vanillaProofs, randomness, minerId, partitionIndex }, { ...o, say });
+  if (o.out) writeFileSync(o.out, r.bytes);
+  const hex = Buffer.from(r.bytes).toString('hex');
+  if (o.json) {
+    console.log(JSON.stringify({ proof: hex, bytes: r.bytes.length, registeredProof: postProofName(info), params: r.source, ms: Math.round(r.ms), spans: r.span.toJSON() }, null, 2));
+    return;
+  }
+  console.log(formatSpanTree(r.span));
+  console.log(`proof: ${r.bytes.length} B${o.out ? ` written to ${o.out}` : ''}, verified (${r.source.kind === 'dev' ? 'INSECURE development' : 'official'} parameters ${r.source.path})`);
+  if (!o.out) console.log(hex);
+}
+
+export interface VerifyPoStOptions {
+  type: string;
+  vanilla: string;
+  randomness: string;
+  registeredProof: string;
+  partitionIndex?: string;
+  proof: string;
+  paramsDir: string;
+  cacheDir: string;
+}
+
+/**
+ * Verifies a PoSt proof: the public inputs come from the sectors' ids and comm_r's (read from the vanilla file),
+ * the randomness and the partition index, as a chain verifier derives them. Returns true when valid.
+ */
+export async function runVerifyPoSt(o: VerifyPoStOptions): Promise<boolean> {
+  const info = await postInfo(o.type, o.registeredProof);
+  const randomness = parseRandomness(o.randomness);
+  const partitionIndex = nonNegative('--partition-index', o.partitionIndex);
+  const { readVanillaFile, parsePoStSectorProof } = await import('../filecoin/post/vanilla.js');
+  const { postVerifyingKeySource, verifyPoSt } = await import('./../kinds/post.js');
+  const { loadPorepVerifyingKey } = await import('../kinds/porep-c2.js');
+  const { postProofName } = await import('../filecoin/post/registry.js');
+  const sectors = readVanillaFile(o.vanilla).map((b, k) => {
+    try {
+      return parsePoStSectorProof(b, info);
+    } catch (e) {
+      throw new Error(`${o.vanilla}: element ${k}: ${(e as Error).message}`);
+    }
+  });
+  const source = postVerifyingKeySource(info, o.paramsDir, o.cacheDir);
+  const vk = await loadPorepVerifyingKey(source).catch((e: unknown) => {
+    throw new Error(`no verifying key for ${postProofName(info)}: ${(e as Error).message}`);
+  });
+  const proof = new Uint8Array(readFileSync(o.proof));
+  const ok = verifyPoSt(info, sectors, { randomness, partitionIndex }, proof, vk);
+  console.log(ok ? `valid (${source.kind} verifying key ${source.path})` : 'INVALID');
+  return ok;
+}
+
+/** `kiln circuit-info --circuit winning-32g|wpost-32g|…`: the PoSt circuit counted without storing. */
+export async function runPoStCircuitInfo(circuitId: string): Promise<Record<string, unknown>> {
+  const { postProofByCircuitId, postProofName, postParamsFileName, postParamsIdentifier } = await import('../filecoin/post/registry.js');
+  const { postCircuitSizes } = await import('../kinds/post.js');
+  const info = postProofByCircuitId(circuitId);
+  if (!info) throw new InvalidArgumentError(`unknown circuit '${circuitId}' (winning-2k … winning-64g, wpost-2k … wpost-64g)`);
+  const t0 = performance.now();
+  const s = postCircuitSizes(info);
+  const withInputs = s.numConstraints + s.numInputs;
+  let n = 1;
+  while (n < withInputs) n *= 2;
+  return {
+    circuitId,
+    registeredProof: postProofName(info),
+    sectorSize: info.size.sectorSize,
+    sectorCount: info.sectorCount,
+    challengeCount: info.challengeCount,
+    constraints: s.numConstraints,
+    constraintsWithInputConstraints: withInputs,
+    publicInputs: s.numInputs - 1,
+    publicInputsWithOne: s.numInputs,
+    auxVariables: s.numAux,
+    domainSize: n,
+    aDensity: { inputs: s.numInputs, aux: s.aAuxDense, total: s.numInputs + s.aAuxDense },
+    bDensity: { inputs: s.bInputDense, aux: s.bAuxDense, total: s.bInputDense + s.bAuxDense },
+    paramsIdentifier: postParamsIdentifier(info),
+    paramsFile: postParamsFileName(info),
+    countMs: Math.round(performance.now() - t0),
+    counted: 'one and two sectors counted (no storage), the whole circuit extrapolated: sectors are identical',
+  };
+}
+
+/** Registers prove-post and verify-post on the `kiln` program. */
+export function registerPostCommands(program: Command, d: PoStCommandDefaults): void {
+  const common = (c: Command): Command =>
+    c
+      .requiredOption('--type <type>', 'window | winning')
+      .requiredOption('--vanilla <file>', 'vanilla proofs: a JSON array of base64 bincode FallbackPoStSectorProofs (cuzk-bench, kiln gen-vanilla / synth-post) or one raw element')
+      .requiredOption('--randomness <hex>', '32-byte randomness as hex (a field element: Curio masks the last byte with 0x3f)')
+      .requiredOption('--registered-proof <id|name>', 'RegisteredPoStProof: 0–4 Winning, 5–9 Window V1, 10–14 Window V1_1, or a name such as StackedDrgWindow2KiBV1_1')
+      .option('--partition-index <k>', 'WindowPoSt partition index (V1 challenges depend on it)', '0')
+      .option('--params-dir <dir>', 'Filecoin parameter cache (official files by their v28 names)', d.paramsDir())
+      .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', d.cacheDir());
+  common(
+    program
+      .command('prove-post')
+      .description(
+        'WinningPoSt or WindowPoSt (one partition): prove from vanilla proofs + randomness, verify, write the 192-byte proof and ' +
+          'print the timing breakdown. Without official parameters in --params-dir it generates INSECURE development parameters ' +
+          '(once, cached) and says so.',
+      ),
+  )
+    .option('--miner-id <n>', 'the miner\'s actor id (for the record; the circuit does not use it)', '0')
+    .option('--out <file>', 'where to write the proof (default: print it as hex)')
+    .option('--backend <name>', 'compute backend: auto (the GPU when usable, else the CPU), cuda, native or reference', 'auto')
+    .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')
+    .option('--json', 'print the result and span tree as JSON')
+    .action(async (opts) => {
+      await runProvePoSt({
+        type: opts.type,
+        vanilla: opts.vanilla,
+        randomness: opts.randomness,
+        minerId: opts.minerId,
+        registeredProof: opts.registeredProof,
+        partitionIndex: opts.partitionIndex,
+        out: opts.out,
+        paramsDir: opts.paramsDir,
+        cacheDir: opts.cacheDir,
+        backend: d.selectBackend(opts.backend, { device: Number(opts.device) }),
+        json: Boolean(opts.json),
+      });
+    });
+  common(program.command('verify-post').description('verify a WinningPoSt / WindowPoSt proof against its sectors (ids and comm_r from the vanilla file) and randomness (exit status 0 when valid, 1 when not)'))
+    .requiredOption('--proof <file>', 'the 192-byte proof')
+    .action(async (opts) => {
+      const ok = await runVerifyPoSt({
+        type: opts.type,
+        vanilla: opts.vanilla,
+        randomness: opts.randomness,
+        registeredProof: opts.registeredProof,
+        partitionIndex: opts.partitionIndex,
+        proof: opts.proof,
+        paramsDir: opts.paramsDir,
+        cacheDir: opts.cacheDir,
+      });
+      if (!ok) process.exitCode = 1;
+    });
+}
+

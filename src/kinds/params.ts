@@ -1,0 +1,65 @@
+/**
+ * Parameters (SRS) of a circuit, the one way every proof kind loads them: the official file when the kind found
+ * one, otherwise, only with `[srs] dev_params = true`, INSECURE development parameters generated once (on the GPU
+ * with the CUDA backend) and cached in `devDir`, then read like any parameter file (porep-c2.ts loadPorepParams).
+ * Each step is its own span (dev_setup, read), with progress notices every 10 s.
+ */
+import { existsSync } from 'node:fs';
+import type { Backend } from '../backend/backend.js';
+import type { EngineConfig } from '../engine/config.js';
+import type { AnyParameters } from '../groth16/keys.js';
+import { devParamsPath, devSetupOnDevice, ensureDevParamsFile } from '../groth16/setup.js';
+import type { CircuitShape } from '../r1cs/cs.js';
+import type { Span } from '../util/timing.js';
+import { loadPorepParams, type ParamsSource } from './porep-c2.js';
+
+export interface CircuitParamsRequest {
+  id: string;
+  shape: CircuitShape;
+  /** The official parameter file the kind found, if any. */
+  officialFile: string | undefined;
+  config: EngineConfig;
+  backend: Backend;
+  /** Where development parameters are cached. */
+  devDir: string;
+  notice: (msg: string) => void;
+  span: Span;
+  /** Throws (with the kind's message) when neither official nor development parameters may be used. */
+  checkAvailable: () => Promise<void>;
+  /** Told where the parameters come from before they are read. */
+  onSource: (s: ParamsSource) => void;
+}
+
+export async function loadCircuitParams(r: CircuitParamsRequest): Promise<AnyParameters> {
+  const { id, shape, span, notice } = r;
+  if (r.officialFile !== undefined) {
+    const file = r.officialFile;
+    notice(`parameters of ${id}: ${file}`);
+    r.onSource({ kind: 'official', path: file });
+    return span.time('read', () => loadPorepParams({ kind: 'official', path: file }, shape, r.backend, r.devDir));
+  }
+  await r.checkAvailable();
+  const devFile = devParamsPath(shape, r.devDir);
+  r.onSource({ kind: 'dev', path: devFile });
+  const where = devSetupOnDevice(r.backend) ? ' on the GPU' : '';
+  notice(
+    existsSync(devFile)
+      ? `parameters of ${id}: INSECURE development parameters (no official ones in ${r.config.srs.param_cache}), cached: ${devFile}`
+      : `parameters of ${id}: no official parameters in ${r.config.srs.param_cache}: generating INSECURE development parameters once${where} (cached in ${r.devDir})`,
+  );
+  // made (when missing) and then read like any parameter file, each step its own span
+  let last = 0;
+  const made = await span.time('dev_setup', () =>
+    ensureDevParamsFile(shape, r.backend, r.devDir, {
+      progressIntervalMs: 1000,
+      onProgress: (p) => {
+        if (p.phase === 'done' || p.elapsedMs - last < 10_000) return; // 'done': the line below says it
+        last = p.elapsedMs;
+        const pct = p.bytesTotal ? ` ${((100 * p.bytesWritten) / p.bytesTotal).toFixed(0)}% written` : '';
+        notice(`development setup of ${id}${where}: ${p.phase} ${p.done}/${p.total}${pct} after ${(p.elapsedMs / 1000).toFixed(0)} s`);
+      },
+    }),
+  );
+  if (made.created) notice(`development parameters of ${id} made${made.on === 'gpu' ? ' on the GPU' : ''} in ${(made.ms / 1000).toFixed(1)} s: ${made.path}`);
+  return span.time('read', () => loadPorepParams({ kind: 'dev', path: devFile }, shape, r.backend, r.devDir));
+}

@@ -1,0 +1,200 @@
+/**
+ * The WinningPoSt / WindowPoSt proof kinds' core (FallbackPoSt circuit, FACTS §6), for the CLI and the engine
+ * (post-planner.ts): the compiled shape and witness program of a circuit id (`winning-2k` … `wpost-64g`, recorded
+ * from one sector and replicated, cached on disk like PoRep's), the circuit's sizes counted without storing, where
+ * the parameters come from (the official file by its name, `postParamsFileName`, or `<circuit id>.params` in the
+ * parameter cache; else INSECURE development parameters, exactly as PoRep: porep-c2.ts / params.ts), the witness
+ * of a partition (native witness program or TypeScript) and the verification of a proof.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { VerifyingKey } from '../groth16/keys.js';
+import { decodeProofs, PROOF_BYTES } from '../groth16/proof.js';
+import { devParamsPath, devParamsPathForDigest } from '../groth16/setup.js';
+import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
+import type { CircuitShape } from '../r1cs/cs.js';
+import { checkProgramForShape, deserializeProgram, programChunks, type WitnessProgram } from '../r1cs/program.js';
+import { readShapeFile, rememberShapeDigest, shapeDigest, writeShapeFile } from '../r1cs/shape.js';
+import { DensityCounter } from '../r1cs/density.js';
+import { WitnessGenerator } from '../r1cs/witness.js';
+import { writeChunksAtomic } from '../util/files.js';
+import type { WitnessProgramRunner } from '../filecoin/circuit/stacked-program.js';
+import { type PoStChallengeContext, postBlankCircuit, postCircuitFor, postCircuitParams, postPublicInputs } from '../filecoin/post/circuit.js';
+import { postProgramFast, postShapeAndProgramFast, postWitnessNative } from '../filecoin/post/program.js';
+import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofById, postProofName } from '../filecoin/post/registry.js';
+import type { PoStProofInfo, PoStSectorProof } from '../filecoin/post/types.js';
+import type { ParamsSource } from './porep-c2.js';
+
+/** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
+export const POST_CIRCUIT_VERSION = 1;
+
+export { postCircuitId, postProofByCircuitId };
+
+/** A registered PoSt proof by id (0–14) or filecoin-ffi name ("StackedDrgWindow2KiBV1_1"); undefined when none. */
+export function parsePoStProof(s: string | number): PoStProofInfo | undefined {
+  const t = String(s).trim();
+  if (/^\d+$/.test(t)) return postProofById(Number(t));
+  for (let id = 0; id < 15; id++) {
+    const p = postProofById(id)!;
+    if (postProofName(p).toLowerCase() === t.toLowerCase()) return p;
+  }
+  return undefined;
+}
+
+function shapeFile(info: PoStProofInfo, cacheDir: string): string {
+  return join(cacheDir, 'shapes', `${postCircuitId(info)}-v${POST_CIRCUIT_VERSION}.shape`);
+}
+
+const programs = new WeakMap<CircuitShape, WitnessProgram>();
+
+/**
+ * The compiled shape of a PoSt circuit: read from `<cacheDir>/shapes/` when a shape of the current circuit
+ * version is there, else recorded from one sector and replicated (with its witness program) and written there.
+ */
+export function postShape(info: PoStProofInfo, cacheDir?: string): { shape: CircuitShape; cached: boolean; cacheError?: string } {
+  const file = cacheDir ? shapeFile(info, cacheDir) : undefined;
+  if (file && existsSync(file)) {
+    try {
+      const shape = readShapeFile(file);
+      if (existsSync(`${file}.sha256`)) rememberShapeDigest(shape, readFileSync(`${file}.sha256`, 'utf8').trim());
+      return { shape, cached: true };
+    } catch {
+      /* unreadable or stale: record again below */
+    }
+  }
+  const { shape, program } = postShapeAndProgramFast(postCircuitParams(info));
+  programs.set(shape, program);
+  if (!file) return { shape, cached: false };
+  try {
+    mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(`${tmp}.sha256`, shapeDigest(shape) + '\n');
+    renameSync(`${tmp}.sha256`, `${file}.sha256`);
+    writeChunksAtomic(`${file}.wprog`, programChunks(program));
+    writeShapeFile(file, shape);
+    return { shape, cached: false };
+  } catch (e) {
+    for (const f of [`${file}.sha256`, `${file}.wprog`, `${file}.${process.pid}.tmp`, `${file}.wprog.${process.pid}.tmp`]) rmSync(f, { force: true });
+    return { shape, cached: false, cacheError: `shape not cached in ${cacheDir}: ${(e as Error).message}` };
+  }
+}
+
+/** The witness program of a PoSt circuit (kept with the shape; `<id>-v<version>.shape.wprog`), recorded when missing. */
+export function postProgramFor(info: PoStProofInfo, shape: CircuitShape, cacheDir?: string): WitnessProgram {
+  const known = programs.get(shape);
+  if (known) return known;
+  const file = cacheDir ? `${shapeFile(info, cacheDir)}.wprog` : undefined;
+  let program: WitnessProgram | undefined;
+  if (file && existsSync(file)) {
+    try {
+      program = deserializeProgram(readFileSync(file));
+      checkProgramForShape(program, shape);
+    } catch {
+      program = undefined;
+    }
+  }
+  if (!program) {
+    program = postProgramFast(postCircuitParams(info));
+    checkProgramForShape(program, shape);
+    if (file) {
+      mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
+      writeChunksAtomic(file, programChunks(program));
+    }
+  }
+  programs.set(shape, program);
+  return program;
+}
+
+/** The digest of the cached shape (written beside it), without loading it; undefined when none is cached. */
+export function cachedPostShapeDigest(info: PoStProofInfo, cacheDir: string): string | undefined {
+  const file = shapeFile(info, cacheDir);
+  if (!existsSync(file) || !existsSync(`${file}.sha256`)) return undefined;
+  const d = readFileSync(`${file}.sha256`, 'utf8').trim();
+  return /^[0-9a-f]{64}$/.test(d) ? d : undefined;
+}
+
+export interface PoStCircuitSizes {
+  numConstraints: number;
+  /** Inputs with ONE. */
+  numInputs: number;
+  numAux: number;
+  aAuxDense: number;
+  bInputDense: number;
+  bAuxDense: number;
+}
+
+/**
+ * The circuit's sizes and densities, counted without storing anything: one sector and two sectors are counted
+ * and the whole circuit extrapolated (sectors are identical segments: every figure is affine in the sector
+ * count; tests compare with a whole count).
+ */
+export function postCircuitSizes(info: PoStProofInfo): PoStCircuitSizes {
+  const count = (sectorCount: number): PoStCircuitSizes => {
+    const dc = new DensityCounter();
+    postBlankCircuit({ ...postCircuitParams(info), sectorCount }).synthesize(dc);
+    const d = dc.densityCounts();
+    return { numConstraints: d.constraints, numInputs: d.inputs, numAux: d.aux, aAuxDense: d.aAuxDense, bInputDense: d.bInputDense, bAuxDense: d.bAuxDense };
+  };
+  const one = count(1);
+  const two = count(2);
+  const n = info.sectorCount;
+  const at = (k: keyof PoStCircuitSizes): number => one[k] + (n - 1) * (two[k] - one[k]);
+  return {
+    numConstraints: at('numConstraints'),
+    numInputs: at('numInputs'),
+    numAux: at('numAux'),
+    aAuxDense: at('aAuxDense'),
+    bInputDense: at('bInputDense'),
+    bAuxDense: at('bAuxDense'),
+  };
+}
+
+/** The official parameter file of a PoSt circuit in `paramsDir`: its official name, else `<circuit id>.params`. */
+export function findOfficialPoStParams(info: PoStProofInfo, paramsDir: string): string | undefined {
+  for (const name of [postParamsFileName(info), `${postCircuitId(info)}.params`]) {
+    const p = join(paramsDir, name);
+    if (existsSync(p)) return p;
+  }
+  return undefined;
+}
+
+/** Where the verifying key comes from without compiling the shape when it can be avoided (as PoRep's). */
+export function postVerifyingKeySource(info: PoStProofInfo, paramsDir: string, cacheDir: string): ParamsSource {
+  const official = findOfficialPoStParams(info, paramsDir);
+  if (official) return { kind: 'official', path: official };
+  const devDir = join(cacheDir, 'dev-params');
+  const digest = cachedPostShapeDigest(info, cacheDir);
+  if (digest !== undefined) return { kind: 'dev', path: devParamsPathForDigest(digest, devDir) };
+  return { kind: 'dev', path: devParamsPath(postShape(info, cacheDir).shape, devDir) };
+}
+
+/** The partition's witness computed by the TypeScript WitnessGenerator (the reference path). */
+export function postWitnessTs(info: PoStProofInfo, sectors: readonly PoStSectorProof[], numInputs: number, out?: Uint8Array): { assignment: Uint8Array; inputs: bigint[]; numAux: number } {
+  const wg = new WitnessGenerator(numInputs, out);
+  postCircuitFor(info, sectors).synthesize(wg);
+  return { assignment: wg.assignment(), inputs: wg.inputs(), numAux: wg.numAux };
+}
+
+/** The partition's witness computed natively by the circuit's witness program (the same bytes). */
+export async function postWitnessNativeFor(
+  runner: WitnessProgramRunner,
+  program: WitnessProgram,
+  info: PoStProofInfo,
+  sectors: readonly PoStSectorProof[],
+  out?: Uint8Array,
+): Promise<{ assignment: Uint8Array; inputs: bigint[]; tapeMs: number; runMs: number }> {
+  return postWitnessNative(runner, program, postCircuitFor(info, sectors), out);
+}
+
+/** Checks a 192-byte PoSt proof against the public inputs a verifier derives (sector ids, comm_r's, randomness). */
+export function verifyPoSt(
+  info: PoStProofInfo,
+  sectors: readonly { sectorId: bigint; commR: bigint }[],
+  ctx: PoStChallengeContext,
+  proofBytes: Uint8Array,
+  vk: VerifyingKey,
+): boolean {
+  if (proofBytes.length !== PROOF_BYTES) throw new RangeError(`proof is ${proofBytes.length} bytes; a PoSt proof is ${PROOF_BYTES}`);
+  const [proof] = decodeProofs(proofBytes);
+  return verifyProof(prepareVerifyingKey(vk), proof!, postPublicInputs(info, sectors, ctx));
+}
