@@ -6,7 +6,7 @@
  * gRPC (unix socket, daemon in this process), each verified by the daemon and again here from the verifying key.
  *
  *   node dist/bench/post32.js [--sector-size 32GiB] [--window 2] [--winning 3] [--dir DIR] [--backend cuda]
- *                             [--md FILE] [--no-write] [--keep]
+ *                             [--md FILE] [--no-write] [--keep] [--sequential]
  *
  * Prints, per kind: the first proof's latency, the steady interval between completions, the engine's timings
  * (queue, srs, synth, gpu) and, per proof, request in → verified proof out; peak host RSS (VmHWM). Appends a
@@ -36,6 +36,7 @@ const opt = (name: string, dflt: string): string => {
   return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : dflt;
 };
 const sectorLabel = opt('--sector-size', '32GiB');
+const sequential = argv.includes('--sequential');
 const counts = { window: Number(opt('--window', '2')), winning: Number(opt('--winning', '3')) };
 const dir = path.resolve(opt('--dir', path.join(os.tmpdir(), `kiln-post-${sectorLabel}`)));
 const backendName = opt('--backend', 'cuda') as BackendName;
@@ -121,9 +122,7 @@ async function main(): Promise<void> {
       const elements = vanilla[k]!.map((e) => Buffer.from(e));
       const t0 = performance.now();
       const done: { i: number; ms: number; latency: number; jobId: string; status: number; error: string; proof: Uint8Array; r: Record<string, number> }[] = [];
-      await Promise.all(
-        Array.from({ length: counts[k] }, async (_, i) => {
-          await new Promise((r) => setTimeout(r, i * 20));
+      const one = async (i: number): Promise<void> => {
           const sent = performance.now();
           const req = {
             proof_kind: k === 'window' ? ProofKind.WINDOW_POST_PARTITION : ProofKind.WINNING_POST,
@@ -139,8 +138,11 @@ async function main(): Promise<void> {
           const now = performance.now();
           done.push({ i, ms: now - t0, latency: now - sent, jobId: res.job_id, status: res.status, error: res.error_message, proof: new Uint8Array(res.proof ?? []), r: res });
           say(`${k} proof ${i + 1}/${counts[k]}: ${res.status === 1 ? 'COMPLETED' : `status ${res.status}: ${res.error_message}`}, request in → verified proof out ${sec(now - sent)} s; timings: total=${res.total_ms} ms (queue=${res.queue_wait_ms}, srs=${res.srs_load_ms}, synth=${res.synthesis_ms}, gpu=${res.gpu_compute_ms})`);
-        }),
-      );
+      };
+      // --sequential: each request waits for the previous answer (latency of one proof with nothing queued);
+      // otherwise all are submitted together, 20 ms apart (throughput)
+      if (sequential) for (let i = 0; i < counts[k]; i++) await one(i);
+      else await Promise.all(Array.from({ length: counts[k] }, async (_, i) => { await new Promise((r) => setTimeout(r, i * 20)); await one(i); }));
       done.sort((a, b) => a.ms - b.ms);
       const failed = done.filter((d) => d.status !== 1);
       if (failed.length) {
@@ -163,7 +165,7 @@ async function main(): Promise<void> {
         [`${id}: shape (one sector recorded, replicated)`, `${sec(shapeMs)} s (${shape.numConstraints} constraints)`],
         [`${id}: PreloadSRS (development setup when missing + SRS onto the device)`, `${sec(preloadMs)} s`],
         [`${id}: first proof, request in → verified proof out`, `${sec(done[0]!.latency)} s`],
-        [`${id}: request in → verified proof out, median of ${done.length} (${done.length} submitted together)`, `${sec(median(done.map((d) => d.latency)))} s`],
+        [`${id}: request in → verified proof out, median of ${done.length} (${sequential ? 'one at a time' : `${done.length} submitted together`})`, `${sec(median(done.map((d) => d.latency)))} s`],
         [`${id}: steady interval between completions`, Number.isNaN(steady) ? '–' : `${sec(steady)} s`],
         [`${id}: engine timings (median): total / synth / gpu`, `${m('total_ms')} / ${m('synthesis_ms')} / ${m('gpu_compute_ms')}`],
       );

@@ -11,7 +11,7 @@
  * Also: shapeDigest (SHA-256 of a canonical form, for caching parameters) and
  * serializeShape / deserializeShape (a versioned binary form, for caching compiled shapes).
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { writeChunksAtomic } from '../util/files.js';
 import type { CsrMatrix } from '../field/csr.js';
@@ -369,6 +369,13 @@ export function rememberShapeDigest(shape: CircuitShape, digest: string): void {
   digests.set(shape, digest);
 }
 
+/** Hash.update in slices: OpenSSL's one call takes at most 2^31 − 1 bytes ("data is too long"), and a
+ *  32 GiB WindowPoSt matrix's column indices are ~2.6 GB. */
+function updateChunked(h: Hash, bytes: Uint8Array): void {
+  const SLICE = 1 << 30;
+  for (let off = 0; off < bytes.length; off += SLICE) h.update(bytes.subarray(off, Math.min(bytes.length, off + SLICE)));
+}
+
 function computeShapeDigest(shape: CircuitShape): string {
   // node:crypto (OpenSSL): a 32 GiB partition's shape is ~7 GB of arrays
   const h = createHash('sha256');
@@ -377,8 +384,8 @@ function computeShapeDigest(shape: CircuitShape): string {
   for (const m of [shape.a, shape.b, shape.c]) {
     const nnz = m.colIdx.length;
     h.update(u32le(m.rows, m.cols, nnz));
-    h.update(bytesOf(m.rowPtr));
-    h.update(bytesOf(m.colIdx));
+    updateChunked(h, bytesOf(m.rowPtr));
+    updateChunked(h, bytesOf(m.colIdx));
     // renumber coefficients by value, in order of first use
     const nTable = m.coeffs.length / FR_BYTES;
     const remap = new Int32Array(nTable).fill(-1);
