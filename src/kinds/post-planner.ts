@@ -27,7 +27,7 @@ import type { AnyParameters } from '../groth16/keys.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { loadCircuitParams } from './params.js';
 import { type ParamsSource, witnessRunner } from './porep-c2.js';
-import { findOfficialPoStParams, postProgramFor, postShape, postWitnessNativeFor } from './post.js';
+import { findOfficialPoStParams, postProgramFor, postShape, postShapeCacheDir, postWitnessNativeFor } from './post.js';
 import type { PoStWitnessArg } from './post-worker.js';
 
 const SYNTH_MODULE = new URL('./post-worker.js', import.meta.url).href;
@@ -129,10 +129,10 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
         const info = postProofByCircuitId(id);
         if (info === undefined) return Promise.reject(new Error(`unknown PoSt circuit ${id}`));
         s = Promise.resolve().then(() => {
-          const { shape, cached, cacheError } = postShape(info, shapeCacheDir);
+          const { shape, cached, cacheError } = postShape(info, postShapeCacheDir(shapeCacheDir));
           notice(
             `circuit ${id}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux ` +
-              `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : 'recorded and cached'})`,
+              `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : postShapeCacheDir(shapeCacheDir) ? 'recorded and cached' : 'recorded, not cached: KILN_POST_SHAPE_CACHE=0'})`,
           );
           return shape;
         });
@@ -176,7 +176,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
         };
         if (runner !== undefined) {
           const shape = await circuits.shape(circuitId);
-          const program = postProgramFor(info, shape, shapeCacheDir);
+          const program = postProgramFor(info, shape, postShapeCacheDir(shapeCacheDir));
           const out = ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES);
           let held: Uint8Array | undefined = out;
           const giveBack = (): void => {
