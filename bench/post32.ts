@@ -11,7 +11,8 @@
  * Prints, per kind: the first proof's latency, the steady interval between completions, the engine's timings
  * (queue, srs, synth, gpu) and, per proof, request in → verified proof out; peak host RSS (VmHWM). Appends a
  * section to bench/RESULTS.md (or --md FILE). --dir holds the vanilla files, the shape cache and the development
- * parameters (~45 GB for wpost-32g); it is removed at the end unless --keep.
+ * parameters (~61 GB for wpost-32g: with a 64 GiB disk, set KILN_POST_SHAPE_CACHE=0 so the ~7 GB shape stays in
+ * memory; scripts/device/post32.sh does); it is removed at the end unless --keep.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -151,7 +152,9 @@ async function main(): Promise<void> {
       }
       // 6. verified again here from the verifying key
       const sectors = vanilla[k]!.map((e) => parsePoStSectorProof(e, info));
-      const vk = await loadPorepVerifyingKey(postVerifyingKeySource(info, dir, path.join(dir, 'kiln-cache')));
+      // the daemon's parameters: official when in dir, else the development ones of this shape (not recompiled)
+      const src = postVerifyingKeySource(info, dir, path.join(dir, 'kiln-cache'), shape);
+      const vk = await loadPorepVerifyingKey(src);
       for (const d of done) {
         const v = verifyPoSt(info, sectors, { randomness, partitionIndex: 0 }, d.proof, vk);
         if (!v) ok = false;

@@ -168,3 +168,13 @@ test('postCircuitSizes (one and two sectors counted, extrapolated) = a whole cou
   assert.equal(postCircuitSizes(postProofById(13)!).numConstraints, 2349 * perSector(10)); // 125,279,217
   assert.equal(postCircuitSizes(postProofById(3)!).numConstraints, 66 * perSector(1)); // 370,590
 });
+
+test('checkPoStSectorsAsync: the same refusals, comm_r checked in chunks', async () => {
+  const { checkPoStSectorsAsync } = await import('../src/filecoin/post/circuit.js');
+  const { info, proofs, randomness } = twoKiB('window');
+  const ctx = { randomness, partitionIndex: 0 };
+  await checkPoStSectorsAsync(info, proofs, ctx, 1);
+  const bad = [proofs[0]!, { ...proofs[1]!, commRLast: proofs[1]!.commRLast }, ].map((p, i) => (i === 1 ? { ...p, commC: p.commC + 1n } : p));
+  await assert.rejects(() => checkPoStSectorsAsync(info, bad, ctx, 1), /sector 101 \(proof 1\): comm_r is not Poseidon/);
+  await assert.rejects(() => checkPoStSectorsAsync(info, proofs, { randomness: testRandomness(98), partitionIndex: 0 }), PoStInputError);
+});

@@ -94,3 +94,35 @@ test('encodeTapeWith (canonical words × R² natively) = encodeTape, edge values
   assert.ok(Buffer.from(encodeTapeWith(vals, undefined)).equals(Buffer.from(encodeTape(vals))));
   assert.throws(() => encodeTapeWith([FR_MODULUS], backend), /tape slot 0 is not a canonical field element/);
 });
+
+test('32 GiB sector proofs (synthPoSt, Sub paths 9 + 1 levels) in a 3-sector cut of wpost-32g: checks pass, native = WitnessGenerator', async () => {
+  const { synthPoSt } = await import('../src/filecoin/post/synthetic.js');
+  const { parsePoStSectorProof } = await import('../src/filecoin/post/vanilla.js');
+  const { checkPoStSectors } = await import('../src/filecoin/post/circuit.js');
+  const full = postProofById(13)!; // StackedDrgWindow32GiBV1_1
+  const randomness = testRandomness(32);
+  const elements = synthPoSt({ info: full, randomness, sectors: 2, rngSeed: 'post-program-32g', threads: 1 }).elements;
+  const proofs = elements.map((e) => parsePoStSectorProof(e, full));
+  assert.equal(proofs[0]!.inclusionProofs[0]!.shape, 'Sub');
+  // the sector circuit is satisfied by a synthetic 32 GiB sector proof (one sector: 53,333 constraints)
+  const { TestConstraintSystem } = await import('../src/r1cs/test.js');
+  const tcs = new TestConstraintSystem();
+  postCircuitFor({ ...full, sectorCount: 1 }, proofs.slice(0, 1)).synthesize(tcs);
+  assert.equal(tcs.numConstraints, 53_333);
+  assert.equal(tcs.whichIsUnsatisfied(), undefined);
+  const cut = { ...full, sectorCount: 3 }; // the same sector circuit, 3 sectors (the last one repeated)
+  checkPoStSectors(cut, proofs, { randomness, partitionIndex: 0 });
+  const params = postCircuitParams(cut);
+  const { shape, program } = postShapeAndProgramFast(params);
+  const circuit = postCircuitFor(cut, proofs);
+  const wg = new WitnessGenerator(shape.numInputs);
+  circuit.synthesize(wg);
+  assert.equal(wg.numAux, shape.numAux);
+  const w = await postWitnessNative(backend, program, circuit);
+  try {
+    assert.equal(firstDifference(w.assignment, wg.assignment()), -1);
+    assert.deepEqual(w.inputs, postPublicInputs(cut, proofs, { randomness, partitionIndex: 0 }));
+  } finally {
+    backend.release(w.assignment);
+  }
+});

@@ -3,7 +3,7 @@
  * `kiln gen-vanilla`): every inclusion proof verifies with the reference Poseidon, opens the leaf the
  * challenge formula names (computed here with node:crypto) and holds that replica node, comm_r equals the
  * seal's comm_r = Poseidon2(comm_c, comm_r_last); WinningPoSt picks the sector SHA256(prover_id ‖ randomness ‖ 0)
- * names.
+ * names among the sectors in ascending id order.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -87,10 +87,12 @@ test('WinningPoSt: the challenged sector of the set, 66 inclusion proofs (36,816
   const h = createHash('sha256').update(proverIdFromActorId(1001n)).update(randomness).update(Buffer.alloc(8)).digest();
   const expected = Number(h.readBigUInt64LE(0) % 3n);
   const r = winningPoStVanilla(info, data, randomness);
+  const byId = [...sealed].sort((a, b) => Number(a.n - b.n)); // the eligible set in ascending id order
   assert.equal(r.sectorIndex, expected);
-  assert.equal(r.sectorId, sealed[expected]!.n);
+  assert.equal(r.sectorId, byId[expected]!.n);
   assert.equal(r.element.length, 36816);
-  checkElement(r.element, info, sealed[expected]!, 0);
+  checkElement(r.element, info, byId[expected]!, 0);
+  assert.deepEqual(winningPoStVanilla(info, [...data].reverse(), randomness), r, 'the order given does not matter');
 });
 
 test('a changed leaf, sibling, comm_c or randomness is caught by checkPoStSectorProof', () => {

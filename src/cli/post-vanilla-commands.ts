@@ -74,7 +74,7 @@ export async function runGenVanilla(o: GenVanillaOptions, log: (s: string) => vo
     if (o.out.length !== 1) throw new Error('a WinningPoSt writes one --out file');
     const r = winningPoStVanilla(info, sectors, randomness);
     writeFileSync(o.out[0]!, vanillaFileText([r.element]));
-    log(`${postProofName(info)}: sector ${r.sectorId} challenged (index ${r.sectorIndex} of ${sectors.length}); 1 vanilla proof (${r.element.length} B) written to ${o.out[0]}`);
+    log(`${postProofName(info)}: sector ${r.sectorId} challenged (index ${r.sectorIndex} of the ${sectors.length} sectors in ascending id order); 1 vanilla proof (${r.element.length} B) written to ${o.out[0]}`);
     return [o.out[0]!];
   }
   const partitions = windowPoStVanilla(info, sectors, randomness);

@@ -19,7 +19,7 @@ import type { Backend } from '../backend/backend.js';
 import type { EngineConfig } from '../engine/config.js';
 import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork, type ProofRequest, type PlanContext } from '../engine/types.js';
 import { FR_BYTES, FR_MODULUS } from '../field/layout.js';
-import { checkPoStSectors, PoStInputError, postPublicInputs } from '../filecoin/post/circuit.js';
+import { checkPoStSectorsAsync, PoStInputError, postPublicInputs } from '../filecoin/post/circuit.js';
 import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofById, postProofName } from '../filecoin/post/registry.js';
 import type { PoStProofInfo, PoStSectorProof } from '../filecoin/post/types.js';
 import { parsePoStSectorProof, VanillaProofError } from '../filecoin/post/vanilla.js';
@@ -27,7 +27,7 @@ import type { AnyParameters } from '../groth16/keys.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { loadCircuitParams } from './params.js';
 import { type ParamsSource, witnessRunner } from './porep-c2.js';
-import { findOfficialPoStParams, postProgramFor, postShape, postWitnessNativeFor } from './post.js';
+import { findOfficialPoStParams, postProgramFor, postShape, postShapeCacheDir, postWitnessNativeFor } from './post.js';
 import type { PoStWitnessArg } from './post-worker.js';
 
 const SYNTH_MODULE = new URL('./post-worker.js', import.meta.url).href;
@@ -63,7 +63,7 @@ function le32(bytes: Uint8Array): bigint {
 }
 
 /** Validates a PoSt request for `type` and parses its vanilla proofs (PlanError naming the problem). */
-export function planPoStRequest(req: ProofRequest, type: 'winning' | 'window'): PoStPlan {
+export async function planPoStRequest(req: ProofRequest, type: 'winning' | 'window'): Promise<PoStPlan> {
   const wire = type === 'winning' ? 'WINNING_POST' : 'WINDOW_POST_PARTITION';
   const info = postProofById(req.registeredProof);
   if (!info) throw new PlanError(`registered_proof ${req.registeredProof} is not a RegisteredPoStProof (0–4 Winning, 5–14 Window)`);
@@ -93,7 +93,7 @@ export function planPoStRequest(req: ProofRequest, type: 'winning' | 'window'): 
   });
   const ctx = { randomness: req.randomness, partitionIndex: req.partitionIndex };
   try {
-    checkPoStSectors(info, sectors, ctx);
+    await checkPoStSectorsAsync(info, sectors, ctx);
   } catch (e) {
     if (e instanceof PoStInputError) throw new PlanError(`${postProofName(info)}: ${e.message}`);
     throw e;
@@ -129,10 +129,10 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
         const info = postProofByCircuitId(id);
         if (info === undefined) return Promise.reject(new Error(`unknown PoSt circuit ${id}`));
         s = Promise.resolve().then(() => {
-          const { shape, cached, cacheError } = postShape(info, shapeCacheDir);
+          const { shape, cached, cacheError } = postShape(info, postShapeCacheDir(shapeCacheDir));
           notice(
             `circuit ${id}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux ` +
-              `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : 'recorded and cached'})`,
+              `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : postShapeCacheDir(shapeCacheDir) ? 'recorded and cached' : 'recorded, not cached: KILN_POST_SHAPE_CACHE=0'})`,
           );
           return shape;
         });
@@ -176,7 +176,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
         };
         if (runner !== undefined) {
           const shape = await circuits.shape(circuitId);
-          const program = postProgramFor(info, shape, shapeCacheDir);
+          const program = postProgramFor(info, shape, postShapeCacheDir(shapeCacheDir));
           const out = ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES);
           let held: Uint8Array | undefined = out;
           const giveBack = (): void => {
@@ -213,7 +213,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
     name: 'winning-post',
     defaultPriority: Priority.CRITICAL,
     async plan(req, ctx) {
-      const plan = planPoStRequest(req, 'winning');
+      const plan = await planPoStRequest(req, 'winning');
       return work(plan, ctx, `${postProofName(plan.info)} sector ${plan.sectors[0]!.sectorId}${req.minerId ? ` miner ${req.minerId}` : ''}`);
     },
   };
@@ -222,7 +222,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
     name: 'window-post',
     defaultPriority: Priority.HIGH,
     async plan(req, ctx) {
-      const plan = planPoStRequest(req, 'window');
+      const plan = await planPoStRequest(req, 'window');
       return work(plan, ctx, `${postProofName(plan.info)} partition ${plan.partitionIndex} (${plan.sectors.length} sectors)${req.minerId ? ` miner ${req.minerId}` : ''}`);
     },
   };

@@ -41,6 +41,16 @@ export function parsePoStProof(s: string | number): PoStProofInfo | undefined {
   return undefined;
 }
 
+/**
+ * Where PoSt shapes are cached: `cacheDir`, unless `KILN_POST_SHAPE_CACHE=0` (or off): then they are recorded in
+ * memory each time the process needs them (~1 min at 32 GiB on the H200 host). For disks too small for both the
+ * wpost-32g development parameters (~61 GB) and its shape (~7 GB), e.g. the 64 GiB of the lent H200.
+ */
+export function postShapeCacheDir(cacheDir: string | undefined): string | undefined {
+  const v = process.env.KILN_POST_SHAPE_CACHE;
+  return v === '0' || v === 'off' || v === 'false' ? undefined : cacheDir;
+}
+
 function shapeFile(info: PoStProofInfo, cacheDir: string): string {
   return join(cacheDir, 'shapes', `${postCircuitId(info)}-v${POST_CIRCUIT_VERSION}.shape`);
 }
@@ -158,14 +168,16 @@ export function findOfficialPoStParams(info: PoStProofInfo, paramsDir: string): 
   return undefined;
 }
 
-/** Where the verifying key comes from without compiling the shape when it can be avoided (as PoRep's). */
-export function postVerifyingKeySource(info: PoStProofInfo, paramsDir: string, cacheDir: string): ParamsSource {
+/** Where the verifying key comes from without compiling the shape when it can be avoided (as PoRep's; `shape`: the
+ *  circuit's shape when the caller has it). */
+export function postVerifyingKeySource(info: PoStProofInfo, paramsDir: string, cacheDir: string, shape?: CircuitShape): ParamsSource {
   const official = findOfficialPoStParams(info, paramsDir);
   if (official) return { kind: 'official', path: official };
   const devDir = join(cacheDir, 'dev-params');
+  if (shape) return { kind: 'dev', path: devParamsPath(shape, devDir) };
   const digest = cachedPostShapeDigest(info, cacheDir);
   if (digest !== undefined) return { kind: 'dev', path: devParamsPathForDigest(digest, devDir) };
-  return { kind: 'dev', path: devParamsPath(postShape(info, cacheDir).shape, devDir) };
+  return { kind: 'dev', path: devParamsPath(postShape(info, postShapeCacheDir(cacheDir)).shape, devDir) };
 }
 
 /** The partition's witness computed by the TypeScript WitnessGenerator (the reference path). */

@@ -9,8 +9,8 @@
  *
  * WindowPoSt: the sectors are the proving set in ascending sector id order (rust-fil-proofs keeps replicas in a
  * BTreeMap); partition k holds sectors [k·sector_count, (k+1)·sector_count), one element per sector. WinningPoSt:
- * with several sectors, the challenged one is chosen as `generate_winning_post_sector_challenge` does, and its
- * 66 challenges give one element.
+ * with several sectors (the eligible set, ascending ids as a bitfield lists them), the challenged one is chosen as
+ * `generate_winning_post_sector_challenge` does, and its 66 challenges give one element.
  */
 import { proverIdFromActorId } from '../graph.js';
 import { sectorTreeLeaf, sectorTreePath, type SealedSectorData } from '../seal/sector-store.js';
@@ -81,16 +81,22 @@ function checkSize(info: PoStProofInfo, s: SealedSectorData): void {
   }
 }
 
+/** The sectors in ascending id order (the proving set's order: a bitfield / BTreeMap); no id twice. */
+function sortedSectors(sectors: readonly SealedSectorData[]): SealedSectorData[] {
+  const sorted = [...sectors].sort((a, b) => (a.sectorNumber < b.sectorNumber ? -1 : a.sectorNumber > b.sectorNumber ? 1 : 0));
+  sorted.forEach((s, i) => {
+    if (i > 0 && sorted[i - 1]!.sectorNumber === s.sectorNumber) throw new PoStGenerateError(`sector ${s.sectorNumber} is given twice`);
+  });
+  return sorted;
+}
+
 /** WindowPoSt vanilla proofs: one array of elements per partition, sectors in ascending id order. */
 export function windowPoStVanilla(info: PoStProofInfo, sectors: readonly SealedSectorData[], randomness: Uint8Array): Uint8Array[][] {
   if (info.type !== 'window') throw new PoStGenerateError(`${postProofName(info)} is not a WindowPoSt proof`);
   if (sectors.length === 0) throw new PoStGenerateError('no sectors');
   checkPoStRandomness(randomness);
-  const sorted = [...sectors].sort((a, b) => (a.sectorNumber < b.sectorNumber ? -1 : a.sectorNumber > b.sectorNumber ? 1 : 0));
-  sorted.forEach((s, i) => {
-    checkSize(info, s);
-    if (i > 0 && sorted[i - 1]!.sectorNumber === s.sectorNumber) throw new PoStGenerateError(`sector ${s.sectorNumber} is given twice`);
-  });
+  const sorted = sortedSectors(sectors);
+  for (const s of sorted) checkSize(info, s);
   const partitions: Uint8Array[][] = [];
   sorted.forEach((s, i) => {
     const k = Math.floor(i / info.sectorCount);
@@ -99,7 +105,7 @@ export function windowPoStVanilla(info: PoStProofInfo, sectors: readonly SealedS
   return partitions;
 }
 
-/** WinningPoSt vanilla proof: the challenged sector of the set (in the order given) and its one element. */
+/** WinningPoSt vanilla proof: the challenged sector of the set (ascending ids) and its one element. */
 export function winningPoStVanilla(
   info: PoStProofInfo, sectors: readonly SealedSectorData[], randomness: Uint8Array,
 ): { readonly sectorIndex: number; readonly sectorId: bigint; readonly element: Uint8Array } {
@@ -109,7 +115,8 @@ export function winningPoStVanilla(
   for (const s of sectors) checkSize(info, s);
   const miners = new Set(sectors.map((s) => s.minerId));
   if (miners.size > 1) throw new PoStGenerateError('the sectors of one WinningPoSt belong to one miner');
-  const sectorIndex = winningPostSectorIndex(randomness, proverIdFromActorId(sectors[0]!.minerId), sectors.length);
-  const s = sectors[sectorIndex]!;
+  const sorted = sortedSectors(sectors);
+  const sectorIndex = winningPostSectorIndex(randomness, proverIdFromActorId(sorted[0]!.minerId), sorted.length);
+  const s = sorted[sectorIndex]!;
   return { sectorIndex, sectorId: s.sectorNumber, element: serializePoStSectorProof(postSectorProof(info, sealedSectorSource(s), randomness), info) };
 }

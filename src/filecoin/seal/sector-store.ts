@@ -20,6 +20,7 @@ import { sealProofInfo, type SealProofInfo } from '../registry.js';
 import { shapeArities } from '../tree/build.js';
 import type { PathElement } from '../tree/path.js';
 import { fastPoseidon } from './poseidon-fast.js';
+import { poseidonPool } from './poseidon-pool.js';
 import { DensePoseidonTree } from './trees.js';
 
 export const SECTOR_DIR_FORMAT = 'kiln-sealed-sector/1';
@@ -129,7 +130,12 @@ export function readSectorDir(dir: string): SealedSectorData {
     }
     if (at !== tree.length) throw new SectorDirError(`${treeFile}: ${tree.length - at} bytes too many for a ${info.name} tree_r_last`);
   } else {
-    levels = new DensePoseidonTree(replica, arities).levels;
+    const pool = poseidonPool();
+    try {
+      levels = new DensePoseidonTree(replica, arities, pool).levels;
+    } finally {
+      pool.close();
+    }
   }
   const commC = frFromBytesLE(field32(json, 'commC', dir));
   const commRLast = frFromBytesLE(field32(json, 'commRLast', dir));
