@@ -219,7 +219,7 @@ const bench = program
 const addr = (): string => bench.opts().addr;
 bench
   .command('single')
-  .description('submit one proof and wait; prints the timings, wall time, proof size and hex')
+  .description('submit one proof and wait; prints cuzk-bench\'s result block (status, job_id, timings, wall time, proof), then kiln\'s lines')
   .requiredOption('--type <kind>', 'porep | snap | wpost | winning')
   .option('--c1 <file>', 'C1 output (Commit2In wrapper or raw JSON) for porep')
   .option('--vanilla <file>', 'vanilla proof file for snap/wpost/winning')
@@ -231,7 +231,7 @@ bench
   });
 bench
   .command('batch')
-  .description('submit N proofs with J in flight; prints proofs/min and s/proof')
+  .description('submit N proofs with J in flight; prints cuzk-bench\'s batch lines and summary (wall/prove times, proofs/min), then kiln\'s lines')
   .requiredOption('--type <kind>', 'porep | snap | wpost | winning')
   .option('--c1 <file>', 'C1 output for porep')
   .option('--vanilla <file>', 'vanilla proof file')
@@ -239,7 +239,16 @@ bench
   .option('-j, --concurrency <n>', 'proofs in flight', positiveInt, 2)
   .action(async (o) => {
     const { benchBatch } = await import('../client/bench.js');
-    await benchBatch({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, count: o.count, concurrency: o.concurrency });
+    const { cliProgressRenderer } = await import('../util/progress.js');
+    const bar = cliProgressRenderer();
+    try {
+      await benchBatch({
+        addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, count: o.count, concurrency: o.concurrency,
+        out: bar.log, onProgress: (done, total) => bar.progress('proofs', done, total),
+      });
+    } finally {
+      bar.stop();
+    }
   });
 bench.command('status').description('GetStatus as JSON').action(async () => {
   const { benchStatus } = await import('../client/bench.js');
