@@ -22,6 +22,7 @@ import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { sealProofById } from '../filecoin/registry.js';
 import {
   findOfficialParams,
+  officialParamsCandidates,
   loadPorepParams,
   porepCircuitId,
   porepInfoForCircuit as infoForCircuit,
@@ -75,14 +76,15 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
     }
     return officialFiles.get(id);
   };
-  const paramsFile = (id: string): string => join(opts.config.srs.param_cache, `${id}.params`);
   const circuits: CircuitProvider = {
     knows: (id) => infoForCircuit(id) !== undefined,
     async available(id) {
       if (!opts.config.srs.dev_params && (await officialFile(id)) === undefined) {
+        const info = infoForCircuit(id)!;
+        const [official, byId] = officialParamsCandidates(info, opts.config.srs.param_cache);
         throw new Error(
-          `no parameters for ${id} in ${opts.config.srs.param_cache}: neither ${paramsFile(id)} nor an official v28 ` +
-            'stacked-proof-of-replication .params file of this size (or set [srs] dev_params = true for INSECURE development parameters)',
+          `no parameters for ${id}: looked for ${official} (the official name), then ${byId}, then any official v28 ` +
+            'stacked-proof-of-replication .params file of this size there (or set [srs] dev_params = true for INSECURE development parameters)',
         );
       }
     },
@@ -117,6 +119,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       await circuits.available!(id);
       const devFile = devParamsPath(shape, devDir);
       sources.set(id, { kind: 'dev', path: devFile });
+      notice(`parameters of ${id}: no official file ${officialParamsCandidates(infoForCircuit(id)!, opts.config.srs.param_cache)[0]}`);
       const where = devSetupOnDevice(opts.backend) ? ' on the GPU' : '';
       notice(
         existsSync(devFile)

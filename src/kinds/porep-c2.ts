@@ -22,6 +22,7 @@ import { readShapeFile, rememberShapeDigest, shapeDigest, writeShapeFile } from 
 import { writeChunksAtomic } from '../util/files.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
 import type { C1Output } from '../filecoin/c1.js';
+import { porepParamsFileName } from '../filecoin/params-names.js';
 import { stackedCircuitFor, stackedParamsFor, stackedShapeCircuit } from '../filecoin/circuit/index.js';
 import { type WitnessProgramRunner, stackedProgramFast, stackedShapeAndProgramFast, stackedWitnessNative } from '../filecoin/circuit/stacked-program.js';
 import { partitionPublicInputs } from '../filecoin/public-inputs.js';
@@ -154,7 +155,17 @@ export interface ParamsSource {
 }
 
 /**
- * The official parameter file for a sector size in `paramsDir`, if any: `<circuit id>.params`, or a
+ * The files looked for, in order, for a sector size's official parameters in `paramsDir`: the
+ * official name (`v28-stacked-proof-of-replication-…-<sha256 of the identifier>.params`,
+ * src/filecoin/params-names.ts), then kiln's `<circuit id>.params`.
+ */
+export function officialParamsCandidates(info: SealProofInfo, paramsDir: string): string[] {
+  return [join(paramsDir, porepParamsFileName(sectorSizeByBytes(info.sectorSize)!)), join(paramsDir, `${porepCircuitId(info.sectorSize)}.params`)];
+}
+
+/**
+ * The official parameter file for a sector size in `paramsDir`, if any: by its official name, else
+ * `<circuit id>.params`, else (a renamed file) a
  * `v28-stacked-proof-of-replication-merkletree-poseidon_hasher-<tree>-sha256_hasher-*.params` whose
  * sizes match the shape (three sizes share the 8-0-0 tag; the h count tells them apart). `shape`
  * may be a function: it is then called only when such a file is there to be told apart.
@@ -166,8 +177,7 @@ export async function findOfficialParams(
   shape: CircuitSizes | (() => CircuitSizes | Promise<CircuitSizes>),
   paramsDir: string,
 ): Promise<string | undefined> {
-  const byId = join(paramsDir, `${porepCircuitId(info.sectorSize)}.params`);
-  if (existsSync(byId)) return byId;
+  for (const f of officialParamsCandidates(info, paramsDir)) if (existsSync(f)) return f;
   if (!existsSync(paramsDir)) return undefined;
   const prefix = `v28-stacked-proof-of-replication-merkletree-poseidon_hasher-${sectorSizeByBytes(info.sectorSize)!.paramsTreeTag}-sha256_hasher-`;
   const candidates = readdirSync(paramsDir).filter((f) => f.startsWith(prefix) && f.endsWith('.params'));
