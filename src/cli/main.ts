@@ -212,6 +212,28 @@ program
     await d.closed;
   });
 
+program
+  .command('params')
+  .description(
+    'list the parameter cache: each .params/.vk/.meta file, the circuit it serves (official v28 names computed from each ' +
+      'circuit\'s identifier), its header and sizes checked; --sample/--deep check points on the curve and in the subgroup',
+  )
+  .option('--dir <dir>', 'parameter cache (default $FIL_PROOFS_PARAMETER_CACHE or /var/tmp/filecoin-proof-parameters)')
+  .option('--sample <n>', 'check n points of every section (spread over it)', positiveInt)
+  .option('--deep', 'check every point (slow for official files: tens of GB)')
+  .option('--counts', 'count each PoRep circuit and check ic, h and l against it (~10 s a small size, minutes for 32 GiB)')
+  .action(async (o) => {
+    const { runParamsCommand } = await import('./params-command.js');
+    const { cliProgressRenderer } = await import('../util/progress.js');
+    const bar = cliProgressRenderer();
+    try {
+      const ok = await runParamsCommand({ dir: o.dir ?? defaultParamsDir(), deep: Boolean(o.deep), sample: o.sample, counts: Boolean(o.counts), progress: bar.progress, out: bar.log });
+      if (!ok) process.exitCode = 1;
+    } finally {
+      bar.stop();
+    }
+  });
+
 const bench = program
   .command('bench')
   .description('client for a running daemon: single proofs, batches, status, SRS preload/evict, cancel, metrics, traces')
