@@ -76,6 +76,20 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
     }
     return officialFiles.get(id);
   };
+  /** Runs `f`, logging `what` every 10 s while it runs, and its time at the end when that was over 10 s. */
+  const whileLogging = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    const secs = (): string => ((performance.now() - t0) / 1000).toFixed(0);
+    const tick = setInterval(() => notice(`${what}: ${secs()} s so far`), 10_000);
+    tick.unref();
+    try {
+      const r = await f();
+      if (performance.now() - t0 > 10_000) notice(`${what}: done in ${secs()} s`);
+      return r;
+    } finally {
+      clearInterval(tick);
+    }
+  };
   const circuits: CircuitProvider = {
     knows: (id) => infoForCircuit(id) !== undefined,
     async available(id) {
@@ -94,7 +108,11 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         const info = infoForCircuit(id);
         if (info === undefined) return Promise.reject(new Error(`unknown PoRep circuit ${id}`));
         s = Promise.resolve().then(() => {
-          const { shape, cached, cacheError } = porepShape(info, shapeCacheDir); // compiled once per size, cached on disk
+          const t0 = performance.now();
+          // compiled once per size, cached on disk; each step of a compile is logged (a 32 GiB compile takes minutes)
+          const { shape, cached, cacheError } = porepShape(info, shapeCacheDir, (step, k, n) => {
+            if (k < n) notice(`circuit ${id}: compiling the shape, step ${k + 1}/${n}: ${step} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+          });
           notice(
             `circuit ${id}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux ` +
               `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : 'recorded and cached'})`,
@@ -114,7 +132,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       if (file !== undefined) {
         notice(`parameters of ${id}: ${file}`);
         sources.set(id, { kind: 'official', path: file });
-        return span.time('read', () => loadPorepParams({ kind: 'official', path: file }, shape, opts.backend, devDir));
+        return span.time('read', () => whileLogging(`reading the parameters of ${id}`, () => loadPorepParams({ kind: 'official', path: file }, shape, opts.backend, devDir)));
       }
       await circuits.available!(id);
       const devFile = devParamsPath(shape, devDir);
@@ -140,7 +158,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         }),
       );
       if (made.created) notice(`development parameters of ${id} made${made.on === 'gpu' ? ' on the GPU' : ''} in ${(made.ms / 1000).toFixed(1)} s: ${made.path}`);
-      return span.time('read', () => loadPorepParams({ kind: 'dev', path: devFile }, shape, opts.backend, devDir));
+      return span.time('read', () => whileLogging(`reading the parameters of ${id}`, () => loadPorepParams({ kind: 'dev', path: devFile }, shape, opts.backend, devDir)));
     },
   };
 

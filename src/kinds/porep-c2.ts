@@ -65,7 +65,10 @@ export function porepInfoForSize(sectorSize: number): SealProofInfo {
  * The compiled partition shape of a sector size: read from `<cacheDir>/shapes/` when a shape of the
  * current circuit version is there, else recorded (and written there, atomically).
  */
-export function porepShape(info: SealProofInfo, cacheDir?: string): { shape: CircuitShape; cached: boolean; cacheError?: string } {
+/** A step of a shape compile: `index` of `steps` done so far (steps = index at the end). */
+export type ShapeStepFn = (step: string, index: number, steps: number) => void;
+
+export function porepShape(info: SealProofInfo, cacheDir?: string, onStep?: ShapeStepFn): { shape: CircuitShape; cached: boolean; cacheError?: string } {
   const file = cacheDir ? shapeFile(info, cacheDir) : undefined;
   if (file && existsSync(file)) {
     try {
@@ -79,17 +82,24 @@ export function porepShape(info: SealProofInfo, cacheDir?: string): { shape: Cir
   }
   // One challenge recorded (its witness program in the same synthesis), then replicated: challenges
   // are identical segments (tests compare with a whole-partition recording).
-  const { shape, program } = stackedShapeAndProgramFast(stackedParamsFor(info));
+  const STEPS = file ? 6 : 4;
+  const { shape, program } = stackedShapeAndProgramFast(stackedParamsFor(info), (step, k) => onStep?.(step, k, STEPS));
   rememberProgram(shape, program);
-  if (!file) return { shape, cached: false };
+  if (!file) {
+    onStep?.('done', STEPS, STEPS);
+    return { shape, cached: false };
+  }
   // The cache only saves time: a full disk (a 32 GiB shape is ~7 GB) costs a warning, not the proof.
   try {
     mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
+    onStep?.('digest the shape', 4, STEPS);
     writeFileSync(`${tmp}.sha256`, shapeDigest(shape) + '\n');
     renameSync(`${tmp}.sha256`, `${file}.sha256`);
+    onStep?.(`write the shape cache (${file})`, 5, STEPS);
     writeChunksAtomic(`${file}.wprog`, programChunks(program));
     writeShapeFile(file, shape);
+    onStep?.('done', STEPS, STEPS);
     return { shape, cached: false };
   } catch (e) {
     for (const f of [`${file}.sha256`, `${file}.wprog`, `${file}.${process.pid}.tmp`, `${file}.wprog.${process.pid}.tmp`]) rmSync(f, { force: true });
