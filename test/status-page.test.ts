@@ -97,14 +97,29 @@ test('the page in headless chromium: a running job\'s partition spans as bars, l
   }
   const c = connectEngine(d.grpcAddress);
   const jobs: string[] = [];
+  let feeding = false;
+  let feeder: Promise<void> | undefined;
   try {
     // a job that fails at planning (its error and hostile request id must show as text)
     await c.call('SubmitProof', { proof_kind: 1000, request_id: XSS, vanilla_proof: Buffer.from('{"partitions": 99}') });
-    // four 16-partition jobs: up to three run (maxJobsInFlight) while the other waits (priorities differ)
-    for (const [i, priority] of [2, 3, 1, 4].entries()) {
+    // 16-partition jobs, kept coming while the browser runs (so that a job is running whatever the
+    // machine's speed): up to three run (maxJobsInFlight) while the others wait, priorities differ
+    let n = 0;
+    const submit = async (): Promise<void> => {
+      const i = n++;
       const vanilla = Buffer.from(JSON.stringify({ seed: 10 + i, partitions: 16, constraints: 4000 }));
+      const priority = [2, 3, 1, 4][i % 4];
       jobs.push((await c.call('SubmitProof', { proof_kind: 1000, request_id: `page-${i}`, priority, vanilla_proof: vanilla })).job_id as string);
-    }
+    };
+    for (let i = 0; i < 4; i++) await submit();
+    feeding = true;
+    feeder = (async (): Promise<void> => {
+      while (feeding) {
+        const tl = (await (await fetch(`${base}/status/timeline`)).json()) as Timeline;
+        if (tl.jobs.filter((j) => j.state === 'queued' || j.state === 'running' || j.state === 'planning').length < 4) await submit();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
     const t0 = Date.now();
     for (;;) {
       const tl = (await (await fetch(`${base}/status/timeline`)).json()) as Timeline;
@@ -120,7 +135,9 @@ test('the page in headless chromium: a running job\'s partition spans as bars, l
     const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--hide-scrollbars', '--virtual-time-budget=2500', '--window-size=1400,1100'];
     const t1 = Date.now();
     const { stdout: dom } = await run(chromium, [...flags, `--screenshot=${shot}`, '--dump-dom', `${base}/`], { maxBuffer: 1 << 26, timeout: 90_000 });
-    t.diagnostic(`chromium: ${Date.now() - t1} ms`);
+    t.diagnostic(`chromium: ${Date.now() - t1} ms; ${n} jobs submitted`);
+    feeding = false;
+    await feeder;
     assert.match(dom, /<body[^>]*data-ready="true"/, 'the page rendered');
     assert.ok(Number(/data-renders="(\d+)"/.exec(dom)?.[1]) >= 2, 'the page polled and re-rendered');
     const running = dom.slice(dom.indexOf('id="running"'), dom.indexOf('id="queues"'));
@@ -144,6 +161,8 @@ test('the page in headless chromium: a running job\'s partition spans as bars, l
     assert.ok((await stat(shot)).size > 20_000, 'a screenshot with content');
     t.diagnostic(`screenshot: ${shot}`);
   } finally {
+    feeding = false;
+    await feeder?.catch(() => {});
     for (const id of jobs) await c.call('CancelProof', { job_id: id }).catch(() => {});
     c.close();
   }
