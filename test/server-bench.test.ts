@@ -4,8 +4,37 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { benchBatch, benchCancel, benchEvict, benchMetrics, benchPreload, benchSingle, benchStatus, benchTrace } from '../src/client/bench.js';
+import { benchBatch, benchCancel, benchEvict, benchMetrics, benchPreload, benchSingle, benchStatus, benchTrace, rustFixed } from '../src/client/bench.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
+
+/**
+ * A regex from one of cuzk-bench's Rust format strings (curio extern/cuzk/cuzk-bench/src/main.rs at
+ * 3f08cbe951f99fa8693f8bc3600dfaf44a927e8a, copied verbatim): `{}` is an integer unless `args`
+ * gives the pattern of that placeholder, `{:.N}` a decimal with N places.
+ */
+function fmt(rustFormat: string, ...args: string[]): RegExp {
+  let k = 0;
+  const body = rustFormat
+    .split(/(\{\}|\{:\.\d\})/)
+    .map((part) => {
+      if (part === '{}') return args[k++] ?? '\\d+';
+      const m = /^\{:\.(\d)\}$/.exec(part);
+      if (m) return `\\d+\\.\\d{${m[1]}}`;
+      return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('');
+  return new RegExp(`^${body}$`);
+}
+
+test('rustFixed rounds exact ties to even like Rust, others like toFixed', () => {
+  assert.equal(rustFixed(0.25, 1), '0.2');
+  assert.equal(rustFixed(0.75, 1), '0.8');
+  assert.equal(rustFixed(1.25, 1), '1.2');
+  assert.equal(rustFixed(0.35, 1), '0.3'); // 0.35 is 0.34999… as a double
+  assert.equal(rustFixed(2.5, 0), '2');
+  assert.equal(rustFixed(12.0625, 3), '12.062');
+  assert.equal(rustFixed(3.14159, 3), '3.142');
+});
 
 let dir: string;
 let d: Daemon;
@@ -35,15 +64,47 @@ test('bench single / batch / status / preload / evict / cancel / metrics / trace
   const out = (l: string): void => void lines.push(l);
   const r = await benchSingle({ addr: d.grpcAddress, type: 'demo', out });
   assert.equal(r.status, 1);
-  assert.ok(lines.some((l) => /^timings: total=\d+ ms \(queue=\d+, srs=\d+, synth=\d+, gpu=\d+\)$/.test(l)), lines.join('\n'));
-  assert.ok(lines.some((l) => /^wall: \d+ ms$/.test(l)));
-  assert.ok(lines.includes('proof: 384 bytes'));
-  assert.ok(lines.some((l) => /^[0-9a-f]{768}$/.test(l)));
+  // print_result's lines, in order, then kiln's own block
+  const single = [
+    fmt(''),
+    fmt('=== Proof Result ==='),
+    fmt('status:    {}', '[A-Z]+'),
+    fmt('job_id:    {}', '\\S+'),
+    fmt('timings:   total={} ms (queue={} ms, srs={} ms, synth={} ms, gpu={} ms)'),
+    fmt('wall time: {} ms'),
+    fmt('proof:     {} bytes (hex: {})', '\\d+', '[0-9a-f]{256}\\.\\.\\.'),
+  ];
+  single.forEach((re, i) => assert.match(lines[i]!, re, `line ${i}:\n${lines.join('\n')}`));
+  assert.equal(lines[2], 'status:    COMPLETED');
+  assert.equal(lines[3], `job_id:    ${r.job_id}`);
+  assert.equal(lines[4], `timings:   total=${r.total_ms} ms (queue=${r.queue_wait_ms} ms, srs=${r.srs_load_ms} ms, synth=${r.synthesis_ms} ms, gpu=${r.gpu_compute_ms} ms)`);
+  assert.ok(lines[6]!.startsWith(`proof:     384 bytes (hex: ${Buffer.from(r.proof).subarray(0, 128).toString('hex')}...)`));
+  assert.equal(lines[8], '--- kiln ---');
+  assert.ok(lines.includes(`proof hex:  ${Buffer.from(r.proof).toString('hex')}`));
 
   lines.length = 0;
   const b = await benchBatch({ addr: d.grpcAddress, type: 'demo', count: 3, concurrency: 2, out });
   assert.equal(b.completed, 3);
-  assert.ok(lines.some((l) => /proofs\/min, [\d.]+ s\/proof$/.test(l)));
+  const batch = [
+    fmt('=== Batch Benchmark ==='),
+    fmt('proof type:  {}', 'demo'),
+    fmt('count:       {}', '3'),
+    fmt('concurrency: {}', '2'),
+    fmt(''),
+    fmt('  [{}/{}] {} — {:.1}s (prove={} ms, queue={} ms)', '1', '3', 'COMPLETED'),
+    fmt('  [{}/{}] {} — {:.1}s (prove={} ms, queue={} ms)', '2', '3', 'COMPLETED'),
+    fmt('  [{}/{}] {} — {:.1}s (prove={} ms, queue={} ms)', '3', '3', 'COMPLETED'),
+    fmt(''),
+    fmt('=== Batch Summary ==='),
+    fmt('total time:    {:.1}s'),
+    fmt('completed:     {}', '3'),
+    fmt('failed:        {}', '0'),
+    fmt('wall time:     avg={:.1}s min={:.1}s max={:.1}s'),
+    fmt('prove time:    avg={:.1}s min={:.1}s max={:.1}s'),
+    fmt('throughput:    {:.3} proofs/min ({:.1}s/proof)'),
+  ];
+  batch.forEach((re, i) => assert.match(lines[i]!, re, `line ${i}:\n${lines.join('\n')}`));
+  assert.equal(lines[batch.length + 1], '--- kiln ---');
 
   const st = await benchStatus({ addr: d.grpcAddress, out: () => {} });
   assert.ok(st.total_proofs_completed >= 4);

@@ -224,6 +224,28 @@ program
     await d.closed;
   });
 
+program
+  .command('params')
+  .description(
+    'list the parameter cache: each .params/.vk/.meta file, the circuit it serves (official v28 names computed from each ' +
+      'circuit\'s identifier), its header and sizes checked; --sample/--deep check points on the curve and in the subgroup',
+  )
+  .option('--dir <dir>', 'parameter cache (default $FIL_PROOFS_PARAMETER_CACHE or /var/tmp/filecoin-proof-parameters)')
+  .option('--sample <n>', 'check n points of every section (spread over it)', positiveInt)
+  .option('--deep', 'check every point (slow for official files: tens of GB)')
+  .option('--counts', 'count each PoRep circuit and check ic, h and l against it (~10 s a small size, minutes for 32 GiB)')
+  .action(async (o) => {
+    const { runParamsCommand } = await import('./params-command.js');
+    const { cliProgressRenderer } = await import('../util/progress.js');
+    const bar = cliProgressRenderer();
+    try {
+      const ok = await runParamsCommand({ dir: o.dir ?? defaultParamsDir(), deep: Boolean(o.deep), sample: o.sample, counts: Boolean(o.counts), progress: bar.progress, out: bar.log });
+      if (!ok) process.exitCode = 1;
+    } finally {
+      bar.stop();
+    }
+  });
+
 const bench = program
   .command('bench')
   .description('client for a running daemon: single proofs, batches, status, SRS preload/evict, cancel, metrics, traces')
@@ -231,7 +253,7 @@ const bench = program
 const addr = (): string => bench.opts().addr;
 bench
   .command('single')
-  .description('submit one proof and wait; prints the timings, wall time, proof size and hex')
+  .description('submit one proof and wait; prints cuzk-bench\'s result block (status, job_id, timings, wall time, proof), then kiln\'s lines')
   .requiredOption('--type <kind>', 'porep | snap | wpost | winning')
   .option('--c1 <file>', 'C1 output (Commit2In wrapper or raw JSON) for porep')
   .option('--vanilla <file>', 'vanilla proof file for snap/wpost/winning')
@@ -247,7 +269,7 @@ bench
   });
 bench
   .command('batch')
-  .description('submit N proofs with J in flight; prints proofs/min and s/proof')
+  .description('submit N proofs with J in flight; prints cuzk-bench\'s batch lines and summary (wall/prove times, proofs/min), then kiln\'s lines')
   .requiredOption('--type <kind>', 'porep | snap | wpost | winning')
   .option('--c1 <file>', 'C1 output for porep')
   .option('--vanilla <file>', 'vanilla proof file')
@@ -259,7 +281,16 @@ bench
   .option('--partition-index <k>', 'wpost: the partition index')
   .action(async (o) => {
     const { benchBatch } = await import('../client/bench.js');
-    await benchBatch({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, count: o.count, concurrency: o.concurrency, ...postBenchOptions(o) });
+    const { cliProgressRenderer } = await import('../util/progress.js');
+    const bar = cliProgressRenderer();
+    try {
+      await benchBatch({
+        addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, count: o.count, concurrency: o.concurrency,
+        out: bar.log, onProgress: (done, total) => bar.progress('proofs', done, total), ...postBenchOptions(o),
+      });
+    } finally {
+      bar.stop();
+    }
   });
 bench.command('status').description('GetStatus as JSON').action(async () => {
   const { benchStatus } = await import('../client/bench.js');

@@ -20,6 +20,7 @@ import { ensureDevParamsFile } from '../groth16/setup.js';
 import { type LocalProof, proveC1Locally } from './local-engine.js';
 import { DensityCounter } from '../r1cs/density.js';
 import { formatSpanTree } from '../util/timing.js';
+import { cliProgressRenderer } from '../util/progress.js';
 
 /** Reads a C1 file's bytes, with an error naming the file. */
 function readC1Bytes(path: string): Uint8Array {
@@ -155,17 +156,22 @@ export async function runSetup(o: SetupOptions): Promise<Record<string, unknown>
   };
   say(`${info.name}: INSECURE development parameters (toxic waste from a public seed: proofs made with them prove nothing), backend ${describeBackend(o.backend)}`);
   const t0 = performance.now();
-  const { shape, cached } = porepShape(info, o.cacheDir);
+  const bar = o.json ? undefined : cliProgressRenderer();
+  const { shape, cached } = porepShape(info, o.cacheDir, (step, k, n) => bar?.progress('shape', k, n));
+  bar?.stop();
   const shapeMs = performance.now() - t0;
   say(`  circuit ${porepCircuitId(info.sectorSize)}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux (shape ${cached ? 'cached' : 'recorded and cached'}, ${(shapeMs / 1000).toFixed(1)} s)`);
   let last = -Infinity;
+  const MiB = 2 ** 20;
   const made = await ensureDevParamsFile(shape, o.backend, join(o.cacheDir, 'dev-params'), {
     onProgress: (p) => {
+      // a bar on a terminal (MiB written), else a line every 10 s
+      if (bar?.enabled) return bar.progress('dev setup (MiB)', Math.floor(p.bytesWritten / MiB), Math.max(1, Math.ceil(p.bytesTotal / MiB)));
       if (p.elapsedMs - last < 10_000 && p.phase !== 'done') return;
       last = p.elapsedMs;
       say(`  ${(p.elapsedMs / 1000).toFixed(0)} s: ${p.phase}${p.total ? ` ${p.done}/${p.total} points` : ''}, ${(p.bytesWritten / 1e9).toFixed(1)} of ${(p.bytesTotal / 1e9).toFixed(1)} GB written`);
     },
-  });
+  }).finally(() => bar?.stop());
   const result = {
     circuitId: porepCircuitId(info.sectorSize),
     params: made.path,

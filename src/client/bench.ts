@@ -129,11 +129,51 @@ export async function buildRequest(o: SubmitOptions): Promise<Msg> {
   return req;
 }
 
-export function formatTimings(r: Msg): string {
-  return `timings: total=${r.total_ms} ms (queue=${r.queue_wait_ms}, srs=${r.srs_load_ms}, synth=${r.synthesis_ms}, gpu=${r.gpu_compute_ms})`;
+/**
+ * Rust's `{:.N}` of an f64: the exact decimal value of the double rounded to N places, ties to even
+ * (JavaScript's toFixed rounds exact ties up: 0.25.toFixed(1) is "0.3", Rust prints "0.2").
+ */
+export function rustFixed(x: number, places: number): string {
+  if (!Number.isFinite(x)) return x > 0 ? 'inf' : x < 0 ? '-inf' : 'NaN';
+  const exact = Math.abs(x).toFixed(100); // exact for every double ≥ 2^-100 we print here
+  const dot = exact.indexOf('.');
+  const rest = exact.slice(dot + 1 + places);
+  let s = x.toFixed(places);
+  if (rest[0] === '5' && /^50*$/.test(rest)) {
+    // an exact tie: toFixed rounded away from zero; Rust keeps the even last digit
+    const kept = exact.slice(0, dot + 1 + places).replace(/\.$/, '');
+    const last = Number(kept[kept.length - 1]);
+    if (last % 2 === 0) s = (x < 0 ? '-' : '') + kept;
+  }
+  return s;
 }
 
-/** `single`: one Prove, prints status, timings, wall time, proof size and hex. Returns the result. */
+/** cuzk-bench's timings line (print_result in curio extern/cuzk/cuzk-bench/src/main.rs). */
+export function formatTimings(r: Msg): string {
+  return `timings:   total=${r.total_ms} ms (queue=${r.queue_wait_ms} ms, srs=${r.srs_load_ms} ms, synth=${r.synthesis_ms} ms, gpu=${r.gpu_compute_ms} ms)`;
+}
+
+/**
+ * cuzk-bench's `single` output, line for line (print_result in curio's
+ * extern/cuzk/cuzk-bench/src/main.rs at 3f08cbe951f99fa8693f8bc3600dfaf44a927e8a): a blank line,
+ * `=== Proof Result ===`, status, job_id, then timings / wall time / proof (≤ 256 bytes in full, else
+ * the first 128 bytes and `...`) or the error. kiln's extra lines follow under `--- kiln ---`.
+ */
+export function formatProofResult(r: Msg, wallMs: number): string[] {
+  const lines = ['', '=== Proof Result ===', `status:    ${STATUS_NAMES[r.status] ?? 'UNKNOWN'}`, `job_id:    ${r.job_id}`];
+  const proof = Buffer.from(r.proof ?? []);
+  if (r.status === 1) {
+    lines.push(formatTimings(r));
+    lines.push(`wall time: ${Math.floor(wallMs)} ms`);
+    const hex = proof.length <= 256 ? proof.toString('hex') : `${proof.subarray(0, 128).toString('hex')}...`;
+    lines.push(`proof:     ${proof.length} bytes (hex: ${hex})`);
+  } else {
+    lines.push(`error:     ${r.error_message}`);
+  }
+  return lines;
+}
+
+/** `single`: one Prove; prints cuzk-bench's result block, then kiln's lines (the whole proof hex). */
 export async function benchSingle(o: SubmitOptions): Promise<Msg> {
   const out = o.out ?? console.log;
   const req = await buildRequest(o);
@@ -142,12 +182,13 @@ export async function benchSingle(o: SubmitOptions): Promise<Msg> {
     const t0 = performance.now();
     const r = (await c.call('Prove', { submit: req })).result as Msg;
     const wall = performance.now() - t0;
-    out(`job ${r.job_id}: ${STATUS_NAMES[r.status] ?? r.status}${r.error_message ? ` (${r.error_message})` : ''}`);
-    out(formatTimings(r));
-    out(`wall: ${wall.toFixed(0)} ms`);
+    for (const l of formatProofResult(r, wall)) out(l);
     const proof = Buffer.from(r.proof ?? []);
-    out(`proof: ${proof.length} bytes`);
-    if (proof.length) out(proof.toString('hex'));
+    out('');
+    out('--- kiln ---');
+    out(`request_id: ${req.request_id || '(none)'}`);
+    out(`wall:       ${wall.toFixed(1)} ms`);
+    if (proof.length > 256) out(`proof hex:  ${proof.toString('hex')}`);
     return r;
   } finally {
     c.close();
@@ -159,17 +200,40 @@ export interface BatchOptions extends SubmitOptions {
   count: number;
   /** Concurrent requests (-j). */
   concurrency: number;
+  /** Called after each proof (progress bars): done so far, total. */
+  onProgress?: (done: number, total: number) => void;
 }
 
-/** `batch`: N proofs with J in flight; prints throughput (proofs/min, s/proof). */
-export async function benchBatch(o: BatchOptions): Promise<{ completed: number; failed: number; wallMs: number; proofsPerMin: number; secondsPerProof: number }> {
+export interface BatchResult {
+  completed: number;
+  failed: number;
+  wallMs: number;
+  proofsPerMin: number;
+  secondsPerProof: number;
+}
+
+/**
+ * `batch`: N proofs with J in flight, printed as cuzk-bench prints them (the Batch arm of main in
+ * curio's extern/cuzk/cuzk-bench/src/main.rs at 3f08cbe951f99fa8693f8bc3600dfaf44a927e8a): the
+ * header, one `  [i/N] STATUS — 1.2s (prove=… ms, queue=… ms)` line per proof, the summary with
+ * wall/prove avg/min/max and throughput; then kiln's extra lines (synth and SRS averages).
+ */
+export async function benchBatch(o: BatchOptions): Promise<BatchResult> {
   const out = o.out ?? console.log;
   if (!(o.count >= 1) || !(o.concurrency >= 1)) throw new Error('-c and -j must be ≥ 1');
   const base = await buildRequest(o);
+  out('=== Batch Benchmark ===');
+  out(`proof type:  ${o.type}`);
+  out(`count:       ${o.count}`);
+  out(`concurrency: ${o.concurrency}`);
+  out('');
+  o.onProgress?.(0, o.count);
   const c = connectEngine(o.addr);
   let next = 0;
-  let completed = 0;
-  let failed = 0;
+  let done = 0;
+  const results: { i: number; r: Msg; wallS: number }[] = [];
+  const byIndex: ({ i: number; r: Msg; wallS: number } | undefined)[] = [];
+  let printed = 0;
   const t0 = performance.now();
   try {
     const worker = async (): Promise<void> => {
@@ -178,9 +242,15 @@ export async function benchBatch(o: BatchOptions): Promise<{ completed: number; 
         if (o.type === 'demo' && base.vanilla_proof.length === 0) req.vanilla_proof = Buffer.from(JSON.stringify({ seed: i + 1 }));
         const t = performance.now();
         const r = (await c.call('Prove', { submit: req })).result as Msg;
-        if (r.status === 1) completed++;
-        else failed++;
-        out(`[${i + 1}/${o.count}] ${STATUS_NAMES[r.status]} wall=${(performance.now() - t).toFixed(0)} ms ${formatTimings(r)}${r.error_message ? ` ${r.error_message}` : ''}`);
+        const wallS = (performance.now() - t) / 1000;
+        byIndex[i] = { i, r, wallS };
+        // cuzk-bench prints in submission order (it awaits its handles in order)
+        for (; printed < o.count && byIndex[printed]; printed++) {
+          const x = byIndex[printed]!;
+          results.push(x);
+          out(`  [${x.i + 1}/${o.count}] ${STATUS_NAMES[x.r.status] ?? 'UNKNOWN'} — ${rustFixed(x.wallS, 1)}s (prove=${x.r.gpu_compute_ms} ms, queue=${x.r.queue_wait_ms} ms)`);
+        }
+        o.onProgress?.(++done, o.count);
       }
     };
     await Promise.all(Array.from({ length: Math.min(o.concurrency, o.count) }, worker));
@@ -188,10 +258,32 @@ export async function benchBatch(o: BatchOptions): Promise<{ completed: number; 
     c.close();
   }
   const wallMs = performance.now() - t0;
-  const proofsPerMin = completed / (wallMs / 60_000);
-  const secondsPerProof = completed ? wallMs / 1000 / completed : Infinity;
-  out(`batch: ${completed} completed, ${failed} failed in ${(wallMs / 1000).toFixed(2)} s: ${proofsPerMin.toFixed(2)} proofs/min, ${secondsPerProof.toFixed(2)} s/proof`);
-  return { completed, failed, wallMs, proofsPerMin, secondsPerProof };
+  const totalS = wallMs / 1000;
+  const ok = results.filter((x) => x.r.status === 1);
+  const failed = results.length - ok.length;
+  out('');
+  out('=== Batch Summary ===');
+  out(`total time:    ${rustFixed(totalS, 1)}s`);
+  out(`completed:     ${ok.length}`);
+  out(`failed:        ${failed}`);
+  const proofsPerMin = (ok.length / totalS) * 60;
+  const secondsPerProof = ok.length ? totalS / ok.length : Infinity;
+  if (ok.length) {
+    const stats = (v: number[]): string => {
+      const avg = v.reduce((a, b) => a + b, 0) / v.length;
+      return `avg=${rustFixed(avg, 1)}s min=${rustFixed(Math.min(...v), 1)}s max=${rustFixed(Math.max(...v), 1)}s`;
+    };
+    out(`wall time:     ${stats(ok.map((x) => x.wallS))}`);
+    out(`prove time:    ${stats(ok.map((x) => Number(x.r.gpu_compute_ms) / 1000))}`);
+    out(`throughput:    ${rustFixed(proofsPerMin, 3)} proofs/min (${rustFixed(secondsPerProof, 1)}s/proof)`);
+    const mean = (f: (r: Msg) => number): string => (ok.reduce((a, x) => a + f(x.r), 0) / ok.length).toFixed(0);
+    out('');
+    out('--- kiln ---');
+    out(`synth time:    avg=${mean((r) => Number(r.synthesis_ms))} ms`);
+    out(`srs load:      avg=${mean((r) => Number(r.srs_load_ms))} ms`);
+    out(`queue wait:    avg=${mean((r) => Number(r.queue_wait_ms))} ms`);
+  }
+  return { completed: ok.length, failed, wallMs, proofsPerMin, secondsPerProof };
 }
 
 async function simple(addr: string, method: string, req: Msg, out: Out): Promise<Msg> {

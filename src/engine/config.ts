@@ -5,7 +5,8 @@
  *
  * Unknown sections/keys are reported as warnings (cuzk's deprecated keys too, and the cuzk keys
  * kiln accepts but does not use: IGNORED below); a value of the wrong type or out of range is
- * refused with a ConfigError naming `section.key`.
+ * refused with a ConfigError naming `section.key`. Keys that are read but have no effect with the rest
+ * of the file (safety_margin beside an explicit total_budget, …) are warned about too (noEffectWarnings).
  */
 import { BACKEND_NAMES, type BackendName } from '../backend/select.js';
 import { readFile } from 'node:fs/promises';
@@ -79,11 +80,17 @@ export interface EngineConfig {
 
 const GIB = 1024 ** 3;
 
-export function defaultConfig(totalRamBytes = totalmem()): EngineConfig {
+/** `[srs] param_cache`'s default: `$FIL_PROOFS_PARAMETER_CACHE` when set (as the CLI and rust-fil-proofs
+ *  read it), else cuzk's /data/zk/params. */
+export function defaultParamCache(env: NodeJS.ProcessEnv = process.env): string {
+  return env.FIL_PROOFS_PARAMETER_CACHE || '/data/zk/params';
+}
+
+export function defaultConfig(totalRamBytes = totalmem(), env: NodeJS.ProcessEnv = process.env): EngineConfig {
   const margin = 5 * GIB;
   return {
     daemon: { listen: 'unix:///run/curio/cuzk.sock', status_listen: '' },
-    srs: { param_cache: '/data/zk/params', dev_params: false },
+    srs: { param_cache: defaultParamCache(env), dev_params: false },
     memory: {
       total_budget: Math.max(0, totalRamBytes - margin),
       total_budget_text: 'auto',
@@ -184,7 +191,7 @@ export interface ParsedConfig {
 }
 
 /** Parses TOML text into a config (defaults for every missing key). */
-export function parseConfig(text: string, opts: { totalRamBytes?: number } = {}): ParsedConfig {
+export function parseConfig(text: string, opts: { totalRamBytes?: number; env?: NodeJS.ProcessEnv } = {}): ParsedConfig {
   let doc: Record<string, unknown>;
   try {
     doc = parseToml(text) as Record<string, unknown>;
@@ -195,9 +202,12 @@ export function parseConfig(text: string, opts: { totalRamBytes?: number } = {})
 }
 
 /** Validates an already-parsed TOML document. */
-export function configFromObject(doc: Record<string, unknown>, opts: { totalRamBytes?: number } = {}): ParsedConfig {
+export function configFromObject(
+  doc: Record<string, unknown>,
+  opts: { totalRamBytes?: number; env?: NodeJS.ProcessEnv; collectKeys?: string[] } = {},
+): ParsedConfig {
   const ram = opts.totalRamBytes ?? totalmem();
-  const c = defaultConfig(ram);
+  const c = defaultConfig(ram, opts.env);
   const warnings: string[] = [];
   let totalBudget: unknown = 'auto';
 
@@ -263,6 +273,7 @@ export function configFromObject(doc: Record<string, unknown>, opts: { totalRamB
     },
   };
 
+  opts.collectKeys?.push(...Object.entries(handlers).flatMap(([sec, hs]) => Object.keys(hs).map((k) => `${sec}.${k}`)));
   for (const [section, body] of Object.entries(doc)) {
     const hs = handlers[section];
     if (hs === undefined) {
@@ -280,6 +291,7 @@ export function configFromObject(doc: Record<string, unknown>, opts: { totalRamB
       else warnings.push(`unknown config key ${full} ignored`);
     }
   }
+  warnings.push(...noEffectWarnings(doc, c));
   c.memory.total_budget_text = String(totalBudget);
   c.memory.total_budget =
     totalBudget === 'auto' ? Math.max(0, ram - c.memory.safety_margin) : parseSize(totalBudget, 'memory.total_budget');
@@ -297,4 +309,35 @@ export async function loadConfig(path?: string, opts: { totalRamBytes?: number }
     throw new ConfigError('(file)', `cannot read ${path}: ${(e as Error).message}`);
   }
   return parseConfig(text, opts);
+}
+
+/** Every `section.key` the parser reads (its schema); kiln.example.toml lists each (a test checks). */
+export function configKeys(): string[] {
+  const keys: string[] = [];
+  configFromObject({}, { totalRamBytes: 64 * GIB, collectKeys: keys });
+  return keys;
+}
+
+/**
+ * Keys that are parsed and implemented but have no effect with the rest of the file: each one set is
+ * reported at start ("parsed but has no effect"), like the IGNORED keys.
+ */
+function noEffectWarnings(doc: Record<string, unknown>, c: EngineConfig): string[] {
+  const set = (section: string, key: string): boolean => {
+    const body = doc[section];
+    return typeof body === 'object' && body !== null && key in (body as Record<string, unknown>);
+  };
+  const out: string[] = [];
+  const warn = (key: string, why: string): void => void out.push(`config ${key} is parsed but has no effect: ${why}`);
+  if (set('memory', 'safety_margin') && set('memory', 'total_budget') && (doc.memory as Record<string, unknown>).total_budget !== 'auto') {
+    warn('memory.safety_margin', 'it only sizes total_budget = "auto"');
+  }
+  if (!c.pipeline.enabled) {
+    for (const k of ['synthesis_lookahead', 'synthesis_concurrency']) if (set('pipeline', k)) warn(`pipeline.${k}`, 'pipeline.enabled = false');
+  }
+  if (c.scheduler.max_batch_size <= 1 && set('scheduler', 'max_batch_wait_ms')) warn('scheduler.max_batch_wait_ms', 'max_batch_size = 1 (no batches to wait for)');
+  if (c.kiln.backend === 'native' || c.kiln.backend === 'reference') {
+    for (const k of ['devices', 'gpu_workers_per_device']) if (set('gpus', k)) warn(`gpus.${k}`, `kiln.backend = "${c.kiln.backend}" (no GPU)`);
+  }
+  return out;
 }

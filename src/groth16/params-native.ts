@@ -260,3 +260,27 @@ export async function loadParams(path: string, backend: Backend, opts: LoadParam
   if (opts.expected) checkExpectedCounts(layout, opts.expected);
   return readParamsFile(path, { memory: backend, checkPoints: opts.checkPoints, checkVerifyingKey: opts.checkVerifyingKey });
 }
+
+/**
+ * Checks `count` points of `section` from point `first` with every check (flags, canonical
+ * coordinates, on the curve, in the subgroup), decoding them into scratch native memory that is
+ * released after (`kiln params --deep`). A bad point throws a ParamsFormatError naming its index in
+ * the section.
+ */
+export async function checkParamsPoints(layout: ParamsLayout, section: QuerySection, first: number, count: number, backend: NativeBackend = new NativeBackend()): Promise<void> {
+  const addon = paramsAddon(backend.addon);
+  const { group, count: total, offset } = layout.sections[section];
+  if (!(Number.isInteger(first) && Number.isInteger(count) && first >= 0 && count >= 0 && first + count <= total)) {
+    throw new RangeError(`points ${first}..${first + count} outside section ${section} (${total} points)`);
+  }
+  if (count === 0) return;
+  const size = pointBytes(group);
+  const scratch = backend.alloc(count * size);
+  try {
+    await addon.paramsDecode(layout.path, layout.size, section, group, offset + first * size, count, scratch, true, true);
+  } catch (e) {
+    throw asFormatError(e, layout.path, first);
+  } finally {
+    backend.release(scratch);
+  }
+}

@@ -28,6 +28,23 @@ export interface CircuitParamsRequest {
   checkAvailable: () => Promise<void>;
   /** Told where the parameters come from before they are read. */
   onSource: (s: ParamsSource) => void;
+  /** The official file name looked for (said in the notice when development parameters are used). */
+  officialName?: string;
+}
+
+/** Runs `f`, logging `what` every 10 s while it runs, and its time at the end when that was over 10 s. */
+async function whileLogging<T>(notice: (msg: string) => void, what: string, f: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  const secs = (): string => ((performance.now() - t0) / 1000).toFixed(0);
+  const tick = setInterval(() => notice(`${what}: ${secs()} s so far`), 10_000);
+  tick.unref();
+  try {
+    const r = await f();
+    if (performance.now() - t0 > 10_000) notice(`${what}: done in ${secs()} s`);
+    return r;
+  } finally {
+    clearInterval(tick);
+  }
 }
 
 export async function loadCircuitParams(r: CircuitParamsRequest): Promise<AnyParameters> {
@@ -36,11 +53,14 @@ export async function loadCircuitParams(r: CircuitParamsRequest): Promise<AnyPar
     const file = r.officialFile;
     notice(`parameters of ${id}: ${file}`);
     r.onSource({ kind: 'official', path: file });
-    return span.time('read', () => loadPorepParams({ kind: 'official', path: file }, shape, r.backend, r.devDir));
+    return span.time('read', () =>
+      whileLogging(notice, `reading the parameters of ${id}`, () => loadPorepParams({ kind: 'official', path: file }, shape, r.backend, r.devDir)),
+    );
   }
   await r.checkAvailable();
   const devFile = devParamsPath(shape, r.devDir);
   r.onSource({ kind: 'dev', path: devFile });
+  if (r.officialName !== undefined) notice(`parameters of ${id}: no official file ${r.officialName}`);
   const where = devSetupOnDevice(r.backend) ? ' on the GPU' : '';
   notice(
     existsSync(devFile)
@@ -61,5 +81,7 @@ export async function loadCircuitParams(r: CircuitParamsRequest): Promise<AnyPar
     }),
   );
   if (made.created) notice(`development parameters of ${id} made${made.on === 'gpu' ? ' on the GPU' : ''} in ${(made.ms / 1000).toFixed(1)} s: ${made.path}`);
-  return span.time('read', () => loadPorepParams({ kind: 'dev', path: devFile }, shape, r.backend, r.devDir));
+  return span.time('read', () =>
+    whileLogging(notice, `reading the parameters of ${id}`, () => loadPorepParams({ kind: 'dev', path: devFile }, shape, r.backend, r.devDir)),
+  );
 }

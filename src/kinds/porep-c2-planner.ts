@@ -21,6 +21,7 @@ import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { sealProofById } from '../filecoin/registry.js';
 import {
   findOfficialParams,
+  officialParamsCandidates,
   porepCircuitId,
   porepInfoForCircuit as infoForCircuit,
   porepProgram,
@@ -73,14 +74,29 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
     }
     return officialFiles.get(id);
   };
-  const paramsFile = (id: string): string => join(opts.config.srs.param_cache, `${id}.params`);
+  /** Runs `f`, logging `what` every 10 s while it runs, and its time at the end when that was over 10 s. */
+  const whileLogging = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    const secs = (): string => ((performance.now() - t0) / 1000).toFixed(0);
+    const tick = setInterval(() => notice(`${what}: ${secs()} s so far`), 10_000);
+    tick.unref();
+    try {
+      const r = await f();
+      if (performance.now() - t0 > 10_000) notice(`${what}: done in ${secs()} s`);
+      return r;
+    } finally {
+      clearInterval(tick);
+    }
+  };
   const circuits: CircuitProvider = {
     knows: (id) => infoForCircuit(id) !== undefined,
     async available(id) {
       if (!opts.config.srs.dev_params && (await officialFile(id)) === undefined) {
+        const info = infoForCircuit(id)!;
+        const [official, byId] = officialParamsCandidates(info, opts.config.srs.param_cache);
         throw new Error(
-          `no parameters for ${id} in ${opts.config.srs.param_cache}: neither ${paramsFile(id)} nor an official v28 ` +
-            'stacked-proof-of-replication .params file of this size (or set [srs] dev_params = true for INSECURE development parameters)',
+          `no parameters for ${id}: looked for ${official} (the official name), then ${byId}, then any official v28 ` +
+            'stacked-proof-of-replication .params file of this size there (or set [srs] dev_params = true for INSECURE development parameters)',
         );
       }
     },
@@ -90,7 +106,11 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         const info = infoForCircuit(id);
         if (info === undefined) return Promise.reject(new Error(`unknown PoRep circuit ${id}`));
         s = Promise.resolve().then(() => {
-          const { shape, cached, cacheError } = porepShape(info, shapeCacheDir); // compiled once per size, cached on disk
+          const t0 = performance.now();
+          // compiled once per size, cached on disk; each step of a compile is logged (a 32 GiB compile takes minutes)
+          const { shape, cached, cacheError } = porepShape(info, shapeCacheDir, (step, k, n) => {
+            if (k < n) notice(`circuit ${id}: compiling the shape, step ${k + 1}/${n}: ${step} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+          });
           notice(
             `circuit ${id}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux ` +
               `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : 'recorded and cached'})`,
@@ -115,6 +135,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         span,
         checkAvailable: () => circuits.available!(id),
         onSource: (s) => void sources.set(id, s),
+        officialName: officialParamsCandidates(infoForCircuit(id)!, opts.config.srs.param_cache)[0],
       });
     },
   };

@@ -22,6 +22,7 @@ import { readShapeFile, rememberShapeDigest, shapeDigest, writeShapeFile } from 
 import { writeChunksAtomic } from '../util/files.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
 import type { C1Output } from '../filecoin/c1.js';
+import { porepParamsFileName } from '../filecoin/params-names.js';
 import { stackedCircuitFor, stackedParamsFor, stackedShapeCircuit } from '../filecoin/circuit/index.js';
 import { type WitnessProgramRunner, stackedProgramFast, stackedShapeAndProgramFast, stackedWitnessNative } from '../filecoin/circuit/stacked-program.js';
 import { partitionPublicInputs } from '../filecoin/public-inputs.js';
@@ -64,7 +65,10 @@ export function porepInfoForSize(sectorSize: number): SealProofInfo {
  * The compiled partition shape of a sector size: read from `<cacheDir>/shapes/` when a shape of the
  * current circuit version is there, else recorded (and written there, atomically).
  */
-export function porepShape(info: SealProofInfo, cacheDir?: string): { shape: CircuitShape; cached: boolean; cacheError?: string } {
+/** A step of a shape compile: `index` of `steps` done so far (steps = index at the end). */
+export type ShapeStepFn = (step: string, index: number, steps: number) => void;
+
+export function porepShape(info: SealProofInfo, cacheDir?: string, onStep?: ShapeStepFn): { shape: CircuitShape; cached: boolean; cacheError?: string } {
   const file = cacheDir ? shapeFile(info, cacheDir) : undefined;
   if (file && existsSync(file)) {
     try {
@@ -78,17 +82,24 @@ export function porepShape(info: SealProofInfo, cacheDir?: string): { shape: Cir
   }
   // One challenge recorded (its witness program in the same synthesis), then replicated: challenges
   // are identical segments (tests compare with a whole-partition recording).
-  const { shape, program } = stackedShapeAndProgramFast(stackedParamsFor(info));
+  const STEPS = file ? 6 : 4;
+  const { shape, program } = stackedShapeAndProgramFast(stackedParamsFor(info), (step, k) => onStep?.(step, k, STEPS));
   rememberProgram(shape, program);
-  if (!file) return { shape, cached: false };
+  if (!file) {
+    onStep?.('done', STEPS, STEPS);
+    return { shape, cached: false };
+  }
   // The cache only saves time: a full disk (a 32 GiB shape is ~7 GB) costs a warning, not the proof.
   try {
     mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
+    onStep?.('digest the shape', 4, STEPS);
     writeFileSync(`${tmp}.sha256`, shapeDigest(shape) + '\n');
     renameSync(`${tmp}.sha256`, `${file}.sha256`);
+    onStep?.(`write the shape cache (${file})`, 5, STEPS);
     writeChunksAtomic(`${file}.wprog`, programChunks(program));
     writeShapeFile(file, shape);
+    onStep?.('done', STEPS, STEPS);
     return { shape, cached: false };
   } catch (e) {
     for (const f of [`${file}.sha256`, `${file}.wprog`, `${file}.${process.pid}.tmp`, `${file}.wprog.${process.pid}.tmp`]) rmSync(f, { force: true });
@@ -154,7 +165,17 @@ export interface ParamsSource {
 }
 
 /**
- * The official parameter file for a sector size in `paramsDir`, if any: `<circuit id>.params`, or a
+ * The files looked for, in order, for a sector size's official parameters in `paramsDir`: the
+ * official name (`v28-stacked-proof-of-replication-…-<sha256 of the identifier>.params`,
+ * src/filecoin/params-names.ts), then kiln's `<circuit id>.params`.
+ */
+export function officialParamsCandidates(info: SealProofInfo, paramsDir: string): string[] {
+  return [join(paramsDir, porepParamsFileName(sectorSizeByBytes(info.sectorSize)!)), join(paramsDir, `${porepCircuitId(info.sectorSize)}.params`)];
+}
+
+/**
+ * The official parameter file for a sector size in `paramsDir`, if any: by its official name, else
+ * `<circuit id>.params`, else (a renamed file) a
  * `v28-stacked-proof-of-replication-merkletree-poseidon_hasher-<tree>-sha256_hasher-*.params` whose
  * sizes match the shape (three sizes share the 8-0-0 tag; the h count tells them apart). `shape`
  * may be a function: it is then called only when such a file is there to be told apart.
@@ -166,8 +187,7 @@ export async function findOfficialParams(
   shape: CircuitSizes | (() => CircuitSizes | Promise<CircuitSizes>),
   paramsDir: string,
 ): Promise<string | undefined> {
-  const byId = join(paramsDir, `${porepCircuitId(info.sectorSize)}.params`);
-  if (existsSync(byId)) return byId;
+  for (const f of officialParamsCandidates(info, paramsDir)) if (existsSync(f)) return f;
   if (!existsSync(paramsDir)) return undefined;
   const prefix = `v28-stacked-proof-of-replication-merkletree-poseidon_hasher-${sectorSizeByBytes(info.sectorSize)!.paramsTreeTag}-sha256_hasher-`;
   const candidates = readdirSync(paramsDir).filter((f) => f.startsWith(prefix) && f.endsWith('.params'));

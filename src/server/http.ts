@@ -1,5 +1,7 @@
 /**
  * The HTTP status server (node:http), cuzk's `status_listen`:
+ *   GET /                    the status page (status-page.ts; live queues, job timelines, lanes, SRS, memory)
+ *   GET /status/timeline     JSON: the page's job/partition spans (status-page.ts)
  *   GET /status              JSON: queues, jobs (with partitions and timings), SRS, memory, lanes/GPUs
  *   GET /metrics             Prometheus text
  *   GET /jobs/<id>           one job: summary and span tree
@@ -11,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { Engine } from '../engine/engine.js';
 import { errorText } from '../engine/engine.js';
 import { parseListen } from './proto.js';
+import { statusPageRoute } from './status-page.js';
 
 const json = (res: ServerResponse, code: number, body: unknown): void => {
   const text = JSON.stringify(body, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
@@ -45,7 +48,8 @@ async function route(engine: Engine, req: IncomingMessage, res: ServerResponse):
     const ids = url.searchParams.get('jobs')?.split(',').filter(Boolean) ?? engine.jobIds();
     return json(res, 200, engine.trace(ids));
   }
-  if (path === '/') return json(res, 200, { endpoints: ['/status', '/metrics', '/jobs/<id>', '/trace/<id>', '/trace?jobs=a,b'] });
+  if (path === '/' && url.searchParams.has('json')) return json(res, 200, { endpoints: ['/ (the status page)', '/status', '/status/timeline', '/metrics', '/jobs/<id>', '/trace/<id>', '/trace?jobs=a,b'] });
+  if (statusPageRoute(engine, path, res)) return;
   return json(res, 404, { error: `no route ${path}` });
 }
 

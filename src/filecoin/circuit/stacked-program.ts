@@ -46,7 +46,12 @@ export function stackedShapeAndProgram(params: StackedCircuitParams): { shape: C
  * `params.challenges` challenges (challenges are identical segments): a 32 GiB partition in tens
  * of seconds and ~1 GB instead of ~10 minutes. Tests compare both with `stackedShapeAndProgram`.
  */
-export function stackedShapeAndProgramFast(params: StackedCircuitParams): { shape: CircuitShape; program: WitnessProgram } {
+export function stackedShapeAndProgramFast(
+  params: StackedCircuitParams,
+  /** Called before each step (record, replicate the shape, replicate the program, check): progress of a long compile. */
+  onStep?: (step: string, index: number, steps: number) => void,
+): { shape: CircuitShape; program: WitnessProgram } {
+  onStep?.('record one challenge', 0, 4);
   const shapeRec = new ShapeRecorder();
   let constraintBase = -1;
   const one = record({ ...params, challenges: 1 }, shapeRec, () => {
@@ -55,8 +60,11 @@ export function stackedShapeAndProgramFast(params: StackedCircuitParams): { shap
   const oneShape = shapeRec.finish();
   if (one.segments.length !== 2 || constraintBase < 0) throw new Error(`a one-challenge recording has ${one.segments.length} segments`);
   const seg = one.segments[1];
+  onStep?.(`replicate the shape × ${params.challenges} challenges`, 1, 4);
   const shape = replicateLastShapeSegment(oneShape, { constraintBase, inputBase: seg.inputBase, auxBase: seg.auxBase }, params.challenges);
+  onStep?.('replicate the witness program', 2, 4);
   const program = replicateLastSegment(one, params.challenges);
+  onStep?.('check the program against the shape', 3, 4);
   checkProgramForShape(program, shape);
   return { shape, program };
 }

@@ -1,0 +1,52 @@
+/** Config honesty: kiln.example.toml lists every key the parser reads, its values are the defaults, and
+ *  keys that do nothing are warned about. */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { configKeys, defaultConfig, parseConfig } from '../src/engine/config.js';
+import { repoRoot } from './support.js';
+
+const GIB = 1024 ** 3;
+const example = readFileSync(`${repoRoot}/kiln.example.toml`, 'utf8');
+
+/** `section.key` of every `key = …` line (also `# key = …`: accepted, no effect) in its [section]. */
+function exampleKeys(text: string): Set<string> {
+  const keys = new Set<string>();
+  let section = '';
+  for (const line of text.split('\n')) {
+    const sec = /^\[(\w+)\]/.exec(line);
+    if (sec) section = sec[1]!;
+    const kv = /^#?\s*(\w+)\s*=/.exec(line);
+    if (kv && section) keys.add(`${section}.${kv[1]}`);
+  }
+  return keys;
+}
+
+test('every key of the config schema appears in kiln.example.toml, and no other', () => {
+  const schema = configKeys();
+  assert.ok(schema.length >= 20, `schema has ${schema.length} keys`);
+  const listed = exampleKeys(example);
+  for (const k of schema) assert.ok(listed.has(k), `${k} is parsed but missing from kiln.example.toml`);
+  for (const k of listed) assert.ok(schema.includes(k), `kiln.example.toml lists ${k}, which the parser does not read`);
+});
+
+test('kiln.example.toml parses without warnings to the defaults', () => {
+  const env = {};
+  const { config, warnings } = parseConfig(example, { totalRamBytes: 64 * GIB, env });
+  assert.deepEqual(warnings, []);
+  assert.deepEqual(config, defaultConfig(64 * GIB, env));
+});
+
+test('keys that have no effect are warned about; [srs] param_cache defaults to $FIL_PROOFS_PARAMETER_CACHE', () => {
+  const w = (text: string): string[] => parseConfig(text, { totalRamBytes: 64 * GIB, env: {} }).warnings;
+  assert.deepEqual(w('[memory]\ntotal_budget = "auto"\nsafety_margin = "2GiB"'), []);
+  assert.match(w('[memory]\ntotal_budget = "20GiB"\nsafety_margin = "2GiB"').join('\n'), /memory\.safety_margin is parsed but has no effect/);
+  assert.match(w('[pipeline]\nenabled = false\nsynthesis_lookahead = 2').join('\n'), /pipeline\.synthesis_lookahead is parsed but has no effect/);
+  assert.match(w('[scheduler]\nmax_batch_wait_ms = 5').join('\n'), /max_batch_wait_ms is parsed but has no effect/);
+  assert.deepEqual(w('[scheduler]\nmax_batch_size = 4\nmax_batch_wait_ms = 5'), []);
+  assert.match(w('[kiln]\nbackend = "native"\n[gpus]\ndevices = [1]').join('\n'), /gpus\.devices is parsed but has no effect/);
+  assert.match(w('[gpus]\ngpu_threads = 8').join('\n'), /gpus\.gpu_threads .*ignored/);
+  assert.equal(parseConfig('', { totalRamBytes: 64 * GIB, env: { FIL_PROOFS_PARAMETER_CACHE: '/srv/params' } }).config.srs.param_cache, '/srv/params');
+  assert.equal(parseConfig('[srs]\nparam_cache = "/x"', { totalRamBytes: 64 * GIB, env: { FIL_PROOFS_PARAMETER_CACHE: '/srv/params' } }).config.srs.param_cache, '/x');
+  assert.equal(parseConfig('', { totalRamBytes: 64 * GIB, env: {} }).config.srs.param_cache, '/data/zk/params');
+});

@@ -1,0 +1,169 @@
+/**
+ * The status page (GET / of the HTTP status server): its JSON timeline and assets in Node, and the page
+ * itself in a real headless browser (Debian's `chromium`): it loads, polls, shows a running job's
+ * partition spans as bars, escapes server strings, and a screenshot is kept in test-artifacts/.
+ * The browser test skips with a message only when no chromium is installed (CI installs it: .ci/run).
+ */
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, test } from 'node:test';
+import { benchSingle, connectEngine } from '../src/client/bench.js';
+import { runDaemon, type Daemon } from '../src/server/daemon.js';
+import type { Timeline } from '../src/server/status-page.js';
+import { repoRoot } from './support.js';
+
+const run = promisify(execFile);
+const XSS = '<img src=x id=pwned onerror="document.body.dataset.pwned=1">';
+
+function findChromium(): string | undefined {
+  const names = [process.env.CHROMIUM, 'chromium', 'chromium-browser', 'google-chrome'].filter((x): x is string => !!x);
+  for (const n of names) {
+    try {
+      execFileSync('sh', ['-c', `command -v "${n}"`], { stdio: 'ignore' });
+      return n;
+    } catch {
+      /* next */
+    }
+  }
+  return undefined;
+}
+
+let dir: string;
+let d: Daemon;
+let base: string;
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'kiln-status-page-'));
+  d = await runDaemon({
+    listen: '127.0.0.1:0',
+    httpListen: '127.0.0.1:0',
+    logLevel: 'silent',
+    handleSignals: false,
+    demo: { constraints: 1000, partitions: 2, cacheDir: dir },
+    configure: (c) => {
+      c.srs.param_cache = dir;
+      c.synthesis.threads = 1;
+    },
+  });
+  base = `http://${d.httpAddress}`;
+});
+
+after(async () => {
+  await d?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('GET / serves the page with a strict CSP; its script and stylesheet; /status/timeline has the partition spans', async () => {
+  const page = await fetch(`${base}/`);
+  assert.equal(page.status, 200);
+  assert.match(page.headers.get('content-type')!, /^text\/html/);
+  assert.match(page.headers.get('content-security-policy')!, /script-src 'self'/);
+  const html = await page.text();
+  assert.match(html, /<script src="\/status-page\.js"><\/script>/);
+  const js = await (await fetch(`${base}/status-page.js`)).text();
+  assert.match(js, /textContent|createTextNode/);
+  assert.doesNotMatch(js, /innerHTML|insertAdjacentHTML|document\.write/);
+  assert.match((await fetch(`${base}/status-page.css`)).headers.get('content-type')!, /^text\/css/);
+  assert.ok(((await (await fetch(`${base}/?json`)).json()) as { endpoints: string[] }).endpoints.includes('/status/timeline'));
+
+  const r = await benchSingle({ addr: d.grpcAddress, type: 'demo', out: () => {} });
+  const tl = (await (await fetch(`${base}/status/timeline`)).json()) as Timeline;
+  const job = tl.jobs.find((j) => j.id === r.job_id)!;
+  assert.equal(job.state, 'completed');
+  assert.equal(job.partitions.length, 2);
+  for (const p of job.partitions) {
+    const names = p.spans.map((s) => s.name);
+    assert.ok(names.includes('synth') && names.includes('prove'), names.join(','));
+    const synth = p.spans.find((s) => s.name === 'synth')!;
+    const prove = p.spans.find((s) => s.name === 'prove')!;
+    assert.ok(synth.startMs >= job.startMs && synth.endMs! <= prove.startMs && prove.endMs! <= job.endMs!, JSON.stringify(p));
+  }
+  assert.ok(job.stages.some((s) => s.name === 'srs'));
+  assert.ok(tl.lanes.some((l) => /^prover \d+$/.test(l.lane) && l.busyMs > 0));
+});
+
+test('the page in headless chromium: a running job\'s partition spans as bars, live polling, escaped strings, a screenshot', async (t) => {
+  const chromium = findChromium();
+  if (!chromium) {
+    // CI installs chromium and sets KILN_REQUIRE_CHROMIUM=1 (.ci/run): there, its absence fails
+    assert.ok(process.env.KILN_REQUIRE_CHROMIUM !== '1', 'KILN_REQUIRE_CHROMIUM=1 (.ci/run) but chromium is not installed');
+    t.skip('chromium is not installed (apt-get install -y chromium); CI installs it in .ci/run');
+    return;
+  }
+  const c = connectEngine(d.grpcAddress);
+  const jobs: string[] = [];
+  let feeding = false;
+  let feeder: Promise<void> | undefined;
+  try {
+    // a job that fails at planning (its error and hostile request id must show as text)
+    await c.call('SubmitProof', { proof_kind: 1000, request_id: XSS, vanilla_proof: Buffer.from('{"partitions": 99}') });
+    // 16-partition jobs, kept coming while the browser runs (so that a job is running whatever the
+    // machine's speed): up to three run (maxJobsInFlight) while the others wait, priorities differ
+    let n = 0;
+    const submit = async (): Promise<void> => {
+      const i = n++;
+      const vanilla = Buffer.from(JSON.stringify({ seed: 10 + i, partitions: 16, constraints: 4000 }));
+      const priority = [2, 3, 1, 4][i % 4];
+      jobs.push((await c.call('SubmitProof', { proof_kind: 1000, request_id: `page-${i}`, priority, vanilla_proof: vanilla })).job_id as string);
+    };
+    for (let i = 0; i < 4; i++) await submit();
+    feeding = true;
+    feeder = (async (): Promise<void> => {
+      while (feeding) {
+        const tl = (await (await fetch(`${base}/status/timeline`)).json()) as Timeline;
+        if (tl.jobs.filter((j) => j.state === 'queued' || j.state === 'running' || j.state === 'planning').length < 4) await submit();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const t0 = Date.now();
+    for (;;) {
+      const tl = (await (await fetch(`${base}/status/timeline`)).json()) as Timeline;
+      if (tl.jobs.some((j) => j.state === 'running' && j.partitions.filter((p) => p.spans.some((s) => s.name === 'prove')).length >= 2)) break;
+      assert.ok(Date.now() - t0 < 120_000, 'no job running with two partitions proving within 120 s');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    // one browser run: the DOM (stdout) and the screenshot of the same moment
+    const artifacts = join(repoRoot, 'test-artifacts');
+    await mkdir(artifacts, { recursive: true });
+    const shot = join(artifacts, 'status-page.png');
+    await rm(shot, { force: true });
+    const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--hide-scrollbars', '--virtual-time-budget=2500', '--window-size=1400,1100'];
+    const t1 = Date.now();
+    const { stdout: dom } = await run(chromium, [...flags, `--screenshot=${shot}`, '--dump-dom', `${base}/`], { maxBuffer: 1 << 26, timeout: 90_000 });
+    t.diagnostic(`chromium: ${Date.now() - t1} ms; ${n} jobs submitted`);
+    feeding = false;
+    await feeder;
+    assert.match(dom, /<body[^>]*data-ready="true"/, 'the page rendered');
+    assert.ok(Number(/data-renders="(\d+)"/.exec(dom)?.[1]) >= 2, 'the page polled and re-rendered');
+    const running = dom.slice(dom.indexOf('id="running"'), dom.indexOf('id="queues"'));
+    assert.match(running, /<div class="job state-running" data-job="[^"]+" data-state="running">/);
+    const rows = running.match(/<div class="row" data-partition="\d+">.*?<\/div><\/div>/g) ?? [];
+    assert.ok(rows.length >= 2, `partition rows: ${rows.length}`);
+    assert.ok(rows.filter((r) => /data-span="synth"/.test(r) && /data-span="prove"/.test(r)).length >= 2, 'two partitions with synthesis and proving bars');
+    assert.match(running, /data-open="true"/, 'an open (running) span');
+    assert.match(running, /style="left: [\d.]+%; width: [\d.]+%;"/);
+    // queued jobs by kind and priority
+    assert.match(dom, /<tr data-kind="demo"><td>demo<\/td>/);
+    // escaping: the hostile request id is text, never an element or a handler
+    assert.doesNotMatch(dom, /id="pwned"/);
+    assert.doesNotMatch(dom, /data-pwned/);
+    assert.match(dom, /vanilla_proof\.partitions: expected an integer in 1\.\.16/);
+    assert.match(dom, /<tr data-circuit="demo-4000">/);
+
+    assert.ok(existsSync(shot), shot);
+    const png = await readFile(shot);
+    assert.equal(png.subarray(1, 4).toString(), 'PNG');
+    assert.ok((await stat(shot)).size > 20_000, 'a screenshot with content');
+    t.diagnostic(`screenshot: ${shot}`);
+  } finally {
+    feeding = false;
+    await feeder?.catch(() => {});
+    for (const id of jobs) await c.call('CancelProof', { job_id: id }).catch(() => {});
+    c.close();
+  }
+});
