@@ -27,7 +27,8 @@ import type { Logger } from 'pino';
 import type { Backend } from '../backend/backend.js';
 import type { Span } from '../util/timing.js';
 import type { EngineConfig } from './config.js';
-import { Job, JobRegistry, CancelledError, errorText, type JobResult } from './jobs.js';
+import { Job, JobRegistry, CancelledError, InvalidRequestError, OverloadError, UnavailableError, errorText, type JobResult } from './jobs.js';
+import { MAX_REQUEST_ID_BYTES, STATUS_JOBS_DEFAULT, STATUS_JOBS_MAX, boundText, waitMs } from '../util/limits.js';
 import { ProverLanes } from './lanes.js';
 import { BufferPool } from './buffers.js';
 import { MemoryBudget, fmtBytes } from './memory.js';
@@ -38,7 +39,7 @@ import { SrsCache, type SrsEntry } from './srs-cache.js';
 import { SynthesisPool } from './synth-pool.js';
 import { AwaitStatus, PRIORITY_NAMES, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest } from './types.js';
 
-export { CancelledError, Job, errorText, type JobResult, type JobState, type JobTimings } from './jobs.js';
+export { CancelledError, InvalidRequestError, Job, OverloadError, UnavailableError, errorText, type JobResult, type JobState, type JobTimings } from './jobs.js';
 export { estimatePartitionBytes } from './partitions.js';
 
 export interface EngineOptions {
@@ -82,6 +83,11 @@ export class Engine {
   private readonly startedAt = Date.now();
   private seq = 0;
   private closed = false;
+  /** Jobs being planned (they count against [daemon] max_queued_jobs with the queued ones). */
+  private planning = 0;
+  private resolveClosing!: () => void;
+  /** Settles when close() starts (waiters on jobs that will not finish here are answered). */
+  private readonly closingSignal = new Promise<void>((r) => (this.resolveClosing = r));
   totals = { completed: 0, failed: 0, cancelled: 0 };
 
   constructor(opts: EngineOptions) {
@@ -132,9 +138,39 @@ export class Engine {
   /** Creates a job (or returns the live one with the same request id). Never throws for bad input:
    *  the job FAILS with a message instead. */
   async submit(req: ProofRequest): Promise<{ job: Job; existing: boolean; queuePosition: number }> {
-    if (this.closed) throw new Error('the engine is shutting down');
+    if (this.closed) throw new UnavailableError('the daemon is shutting down: submit again to the next one');
+    this.checkRequest(req);
     const prev = this.jobs.live(req.requestId);
     if (prev !== undefined) return { job: prev, existing: true, queuePosition: Math.max(0, this.queue.position(prev)) };
+    const limit = this.config.daemon.max_queued_jobs;
+    if (this.queue.length + this.planning >= limit) {
+      throw new OverloadError(`${this.queue.length + this.planning} jobs waiting, the limit ([daemon] max_queued_jobs) is ${limit}: retry later`);
+    }
+    this.planning++;
+    try {
+      return await this.accept(req);
+    } finally {
+      this.planning--;
+    }
+  }
+
+  /** Refuses what the wire cannot mean (InvalidRequestError): enum values outside the proto's and
+   *  oversized request ids. */
+  private checkRequest(req: ProofRequest): void {
+    const idBytes = Buffer.byteLength(req.requestId, 'utf8');
+    if (idBytes > MAX_REQUEST_ID_BYTES) throw new InvalidRequestError(`request_id is ${idBytes} bytes; at most ${MAX_REQUEST_ID_BYTES} are accepted`);
+    if (!Number.isInteger(req.priority) || req.priority < Priority.UNSPECIFIED || req.priority > Priority.CRITICAL) {
+      throw new InvalidRequestError(`priority ${boundText(String(req.priority), 40)} is not a Priority (0 UNSPECIFIED, 1 LOW, 2 NORMAL, 3 HIGH, 4 CRITICAL)`);
+    }
+    const k = req.proofKind;
+    if (!Number.isInteger(k) || (!(k in KIND_LABELS) && k !== ProofKind.UNSPECIFIED && !this.planners.has(k))) {
+      throw new InvalidRequestError(
+        `proof_kind ${boundText(String(k), 40)} is not a ProofKind: unknown proof_kind (expected 1 POREP_SEAL_COMMIT, 2 SNAP_DEALS_UPDATE, 3 WINDOW_POST_PARTITION or 4 WINNING_POST)`,
+      );
+    }
+  }
+
+  private async accept(req: ProofRequest): Promise<{ job: Job; existing: boolean; queuePosition: number }> {
     const planner = this.planners.get(req.proofKind);
     const kindName = planner?.name ?? KIND_LABELS[req.proofKind] ?? `kind-${req.proofKind}`;
     const priority =
@@ -182,15 +218,14 @@ export class Engine {
     const job = this.jobs.get(jobId);
     if (job === undefined) return undefined;
     if (!job.finished) {
-      if (timeoutMs > 0) {
-        let timer: NodeJS.Timeout | undefined;
-        const timedOut = await Promise.race([
-          job.done.then(() => false),
-          new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs))),
-        ]);
-        clearTimeout(timer);
-        if (timedOut) return { jobId, status: AwaitStatus.TIMEOUT, proof: new Uint8Array(0), errorMessage: `job ${jobId} still ${job.state} after ${timeoutMs} ms`, timings: jobTimings(job) };
-      } else await job.done;
+      // any u64 of milliseconds: waited in timer-sized chunks (Node's timers overflow at 2^31 ms)
+      const wait = timeoutMs > 0 && Number.isFinite(timeoutMs) ? timeoutMs : Infinity;
+      const timedOut = await waitMs(wait, Promise.race([job.done, this.closingSignal]));
+      if (!job.finished && !timedOut) throw new UnavailableError(`the daemon is shutting down before job ${jobId} finished`);
+      if (timedOut) {
+        const shown = timeoutMs >= 2 ** 53 ? `${BigInt(Math.round(timeoutMs))}` : String(timeoutMs);
+        return { jobId, status: AwaitStatus.TIMEOUT, proof: new Uint8Array(0), errorMessage: `job ${jobId} still ${job.state} after ${shown} ms`, timings: jobTimings(job) };
+      }
     }
     return this.resultOf(job);
   }
@@ -277,7 +312,7 @@ export class Engine {
     job.queueSpan?.end();
     job.span.end();
     job.state = state;
-    job.error = error;
+    job.error = error === undefined ? undefined : boundText(error);
     job.finishedAtMs = performance.now();
     job.timings = jobTimings(job);
     try {
@@ -329,16 +364,26 @@ export class Engine {
     });
   }
 
-  /** JSON status (GET /status). */
-  status(): Record<string, unknown> {
+  /** JSON status (GET /status): counts of every job by state, and one page of jobs (live ones
+   *  first, then the most recently submitted), `limit` at most STATUS_JOBS_MAX. */
+  status(opts: { offset?: number; limit?: number } = {}): Record<string, unknown> {
     const caps = this.backend.capabilities();
+    const all = this.jobs.all();
+    const byState: Record<string, number> = {};
+    for (const j of all) byState[j.state] = (byState[j.state] ?? 0) + 1;
+    const offset = Math.max(0, Math.floor(opts.offset ?? 0) || 0);
+    const limit = Math.min(STATUS_JOBS_MAX, Math.max(0, Math.floor(opts.limit ?? STATUS_JOBS_DEFAULT) || 0));
+    const ordered = [...all.filter((j) => !j.finished).sort((a, b) => a.seq - b.seq), ...all.filter((j) => j.finished).sort((a, b) => b.seq - a.seq)];
     return {
       uptimeSeconds: Math.floor((Date.now() - this.startedAt) / 1000),
       backend: caps,
       lanes: this.lanesStatus(),
       maxJobsInFlight: this.maxInFlight,
       queues: this.queueStats(),
-      jobs: this.jobs.all().map((j) => j.summary()),
+      jobCounts: { total: all.length, byState },
+      jobsPage: { offset, limit, returned: Math.max(0, Math.min(limit, ordered.length - offset)), total: ordered.length },
+      jobs: ordered.slice(offset, offset + limit).map((j) => j.summary()),
+      limits: { maxQueuedJobs: this.config.daemon.max_queued_jobs, queued: this.queue.length, planning: this.planning },
       srs: this.srs.status(),
       memory: {
         budgetBytes: this.budget.limit,
@@ -354,6 +399,11 @@ export class Engine {
       scheduler: { ...this.config.scheduler },
       totals: { ...this.totals },
     };
+  }
+
+  /** True once close() was called: new work is refused (UNAVAILABLE). */
+  get closing(): boolean {
+    return this.closed;
   }
 
   get uptimeSeconds(): number {
@@ -393,10 +443,12 @@ export class Engine {
       for (const j of running) this.cancel(j.id);
       await Promise.race([all, new Promise((r) => setTimeout(r, 5000).unref())]);
     }
+    this.resolveClosing(); // AwaitProof on a job that did not finish here answers UNAVAILABLE
     this.lanes.close();
     this.budget.close();
     await this.synthPool.close();
     this.buffers.close();
     this.srs.clear();
+    await Promise.all(this.providers.map((p) => p.close?.().catch(() => undefined)));
   }
 }

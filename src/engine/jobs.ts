@@ -4,6 +4,7 @@
  * the retention of finished jobs for AwaitProof and traces.
  */
 import { Span } from '../util/timing.js';
+import { boundText } from '../util/limits.js';
 import type { Queued } from './queue.js';
 import { PRIORITY_NAMES, type ProofWork } from './types.js';
 
@@ -29,6 +30,30 @@ export class CancelledError extends Error {
   constructor() {
     super('cancelled');
     this.name = 'CancelledError';
+  }
+}
+
+/** The request is malformed in a way the wire can say (gRPC INVALID_ARGUMENT). */
+export class InvalidRequestError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidRequestError';
+  }
+}
+
+/** Too many jobs waiting (gRPC RESOURCE_EXHAUSTED). */
+export class OverloadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OverloadError';
+  }
+}
+
+/** The engine is shutting down (gRPC UNAVAILABLE). */
+export class UnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnavailableError';
   }
 }
 
@@ -129,8 +154,9 @@ export class JobRegistry {
   }
 }
 
+/** An error's message, bounded (limits.ts MAX_ERROR_CHARS: a 4 MB message stays out of logs and answers). */
 export function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  return boundText(e instanceof Error ? e.message : String(e));
 }
 
 export const round = (x: number): number => Math.round(x * 100) / 100;

@@ -20,13 +20,17 @@ import type { Backend } from '../backend/backend.js';
 import { C1FormatError, parseC1Input, type C1Output, type Commit2In } from '../filecoin/c1.js';
 import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { sealProofById } from '../filecoin/registry.js';
+import { runOffThread, type OffThreadTask } from '../engine/task-worker.js';
+import { rememberQueryIndices } from '../groth16/queries.js';
+import { rememberShapeDigest } from '../r1cs/shape.js';
 import {
   findOfficialParams,
+  rememberProgram,
+  type PorepShapeTaskResult,
   loadPorepParams,
   porepCircuitId,
   porepInfoForCircuit as infoForCircuit,
   porepProgram,
-  porepShape,
   porepWitnessNative,
   type ParamsSource,
   witnessRunner,
@@ -40,6 +44,7 @@ import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, typ
 import type { PorepWitnessArg } from './porep-c2-worker.js';
 
 const SYNTH_MODULE = new URL('./porep-c2-worker.js', import.meta.url).href;
+const SHAPE_MODULE = new URL('./porep-c2.js', import.meta.url).href;
 
 export { porepCircuitId };
 
@@ -66,15 +71,20 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
 
   const shapeCacheDir = opts.cacheDir ?? join(opts.config.srs.param_cache, 'kiln-cache');
   const notice = opts.notice ?? ((): void => undefined);
-  const officialFiles = new Map<string, string | undefined>();
-  /** `<param_cache>/<circuit id>.params`, or the official v28 file whose sizes match the circuit. */
+  const officialFiles = new Map<string, string>();
+  /** `<param_cache>/<circuit id>.params`, or the official v28 file whose sizes match the circuit.
+   *  Looked up again while not found (a file placed later is seen); the shape is compiled (off the
+   *  event loop) only when v28 files of the circuit's tree tag are there to be told apart. */
   const officialFile = async (id: string): Promise<string | undefined> => {
     if (!officialFiles.has(id)) {
       const info = infoForCircuit(id);
-      officialFiles.set(id, info ? await findOfficialParams(info, () => circuits.shape(id), opts.config.srs.param_cache) : undefined);
+      const f = info ? await findOfficialParams(info, () => circuits.shape(id), opts.config.srs.param_cache) : undefined;
+      if (f !== undefined) officialFiles.set(id, f);
     }
     return officialFiles.get(id);
   };
+  /** Shape compilations in flight (terminated on close). */
+  const compiling = new Set<OffThreadTask<PorepShapeTaskResult>>();
   const paramsFile = (id: string): string => join(opts.config.srs.param_cache, `${id}.params`);
   const circuits: CircuitProvider = {
     knows: (id) => infoForCircuit(id) !== undefined,
@@ -91,8 +101,15 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       if (s === undefined) {
         const info = infoForCircuit(id);
         if (info === undefined) return Promise.reject(new Error(`unknown PoRep circuit ${id}`));
-        s = Promise.resolve().then(() => {
-          const { shape, cached, cacheError } = porepShape(info, shapeCacheDir); // compiled once per size, cached on disk
+        // compiled (or read from the disk cache) once per size in a worker thread: seconds to minutes
+        // and gigabytes that must not block the event loop; concurrent callers share the one promise
+        const task = runOffThread<PorepShapeTaskResult>(SHAPE_MODULE, 'porepShapeTask', { circuitId: id, cacheDir: shapeCacheDir });
+        compiling.add(task);
+        s = task.result.finally(() => compiling.delete(task)).then((r) => {
+          const { shape, cached, cacheError } = r;
+          rememberProgram(shape, r.program);
+          rememberQueryIndices(shape, r.queries);
+          if (r.digest !== undefined) rememberShapeDigest(shape, r.digest);
           notice(
             `circuit ${id}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux ` +
               `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : 'recorded and cached'})`,
@@ -138,6 +155,9 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       );
       if (made.created) notice(`development parameters of ${id} made${made.on === 'gpu' ? ' on the GPU' : ''} in ${(made.ms / 1000).toFixed(1)} s: ${made.path}`);
       return span.time('read', () => loadPorepParams({ kind: 'dev', path: devFile }, shape, opts.backend, devDir));
+    },
+    async close() {
+      await Promise.all([...compiling].map((t) => t.terminate()));
     },
   };
 

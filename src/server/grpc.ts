@@ -8,7 +8,8 @@ import { dirname } from 'node:path';
 import { connect } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { Engine, JobResult } from '../engine/engine.js';
-import { errorText } from '../engine/engine.js';
+import { errorText, InvalidRequestError, OverloadError, UnavailableError } from '../engine/engine.js';
+import { boundText } from '../util/limits.js';
 import { UnknownCircuitError } from '../engine/srs-cache.js';
 import { proofRequest, type ProofRequest } from '../engine/types.js';
 import { MAX_MESSAGE_BYTES, loadProvingEngine, parseListen } from './proto.js';
@@ -63,9 +64,18 @@ export function serviceHandlers(engine: Engine): Record<string, Handler> {
   const wrap =
     (fn: (req: Msg, call: grpc.ServerUnaryCall<Msg, Msg>) => Promise<Msg | [grpc.status, string]>): Handler =>
     (call, cb) => {
-      fn(call.request, call).then(
+      let p: Promise<Msg | [grpc.status, string]>;
+      try {
+        p = fn(call.request, call);
+      } catch (e) {
+        p = Promise.reject(e);
+      }
+      p.then(
         (r) => (Array.isArray(r) ? fail(cb, r[0], r[1]) : cb(null, r)),
         (e: unknown) => {
+          if (e instanceof InvalidRequestError) return fail(cb, grpc.status.INVALID_ARGUMENT, errorText(e));
+          if (e instanceof OverloadError) return fail(cb, grpc.status.RESOURCE_EXHAUSTED, errorText(e));
+          if (e instanceof UnavailableError) return fail(cb, grpc.status.UNAVAILABLE, errorText(e));
           engine.log.error({ err: errorText(e) }, 'gRPC handler failed');
           fail(cb, grpc.status.INTERNAL, errorText(e));
         },
@@ -78,7 +88,7 @@ export function serviceHandlers(engine: Engine): Record<string, Handler> {
   return {
     SubmitProof: wrap(async (m) => submit(m)),
     AwaitProof: wrap(async (m) => {
-      const id = String(m.job_id ?? '');
+      const id = boundText(String(m.job_id ?? ''), 128);
       const r = await engine.await(id, num(m.timeout_ms));
       return r === undefined ? [grpc.status.NOT_FOUND, `job not found: ${id}`] : resultToWire(r);
     }),
@@ -89,7 +99,7 @@ export function serviceHandlers(engine: Engine): Record<string, Handler> {
       return { result: resultToWire(r ?? engine.resultOf(job)) };
     }),
     CancelProof: wrap(async (m) => {
-      const id = String(m.job_id ?? '');
+      const id = boundText(String(m.job_id ?? ''), 128);
       const r = engine.cancel(id);
       return r === undefined ? [grpc.status.NOT_FOUND, `job not found: ${id}`] : { was_running: r.wasRunning };
     }),
@@ -113,6 +123,8 @@ export function serviceHandlers(engine: Engine): Record<string, Handler> {
     GetMetrics: wrap(async () => ({ prometheus_text: await engine.metrics.text() })),
     PreloadSRS: wrap(async (m) => {
       const id = String(m.circuit_id ?? '');
+      if (engine.closing) throw new UnavailableError('the daemon is shutting down');
+      if (id.length > 64) return [grpc.status.INVALID_ARGUMENT, `circuit_id is ${id.length} characters: not a circuit id`];
       try {
         const r = await engine.preloadSrs(id);
         return { already_loaded: r.alreadyLoaded, load_time_ms: Math.round(r.loadTimeMs) };

@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Engine } from '../engine/engine.js';
 import { errorText } from '../engine/engine.js';
+import { STATUS_JOBS_MAX, boundText } from '../util/limits.js';
 import { parseListen } from './proto.js';
 
 const json = (res: ServerResponse, code: number, body: unknown): void => {
@@ -22,7 +23,10 @@ async function route(engine: Engine, req: IncomingMessage, res: ServerResponse):
   const url = new URL(req.url ?? '/', 'http://localhost');
   if (req.method !== 'GET') return json(res, 405, { error: 'only GET' });
   const path = url.pathname.replace(/\/+$/, '') || '/';
-  if (path === '/status') return json(res, 200, engine.status());
+  if (path === '/status') {
+    const n = (k: string): number | undefined => (url.searchParams.has(k) ? Number(url.searchParams.get(k)) : undefined);
+    return json(res, 200, engine.status({ offset: n('offset'), limit: n('limit') }));
+  }
   if (path === '/metrics') {
     const text = await engine.metrics.text();
     res.writeHead(200, { 'content-type': engine.metrics.contentType });
@@ -31,18 +35,19 @@ async function route(engine: Engine, req: IncomingMessage, res: ServerResponse):
   }
   let m = /^\/jobs\/([^/]+)$/.exec(path);
   if (m) {
-    const job = engine.getJob(decodeURIComponent(m[1]));
-    if (!job) return json(res, 404, { error: `job not found: ${m[1]}` });
+    const id = decodeURIComponent(m[1]);
+    const job = engine.getJob(id);
+    if (!job) return json(res, 404, { error: `job not found: ${boundText(id, 128)}` });
     return json(res, 200, { ...job.summary(), spans: job.span.toJSON() });
   }
   m = /^\/trace\/([^/]+)$/.exec(path);
   if (m) {
     const id = decodeURIComponent(m[1]);
-    if (!engine.getJob(id)) return json(res, 404, { error: `job not found: ${id}` });
+    if (!engine.getJob(id)) return json(res, 404, { error: `job not found: ${boundText(id, 128)}` });
     return json(res, 200, engine.trace([id]));
   }
   if (path === '/trace') {
-    const ids = url.searchParams.get('jobs')?.split(',').filter(Boolean) ?? engine.jobIds();
+    const ids = (url.searchParams.get('jobs')?.split(',').filter(Boolean) ?? engine.jobIds()).slice(0, STATUS_JOBS_MAX);
     return json(res, 200, engine.trace(ids));
   }
   if (path === '/') return json(res, 200, { endpoints: ['/status', '/metrics', '/jobs/<id>', '/trace/<id>', '/trace?jobs=a,b'] });
@@ -59,7 +64,8 @@ export async function startHttpServer(engine: Engine, listen: string): Promise<H
   const where = parseListen(listen);
   const server = createServer((req, res) => {
     route(engine, req, res).catch((e: unknown) => {
-      if (!res.headersSent) json(res, 500, { error: errorText(e) });
+      // a malformed URL (bad percent-encoding, e.g. /jobs/%ZZ) is the client's error
+      if (!res.headersSent) json(res, e instanceof URIError ? 400 : 500, { error: errorText(e) });
       else res.end();
     });
   });
