@@ -199,14 +199,21 @@ program
   .option('--http <addr>', 'HTTP status/metrics address host:port (overrides [daemon] status_listen; "" disables)')
   .option('--backend <name>', 'compute backend: auto, cuda, native or reference (overrides [kiln] backend)')
   .option('--log-level <level>', 'trace|debug|info|warn|error (overrides [logging] level)')
+  .option('--demo-kind <constraints>', 'also serve the demo proof kind (proof_kind 1000: synthetic circuits of this many constraints, INSECURE development parameters): tests and smoke benches only')
+  .option('--demo-cache <dir>', 'where the demo kind caches its development parameters (default: a directory under the system temp dir)')
   .action(async (opts) => {
     const { runDaemon } = await import('../server/index.js');
+    const demoConstraints = opts.demoKind === undefined ? undefined : Number(opts.demoKind);
+    if (demoConstraints !== undefined && !(Number.isSafeInteger(demoConstraints) && demoConstraints >= 4)) {
+      throw new Error(`--demo-kind: expected a number of constraints (≥ 4), got ${opts.demoKind}`);
+    }
     const d = await runDaemon({
       configPath: opts.config,
       listen: opts.listen,
       httpListen: opts.http,
       backend: opts.backend,
       logLevel: opts.logLevel,
+      demo: demoConstraints === undefined ? undefined : { constraints: demoConstraints, cacheDir: opts.demoCache },
     });
     console.error(`kiln daemon: gRPC on ${d.grpcAddress}${d.httpAddress ? `, HTTP on ${d.httpAddress}` : ''}`);
     await d.closed;

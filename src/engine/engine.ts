@@ -37,6 +37,7 @@ import { RankedSemaphore, runPartitions } from './partitions.js';
 import { PriorityQueue } from './queue.js';
 import { SrsCache, type SrsEntry } from './srs-cache.js';
 import { SynthesisPool } from './synth-pool.js';
+import type { Journal, JournalJob, JournalOpenResult } from './journal.js';
 import { AwaitStatus, PRIORITY_NAMES, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest } from './types.js';
 
 export { CancelledError, InvalidRequestError, Job, OverloadError, UnavailableError, errorText, type JobResult, type JobState, type JobTimings } from './jobs.js';
@@ -51,6 +52,12 @@ export interface EngineOptions {
   providers?: CircuitProvider[];
   /** Include Node's default process metrics (default true). */
   defaultMetrics?: boolean;
+  /** The job journal ([daemon] state_dir): accepted jobs are recorded before submit() answers. */
+  journal?: Journal;
+}
+
+function journalHeader(job: Job): Omit<JournalJob, 'state'> {
+  return { id: job.id, requestId: job.requestId, kind: job.kind, kindName: job.kindName, priority: job.priority, seq: job.seq, submittedAt: job.submittedAt };
 }
 
 const KIND_LABELS: Record<number, string> = {
@@ -89,9 +96,11 @@ export class Engine {
   /** Settles when close() starts (waiters on jobs that will not finish here are answered). */
   private readonly closingSignal = new Promise<void>((r) => (this.resolveClosing = r));
   totals = { completed: 0, failed: 0, cancelled: 0 };
+  readonly journal: Journal | undefined;
 
   constructor(opts: EngineOptions) {
     this.config = opts.config;
+    this.journal = opts.journal;
     this.backend = opts.backend;
     this.log = opts.logger;
     this.budget = new MemoryBudget(opts.config.memory.total_budget);
@@ -170,12 +179,16 @@ export class Engine {
     }
   }
 
-  private async accept(req: ProofRequest): Promise<{ job: Job; existing: boolean; queuePosition: number }> {
+  private async accept(req: ProofRequest, restored?: JournalJob): Promise<{ job: Job; existing: boolean; queuePosition: number }> {
     const planner = this.planners.get(req.proofKind);
     const kindName = planner?.name ?? KIND_LABELS[req.proofKind] ?? `kind-${req.proofKind}`;
     const priority =
       req.priority >= Priority.LOW && req.priority <= Priority.CRITICAL ? req.priority : (planner?.defaultPriority ?? Priority.NORMAL);
-    const job = new Job(`${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`, req.requestId, req.proofKind, kindName, priority, this.seq++);
+    const job =
+      restored !== undefined
+        ? new Job(restored.id, restored.requestId, restored.kind, kindName, restored.priority, restored.seq, restored.submittedAt)
+        : new Job(`${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`, req.requestId, req.proofKind, kindName, priority, this.seq++);
+    if (restored !== undefined) job.journaled = true;
     this.jobs.add(job);
 
     if (planner === undefined) {
@@ -199,6 +212,20 @@ export class Engine {
     if (!Number.isInteger(job.work.partitions) || job.work.partitions < 1) {
       this.finish(job, 'failed', `planner ${planner.name}: bad partition count ${job.work.partitions}`);
       return { job, existing: false, queuePosition: 0 };
+    }
+    if (this.journal !== undefined && !job.journaled) {
+      // durable before SubmitProof answers: the request file and the accept record are fsync'd
+      try {
+        await this.journal.accept(journalHeader(job), req);
+        job.journaled = true;
+      } catch (e) {
+        this.finish(job, 'failed', `the job could not be recorded durably: ${errorText(e)}`);
+        return { job, existing: false, queuePosition: 0 };
+      }
+      if (job.cancelRequested) {
+        this.finish(job, 'cancelled');
+        return { job, existing: false, queuePosition: 0 };
+      }
     }
     job.state = 'queued';
     job.queueSpan = job.span.child('queue');
@@ -236,12 +263,14 @@ export class Engine {
     return { jobId: job.id, status, proof: job.proof ?? new Uint8Array(0), errorMessage: job.error ?? '', timings: job.timings };
   }
 
-  /** CancelProof. undefined when the job is unknown. */
-  cancel(jobId: string): { wasRunning: boolean } | undefined {
+  /** CancelProof. undefined when the job is unknown. `byUser` false: a shutdown's cancellation,
+   *  not recorded in the journal (the job resumes at the next start). */
+  cancel(jobId: string, byUser = true): { wasRunning: boolean } | undefined {
     const job = this.jobs.get(jobId);
     if (job === undefined) return undefined;
     if (job.finished) return { wasRunning: false };
     job.cancelRequested = true;
+    if (byUser) job.cancelledByUser = true;
     if (job.state === 'queued') {
       this.queue.remove(job);
       this.finish(job, 'cancelled');
@@ -268,6 +297,7 @@ export class Engine {
     const work = job.work!;
     this.running.add(job);
     job.state = 'running';
+    if (job.journaled) this.journal?.running(job.id).catch((e: unknown) => this.log.error({ err: errorText(e) }, 'job journal'));
     job.startedAtMs = performance.now();
     job.queueSpan?.end();
     let entry: SrsEntry | undefined;
@@ -322,9 +352,65 @@ export class Engine {
     }
     if (state !== 'completed') job.proof = undefined;
     this.totals[state]++;
-    reportFinishedJob(job, state, error, this.metrics, this.log);
+    reportFinishedJob(job, state, job.error, this.metrics, this.log);
+    // a job a shutdown interrupted stays unfinished in the journal: it resumes at the next start
+    const interrupted = this.closed && state === 'cancelled' && !job.cancelledByUser;
+    if (this.journal !== undefined && !interrupted) {
+      this.journal
+        .finish({
+          ...journalHeader(job),
+          state,
+          finishedAt: Date.now(),
+          proof: job.proof === undefined ? undefined : Buffer.from(job.proof).toString('base64'),
+          error: job.error,
+          timings: job.timings,
+        })
+        .catch((e: unknown) => this.log.error({ err: errorText(e) }, 'job journal'));
+    }
     job.settle();
-    this.jobs.retire(job, this.config.kiln.job_retention_s * 1000);
+    this.jobs.retire(job, this.config.kiln.job_retention_s * 1000, (j) => this.journal?.forget(j.id));
+  }
+
+  /**
+   * After a restart: the journal's finished jobs are kept for AwaitProof (until their retention
+   * ends), its unfinished ones (queued or running when the daemon stopped) are planned again from
+   * their stored requests and queued under their ids, in their old order.
+   */
+  async recover(r: JournalOpenResult): Promise<{ requeued: number; kept: number; failed: number }> {
+    Object.assign(this.totals, r.totals);
+    const all = [...r.unfinished, ...r.finished];
+    this.seq = Math.max(this.seq, ...all.map((j) => j.seq + 1));
+    const now = Date.now();
+    for (const f of r.finished) {
+      const job = new Job(f.id, f.requestId, f.kind, f.kindName, f.priority, f.seq, f.submittedAt);
+      job.state = f.state;
+      job.journaled = true;
+      job.proof = f.proof === undefined ? undefined : new Uint8Array(Buffer.from(f.proof, 'base64'));
+      job.error = f.error;
+      if (f.timings) job.timings = f.timings;
+      job.span.end();
+      job.settle();
+      this.jobs.add(job);
+      this.jobs.retire(job, (f.finishedAt ?? now) + this.config.kiln.job_retention_s * 1000 - now, (j) => this.journal?.forget(j.id));
+    }
+    let failed = 0;
+    for (const u of r.unfinished) {
+      let req: ProofRequest;
+      try {
+        req = await this.journal!.request(u.id);
+      } catch (e) {
+        failed++;
+        const job = new Job(u.id, u.requestId, u.kind, u.kindName, u.priority, u.seq, u.submittedAt);
+        job.journaled = true;
+        this.jobs.add(job);
+        this.finish(job, 'failed', `after a restart: its stored request could not be read: ${errorText(e)}`);
+        continue;
+      }
+      const { job } = await this.accept(req, u);
+      if (job.state === 'failed') failed++;
+    }
+    this.log.info({ requeued: r.unfinished.length - failed, kept: r.finished.length, failed }, 'jobs recovered from the journal');
+    return { requeued: r.unfinished.length - failed, kept: r.finished.length, failed };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -433,14 +519,15 @@ export class Engine {
   async close(graceMs = 30_000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const j of [...this.queue.toArray()]) this.cancel(j.id);
+    // with a journal, queued jobs stay recorded and resume at the next start; without, they are cancelled
+    if (this.journal === undefined) for (const j of [...this.queue.toArray()]) this.cancel(j.id);
     const running = [...this.running];
     const all = Promise.all(running.map((j) => j.done));
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([all.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs)))]);
     clearTimeout(timer);
     if (timedOut) {
-      for (const j of running) this.cancel(j.id);
+      for (const j of running) this.cancel(j.id, false);
       await Promise.race([all, new Promise((r) => setTimeout(r, 5000).unref())]);
     }
     this.resolveClosing(); // AwaitProof on a job that did not finish here answers UNAVAILABLE
@@ -450,5 +537,6 @@ export class Engine {
     this.buffers.close();
     this.srs.clear();
     await Promise.all(this.providers.map((p) => p.close?.().catch(() => undefined)));
+    await this.journal?.close();
   }
 }

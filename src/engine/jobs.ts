@@ -65,7 +65,10 @@ export class Job implements Queued {
   proof: Uint8Array | undefined;
   error: string | undefined;
   cancelRequested = false;
-  readonly submittedAt = Date.now();
+  /** Cancelled by a client (CancelProof), not by a shutdown (whose jobs resume at the next start). */
+  cancelledByUser = false;
+  /** Recorded in the journal (accepted durably). */
+  journaled = false;
   startedAtMs: number | undefined;
   finishedAtMs: number | undefined;
   partitionsDone = 0;
@@ -81,6 +84,7 @@ export class Job implements Queued {
     readonly kindName: string,
     readonly priority: number,
     readonly seq: number,
+    readonly submittedAt = Date.now(),
   ) {
     this.span = new Span('job');
     this.done = new Promise((r) => (this.resolveDone = r));
@@ -145,11 +149,12 @@ export class JobRegistry {
   }
 
   /** Forgets a finished job `retentionMs` from now (AwaitProof and traces see it until then). */
-  retire(job: Job, retentionMs: number): void {
+  retire(job: Job, retentionMs: number, onForget?: (job: Job) => void): void {
     const timer = setTimeout(() => {
       this.jobs.delete(job.id);
       if (this.byRequest.get(job.requestId) === job) this.byRequest.delete(job.requestId);
-    }, retentionMs);
+      onForget?.(job);
+    }, Math.max(0, Math.min(retentionMs, 2 ** 31 - 1)));
     timer.unref();
   }
 }
