@@ -277,9 +277,11 @@ export class Engine {
       return { wasRunning: false };
     }
     if (job.state === 'planning') return { wasRunning: false };
-    // running: drop its partitions waiting for a lane; the rest stops at the next partition boundary
+    // running: drop its partitions waiting for a lane; the one proving stops at the prover's next
+    // phase boundary (the abort signal), one being synthesised when its witness is made
+    job.abort.abort(new CancelledError());
     this.lanes.dropJob(job);
-    this.log.info({ job: job.id }, 'cancelling running job at the next partition boundary');
+    this.log.info({ job: job.id }, 'cancelling running job at the next phase boundary');
     return { wasRunning: true };
   }
 

@@ -65,6 +65,8 @@ export class Job implements Queued {
   proof: Uint8Array | undefined;
   error: string | undefined;
   cancelRequested = false;
+  /** Aborted on cancellation: the prover checks it between its phases. */
+  readonly abort = new AbortController();
   /** Cancelled by a client (CancelProof), not by a shutdown (whose jobs resume at the next start). */
   cancelledByUser = false;
   /** Recorded in the journal (accepted durably). */

@@ -130,7 +130,10 @@ export async function runPartitions(deps: PipelineDeps, job: Job, work: ProofWor
       } finally {
         synth.end();
       }
-      if (job.cancelRequested) throw new CancelledError();
+      if (job.cancelRequested) {
+        witness.release?.(); // the witness buffer goes back to the pool
+        throw new CancelledError();
+      }
       const reservation = res;
       const p = lanes
         .prove(job, k, work.circuitId, entry, witness, ps)

@@ -85,6 +85,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
   };
   /** Shape compilations in flight (terminated on close). */
   const compiling = new Set<OffThreadTask<PorepShapeTaskResult>>();
+  const devTasks = new Set<OffThreadTask<unknown>>();
   const paramsFile = (id: string): string => join(opts.config.srs.param_cache, `${id}.params`);
   const circuits: CircuitProvider = {
     knows: (id) => infoForCircuit(id) !== undefined,
@@ -140,9 +141,23 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
           ? `parameters of ${id}: INSECURE development parameters (no official ones in ${opts.config.srs.param_cache}), cached: ${devFile}`
           : `parameters of ${id}: no official parameters in ${opts.config.srs.param_cache}: generating INSECURE development parameters once${where} (cached in ${devDir})`,
       );
-      // made (when missing) and then read like any parameter file, each step its own span
+      // made (when missing) and then read like any parameter file, each step its own span. The CPU
+      // setup runs in a worker thread (it would hold the event loop for as long as it takes).
       let last = 0;
+      const offThread = !devSetupOnDevice(opts.backend) && (opts.backend.name === 'native' || opts.backend.name === 'reference');
       const made = await span.time('dev_setup', () =>
+        offThread
+          ? (() => {
+              const task = runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(SHAPE_MODULE, 'porepDevParamsTask', {
+                circuitId: id,
+                cacheDir: shapeCacheDir,
+                devDir,
+                backend: opts.backend.name,
+              });
+              devTasks.add(task);
+              return task.result.finally(() => devTasks.delete(task));
+            })()
+          :
         ensureDevParamsFile(shape, opts.backend, devDir, {
           progressIntervalMs: 1000,
           onProgress: (p) => {
@@ -157,7 +172,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       return span.time('read', () => loadPorepParams({ kind: 'dev', path: devFile }, shape, opts.backend, devDir));
     },
     async close() {
-      await Promise.all([...compiling].map((t) => t.terminate()));
+      await Promise.all([...compiling, ...devTasks].map((t) => t.terminate()));
     },
   };
 

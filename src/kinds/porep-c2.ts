@@ -13,7 +13,7 @@ import { type AnyParameters, readVerifyingKeyFile, type VerifyingKey } from '../
 import { loadParams } from '../groth16/params-native.js';
 import { decodeProofs, PROOF_BYTES } from '../groth16/proof.js';
 import { checkParamsForShape, domainSize, expectedParamsCounts, queryIndices, type QueryIndices } from '../groth16/queries.js';
-import { devParamsPath, devParamsPathForDigest, loadOrCreateDevParams } from '../groth16/setup.js';
+import { devParamsPath, devParamsPathForDigest, ensureDevParamsFile, loadOrCreateDevParams, type EnsureDevParamsResult } from '../groth16/setup.js';
 import { CountingSystem } from '../r1cs/counter.js';
 import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
 import type { CircuitShape } from '../r1cs/cs.js';
@@ -108,6 +108,20 @@ export interface PorepShapeTaskResult {
   digest: string | undefined;
   cached: boolean;
   cacheError?: string;
+}
+
+/**
+ * Makes the INSECURE development parameter file of a circuit id when missing, meant to run in a
+ * worker thread (engine/task-worker.ts): the CPU setup evaluates the circuit at tau in this thread
+ * for seconds to hours. The shape is read from the cache `porepShapeTask` filled (or compiled).
+ */
+export async function porepDevParamsTask(arg: { circuitId: string; cacheDir: string; devDir: string; backend: string }): Promise<EnsureDevParamsResult> {
+  const info = porepInfoForCircuit(arg.circuitId);
+  if (info === undefined) throw new Error(`unknown PoRep circuit ${arg.circuitId}`);
+  const { shape } = porepShape(info, arg.cacheDir);
+  const { selectBackend } = await import('../backend/select.js');
+  const r = await ensureDevParamsFile(shape, selectBackend(arg.backend), arg.devDir);
+  return r;
 }
 
 /**
