@@ -287,6 +287,30 @@ describe('PoRep adapter', () => {
     }
   });
 
+  test('an inconsistent C1 is refused before synthesis, naming the first mismatch', async () => {
+    const text = (await readFile(fixture('2KiB.c1.json'))).toString('utf8');
+    const cases: [string, (c: any, p: any) => void, RegExp][] = [
+      ['comm_r replaced', (c) => (c.comm_r[3] ^= 1), /partition 0 challenge 0 .*comm_r ≠ Poseidon2\(comm_c, comm_r_last\)/],
+      ['c_x.column.index', (_c, p) => (p.replica_column_proofs.c_x.column.index += 1), /c_x\.column\.index/],
+      ['comm_r_last leaf', (_c, p) => (p.comm_r_last_proof.data.Single.leaf[0] ^= 1), /comm_r_last path does not lead to its root/],
+      ['comm_d root', (_c, p) => (p.comm_d_proofs.data.Single.root[0] ^= 1), /comm_d proof root ≠ comm_d/],
+      ['labelling parent', (_c, p) => (p.labeling_proofs[0].parents[0][0] ^= 1), /labeling_proofs\[0\]\.parents\[0\]: not the label of parent column/],
+      ['drg parent index', (_c, p) => (p.replica_column_proofs.drg_parents[0].column.index ^= 1), /drg_parents\[0\]: index \d+, graph says \d+/],
+    ];
+    for (const [what, mutate, re] of cases) {
+      const c = JSON.parse(text);
+      mutate(c, c.vanilla_proofs.StackedDrg2KiBV1[0][0]);
+      const t0 = performance.now();
+      await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from(JSON.stringify(c)) }), (e: unknown) => {
+        assert.ok(e instanceof PlanError, what);
+        assert.match(e.message, /^the C1's vanilla proofs are inconsistent: /, what);
+        assert.match(e.message, re, `${what}: ${e.message}`);
+        return true;
+      });
+      assert.ok(performance.now() - t0 < 10_000, what);
+    }
+  });
+
   test('plans porep-2k with one partition (no circuit compiled); no parameters is refused by name', async () => {
     const fx = await readFile(fixture('2KiB.commit2in.json'));
     const work = await plan(porep, { proofKind: 1, vanillaProof: fx, sectorSize: 2048, registeredProof: 5 });

@@ -5,6 +5,7 @@
  * argument, posts the result back transferring every typed array's buffer inside it (no copy), and
  * ends. The daemon's GetStatus keeps answering meanwhile. `terminate()` stops the work (shutdown).
  */
+import { setPriority } from 'node:os';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 
 export interface OffThreadTask<T> {
@@ -58,6 +59,13 @@ function buffersOf(v: unknown, out = new Set<ArrayBuffer>(), seen = new Set<obje
 
 if (!isMainThread && parentPort !== null && workerData?.module !== undefined) {
   const { module, fn, arg } = workerData as { module: string; fn: string; arg: unknown };
+  // Background work: on Linux the nice value is per thread and pid 0 is this thread, so the event
+  // loop thread (GetStatus, the prover's scheduling) keeps its priority over this one.
+  try {
+    setPriority(0, 10);
+  } catch {
+    /* not permitted: run at the default priority */
+  }
   void (async () => {
     try {
       const mod = (await import(module)) as Record<string, unknown>;

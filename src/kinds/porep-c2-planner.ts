@@ -203,6 +203,14 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         throw new PlanError(`sector_number ${req.sectorNumber} does not match the Commit2In SectorNum ${c2.sectorNum}`);
       }
       const circuitId = porepCircuitId(info.sectorSize);
+      // fail fast: an inconsistent C1 (a replaced comm_r, a broken path, a wrong parent or column
+      // index) is named now, in a worker thread, instead of costing a whole proof that then fails
+      // to verify
+      const check = await ctx.synthPool.run<{ failures: string[]; count: number }>({ module: SYNTH_MODULE, fn: 'porepCheck', arg: { c1 } });
+      if (check.count > 0) {
+        const more = check.count > 1 ? ` (and ${check.count - 1} more inconsistenc${check.count === 2 ? 'y' : 'ies'})` : '';
+        throw new PlanError(`the C1's vanilla proofs are inconsistent: ${check.failures[0]}${more}`);
+      }
       let inputs: bigint[][];
       try {
         inputs = c1.partitions.map((_, k) => partitionPublicInputs(c1, k));
