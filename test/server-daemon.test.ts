@@ -431,3 +431,116 @@ describe('limits', () => {
     }
   });
 });
+
+describe('access control', () => {
+  test('TCP with a token: calls without it (or with another) are UNAUTHENTICATED, with it served; HTTP checks Host and hides job details', async () => {
+    const d5dir = await mkdtemp(join(tmpdir(), 'kiln-daemon-auth-'));
+    const warnings: string[] = [];
+    const { pino } = await import('pino');
+    const logger = pino({ level: 'warn' }, { write: (s: string) => void warnings.push(JSON.parse(s).msg) });
+    const d = await runDaemon({
+      listen: '127.0.0.1:0',
+      httpListen: ':0', // loopback by default
+      handleSignals: false,
+      logger,
+      configure: (c) => {
+        c.srs.param_cache = d5dir;
+        c.daemon.auth_token = 's3cret-token';
+      },
+    });
+    const c = makeClient(d.grpcAddress);
+    try {
+      await assert.rejects(c.call('GetStatus', {}), (e: any) => e.code === grpc.status.UNAUTHENTICATED && /bearer token/.test(e.details));
+      await assert.rejects(c.call('SubmitProof', { proof_kind: 1 }), (e: any) => e.code === grpc.status.UNAUTHENTICATED);
+      const callWith = (tok: string) =>
+        new Promise<Msg>((resolve, reject) => {
+          const md = new grpc.Metadata();
+          md.set('authorization', `Bearer ${tok}`);
+          const def = protoLoader.loadSync(join(ROOT, 'proto', 'cuzk.proto'), { keepCase: true, longs: Number, enums: Number, defaults: true });
+          const pkg = grpc.loadPackageDefinition(def) as any;
+          const cl = new pkg.cuzk.v1.ProvingEngine(d.grpcAddress, grpc.credentials.createInsecure());
+          cl.GetStatus({}, md, (err: Error | null, res: Msg) => {
+            cl.close();
+            err ? reject(err) : resolve(res);
+          });
+        });
+      await assert.rejects(callWith('wrong'), (e: any) => e.code === grpc.status.UNAUTHENTICATED);
+      assert.ok((await callWith('s3cret-token')).queues.length >= 4);
+      assert.match(d.httpAddress!, /^127\.0\.0\.1:\d+$/);
+      assert.deepEqual(warnings, [], 'loopback listeners: no warning');
+      const get = (path: string, headers: Record<string, string> = {}) => fetch(`http://${d.httpAddress}${path}`, { headers });
+      // Host allow-list (DNS rebinding): fetch cannot set Host, node:http can
+      const { request } = await import('node:http');
+      const withHost = (host: string) =>
+        new Promise<number>((resolve, reject) => {
+          const [hn, port] = d.httpAddress!.split(':');
+          const r = request({ host: hn, port: Number(port), path: '/status', headers: { host } }, (res) => {
+            res.resume();
+            resolve(res.statusCode!);
+          });
+          r.on('error', reject);
+          r.end();
+        });
+      assert.equal(await withHost('evil.example'), 403);
+      assert.equal(await withHost('evil.example:80'), 403);
+      assert.equal(await withHost('localhost:1234'), 200);
+      assert.equal(await withHost('[::1]:1'), 200);
+      const st = await (await get('/status')).json();
+      assert.ok(!('jobs' in st) && /Bearer/.test(st.jobsHidden) && st.jobCounts !== undefined);
+      assert.equal((await get('/jobs/abc')).status, 401);
+      assert.equal((await get('/trace')).status, 401);
+      assert.equal((await get('/jobs/abc', { authorization: 'Bearer s3cret-token' })).status, 404);
+      assert.ok(Array.isArray((await (await get('/status', { authorization: 'Bearer s3cret-token' })).json()).jobs));
+      assert.equal((await get('/metrics')).status, 200);
+    } finally {
+      c.close();
+      await d.close();
+    }
+    // a non-loopback listener without credentials gets a loud warning
+    warnings.length = 0;
+    const d2 = await runDaemon({ listen: '0.0.0.0:0', httpListen: '', handleSignals: false, logger, configure: (c) => (c.srs.param_cache = d5dir) });
+    await d2.close();
+    assert.ok(warnings.some((w) => /reachable from other machines, WITHOUT TLS OR A TOKEN/.test(w)), warnings.join('\n'));
+    await rm(d5dir, { recursive: true, force: true });
+  });
+
+  test('TLS from config: a client trusting the certificate is served, a plaintext one is not', async () => {
+    const d6dir = await mkdtemp(join(tmpdir(), 'kiln-daemon-tls-'));
+    const { execFileSync } = await import('node:child_process');
+    try {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+        '-keyout', join(d6dir, 'key.pem'), '-out', join(d6dir, 'cert.pem')], { stdio: 'ignore' });
+    } catch {
+      assert.fail('openssl is needed to make a test certificate');
+    }
+    const d = await runDaemon({
+      listen: '127.0.0.1:0',
+      httpListen: '',
+      logLevel: 'silent',
+      handleSignals: false,
+      configure: (c) => {
+        c.srs.param_cache = d6dir;
+        c.daemon.tls_cert = join(d6dir, 'cert.pem');
+        c.daemon.tls_key = join(d6dir, 'key.pem');
+      },
+    });
+    try {
+      const def = protoLoader.loadSync(join(ROOT, 'proto', 'cuzk.proto'), { keepCase: true, longs: Number, enums: Number, defaults: true });
+      const pkg = grpc.loadPackageDefinition(def) as any;
+      const ca = await readFile(join(d6dir, 'cert.pem'));
+      const call = (creds: grpc.ChannelCredentials) =>
+        new Promise<Msg>((resolve, reject) => {
+          const cl = new pkg.cuzk.v1.ProvingEngine(d.grpcAddress, creds);
+          cl.GetStatus({}, { deadline: Date.now() + 5000 }, (err: Error | null, res: Msg) => {
+            cl.close();
+            err ? reject(err) : resolve(res);
+          });
+        });
+      assert.ok((await call(grpc.credentials.createSsl(ca))).queues.length >= 4);
+      await assert.rejects(call(grpc.credentials.createInsecure()));
+    } finally {
+      await d.close();
+      await rm(d6dir, { recursive: true, force: true });
+    }
+  });
+});

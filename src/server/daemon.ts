@@ -13,6 +13,7 @@ import { loadConfig, type EngineConfig } from '../engine/config.js';
 import { Engine } from '../engine/engine.js';
 import { Journal, cleanTempFiles, type JournalOpenResult } from '../engine/journal.js';
 import { builtinKinds, createDemoKind } from '../kinds/index.js';
+import { grpcServerCredentials, resolveAuthToken } from './auth.js';
 import { startGrpcServer, type GrpcServerHandle } from './grpc.js';
 import { startHttpServer, type HttpServerHandle } from './http.js';
 
@@ -104,8 +105,13 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   let grpcServer: GrpcServerHandle | undefined;
   let httpServer: HttpServerHandle | undefined;
   try {
-    grpcServer = await startGrpcServer(engine, config.daemon.listen);
-    if (config.daemon.status_listen !== '') httpServer = await startHttpServer(engine, config.daemon.status_listen);
+    const token = await resolveAuthToken(config.daemon);
+    const credentials = await grpcServerCredentials(config.daemon);
+    const warn = (m: string): void => log.warn(m);
+    grpcServer = await startGrpcServer(engine, config.daemon.listen, { token, credentials, warn });
+    if (config.daemon.status_listen !== '') {
+      httpServer = await startHttpServer(engine, config.daemon.status_listen, { token, hosts: config.daemon.status_hosts, warn });
+    }
   } catch (e) {
     await grpcServer?.close();
     await engine.close(0);

@@ -12,6 +12,7 @@ import type { Engine } from '../engine/engine.js';
 import { errorText } from '../engine/engine.js';
 import { STATUS_JOBS_MAX, boundText } from '../util/limits.js';
 import { parseListen } from './proto.js';
+import { bearer, hostAllowed, isLoopback, tokenMatches } from './auth.js';
 
 const json = (res: ServerResponse, code: number, body: unknown): void => {
   const text = JSON.stringify(body, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
@@ -19,14 +20,40 @@ const json = (res: ServerResponse, code: number, body: unknown): void => {
   res.end(text);
 };
 
-async function route(engine: Engine, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export interface HttpServerOptions {
+  /** The bearer token: when set, job details (the job list of /status, /jobs, /trace) need
+   *  `Authorization: Bearer <token>`; counts, queues and /metrics do not. */
+  token?: string;
+  /** Host header names answered besides the loopback ones ([daemon] status_hosts). */
+  hosts?: readonly string[];
+  /** Told about a listener other machines can reach. */
+  warn?: (msg: string) => void;
+}
+
+async function route(engine: Engine, req: IncomingMessage, res: ServerResponse, opts: HttpServerOptions & { boundHost: string }): Promise<void> {
+  // DNS rebinding: a page of another site that resolves its name to this address is refused
+  if (!hostAllowed(req.headers.host, opts.hosts ?? [], opts.boundHost)) {
+    return json(res, 403, { error: `Host ${boundText(String(req.headers.host ?? '(none)'), 100)} is not served here (add it to [daemon] status_hosts)` });
+  }
   const url = new URL(req.url ?? '/', 'http://localhost');
   if (req.method !== 'GET') return json(res, 405, { error: 'only GET' });
   const path = url.pathname.replace(/\/+$/, '') || '/';
+  const token = opts.token ?? '';
+  const authorized = token === '' || tokenMatches(bearer(req.headers.authorization), token);
+  const needToken = (): void => {
+    res.setHeader('www-authenticate', 'Bearer');
+    json(res, 401, { error: 'job details need the token: send "Authorization: Bearer <token>" ([daemon] auth_token)' });
+  };
   if (path === '/status') {
     const n = (k: string): number | undefined => (url.searchParams.has(k) ? Number(url.searchParams.get(k)) : undefined);
-    return json(res, 200, engine.status({ offset: n('offset'), limit: n('limit') }));
+    const st = engine.status({ offset: n('offset'), limit: authorized ? n('limit') : 0 });
+    if (!authorized) {
+      delete st.jobs;
+      st.jobsHidden = 'job ids, request ids and errors are shown with "Authorization: Bearer <token>"';
+    }
+    return json(res, 200, st);
   }
+  if (!authorized && (path.startsWith('/jobs/') || path === '/trace' || path.startsWith('/trace/'))) return needToken();
   if (path === '/metrics') {
     const text = await engine.metrics.text();
     res.writeHead(200, { 'content-type': engine.metrics.contentType });
@@ -60,10 +87,18 @@ export interface HttpServerHandle {
   close(): Promise<void>;
 }
 
-export async function startHttpServer(engine: Engine, listen: string): Promise<HttpServerHandle> {
-  const where = parseListen(listen);
+export async function startHttpServer(engine: Engine, listen: string, opts: HttpServerOptions = {}): Promise<HttpServerHandle> {
+  // `:PORT` binds loopback only: the status server shows what the daemon is doing
+  const where = parseListen(listen, '127.0.0.1');
+  const boundHost = 'socket' in where ? 'localhost' : where.host;
+  if (!('socket' in where) && !isLoopback(where.host)) {
+    opts.warn?.(
+      `the HTTP status server listens on ${where.host}:${where.port}, reachable from other machines` +
+        (opts.token ? '' : ' and WITHOUT A TOKEN: anyone who can reach it sees every job id, request id and error (set [daemon] auth_token)'),
+    );
+  }
   const server = createServer((req, res) => {
-    route(engine, req, res).catch((e: unknown) => {
+    route(engine, req, res, { ...opts, boundHost }).catch((e: unknown) => {
       // a malformed URL (bad percent-encoding, e.g. /jobs/%ZZ) is the client's error
       if (!res.headersSent) json(res, e instanceof URIError ? 400 : 500, { error: errorText(e) });
       else res.end();
