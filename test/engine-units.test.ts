@@ -311,6 +311,14 @@ describe('PoRep adapter', () => {
     }
   });
 
+  test("with the wrapper's Miner, a C1 of another miner (replica_id) is refused before synthesis", async () => {
+    const w = JSON.parse((await readFile(fixture('2KiB.commit2in.json'))).toString('utf8'));
+    assert.equal(w.Miner, 'f01001');
+    await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from(JSON.stringify({ ...w, Miner: 'f01002' })) }), /inconsistent: replica_id: does not match SHA256/);
+    await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from(JSON.stringify({ ...w, SectorNum: w.SectorNum + 1 })) }), /replica_id: does not match/);
+    await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from(JSON.stringify({ ...w, Miner: 'not-an-address' })) }), /Miner "not-an-address"/);
+  });
+
   test('plans porep-2k with one partition (no circuit compiled); no parameters is refused by name', async () => {
     const fx = await readFile(fixture('2KiB.commit2in.json'));
     const work = await plan(porep, { proofKind: 1, vanillaProof: fx, sectorSize: 2048, registeredProof: 5 });

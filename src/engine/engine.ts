@@ -38,6 +38,10 @@ import { PriorityQueue } from './queue.js';
 import { SrsCache, type SrsEntry } from './srs-cache.js';
 import { SynthesisPool } from './synth-pool.js';
 import type { Journal, JournalJob, JournalOpenResult } from './journal.js';
+import { affineProof, encodedVerifyingKey } from './verify-task.js';
+import type { Proof } from '../groth16/proof.js';
+
+const VERIFY_MODULE = new URL('./verify-task.js', import.meta.url).href;
 import { AwaitStatus, PRIORITY_NAMES, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest } from './types.js';
 
 export { CancelledError, InvalidRequestError, Job, OverloadError, UnavailableError, errorText, type JobResult, type JobState, type JobTimings } from './jobs.js';
@@ -75,6 +79,8 @@ export class Engine {
   readonly srs: SrsCache;
   readonly buffers: BufferPool;
   readonly synthPool: SynthesisPool;
+  /** One worker thread verifying partition proofs (off the event loop). */
+  readonly verifyPool = new SynthesisPool(1);
   readonly metrics: EngineMetrics;
   readonly laneCount: number;
   readonly maxInFlight: number;
@@ -308,7 +314,15 @@ export class Engine {
     try {
       entry = await job.span.time('srs', (s) => this.srs.acquire(work.circuitId, s));
       const proofs = await runPartitions(
-        { config: this.config, backend: this.backend, budget: this.budget, lanes: this.lanes, laneOf: this.laneOf, inFlight: this.partitionSlots },
+        {
+          config: this.config,
+          backend: this.backend,
+          budget: this.budget,
+          lanes: this.lanes,
+          laneOf: this.laneOf,
+          inFlight: this.partitionSlots,
+          verify: (e, proof, inputs) => this.verifyOffThread(e, proof, inputs),
+        },
         job,
         work,
         entry,
@@ -326,6 +340,12 @@ export class Engine {
     }
     this.finish(job, outcome, error);
     this.pump();
+  }
+
+  /** A partition proof checked in the verification worker (noble's pairing: tens of ms of JS). */
+  private async verifyOffThread(entry: SrsEntry, proof: Proof, inputs: bigint[]): Promise<{ ok: boolean; encoded: Uint8Array }> {
+    const { vk, vkId } = encodedVerifyingKey(entry.params.vk);
+    return this.verifyPool.run<{ ok: boolean; encoded: Uint8Array }>({ module: VERIFY_MODULE, fn: 'verifyEncoded', arg: { vk, vkId, proof: affineProof(proof), inputs } });
   }
 
   /** Whether another job of the same circuit may still hand partitions to the lanes. */
@@ -536,6 +556,7 @@ export class Engine {
     this.lanes.close();
     this.budget.close();
     await this.synthPool.close();
+    await this.verifyPool.close();
     this.buffers.close();
     this.srs.clear();
     await Promise.all(this.providers.map((p) => p.close?.().catch(() => undefined)));

@@ -18,7 +18,7 @@
  * acknowledged write survives a crash) with nothing but node:fs, and stays readable with `cat`.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, open, readFile, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JobTimings } from './jobs.js';
 import { proofRequest, type ProofRequest } from './types.js';
@@ -309,7 +309,7 @@ export class Journal {
     this.jobs.set(job.id, job);
     return this.serial(async () => {
       await this.write(line({ t: 'finish', job }));
-      await rm(this.requestPath(job.id), { force: true });
+      await unlink(this.requestPath(job.id)).catch(() => undefined);
       if (this.appended > 1000 + 4 * this.jobs.size) await this.compact();
     });
   }

@@ -7,7 +7,7 @@
  */
 import type { Backend } from '../backend/backend.js';
 import { FR_BYTES } from '../field/layout.js';
-import { encodeProof } from '../groth16/proof.js';
+import { encodeProof, type Proof } from '../groth16/proof.js';
 import { domainSize } from '../groth16/queries.js';
 import { verifyProof } from '../groth16/verifier.js';
 import type { CircuitShape } from '../r1cs/cs.js';
@@ -91,6 +91,8 @@ export interface PipelineDeps {
    *  witnesses (4.2 GB each at 32 GiB) are made only as fast as the lanes take them; served by job
    *  priority, then submission order. */
   inFlight: RankedSemaphore;
+  /** Verifies a partition proof off the event loop (default: verifyProof on this thread). */
+  verify?: (entry: SrsEntry, proof: Proof, inputs: bigint[]) => Promise<{ ok: boolean; encoded: Uint8Array }>;
 }
 
 /** Synthesises, proves and verifies every partition of `work`; returns the encoded proofs in order.
@@ -138,12 +140,14 @@ export async function runPartitions(deps: PipelineDeps, job: Job, work: ProofWor
       const p = lanes
         .prove(job, k, work.circuitId, entry, witness, ps)
         .then(({ proof }) =>
-          ps.time('verify', () => {
-            if (!verifyProof(entry.pvk, proof, witness.inputs)) {
+          ps.time('verify', async () => {
+            const v = deps.verify !== undefined ? await deps.verify(entry, proof, witness.inputs) : undefined;
+            const ok = v !== undefined ? v.ok : verifyProof(entry.pvk, proof, witness.inputs);
+            if (!ok) {
               throw new Error(`partition ${k}: the proof did not verify against its ${witness.inputs.length} public inputs (circuit ${work.circuitId})`);
             }
             job.partitionsDone++;
-            return encodeProof(proof);
+            return v?.encoded ?? encodeProof(proof);
           }),
         )
         .catch((e: unknown) => {

@@ -17,9 +17,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
-import { C1FormatError, parseC1Input, type C1Output, type Commit2In } from '../filecoin/c1.js';
-import { partitionPublicInputs } from '../filecoin/public-inputs.js';
-import { sealProofById } from '../filecoin/registry.js';
+import type { C1Output } from '../filecoin/c1.js';
+import { sealProofById, sealProofInfo } from '../filecoin/registry.js';
 import { runOffThread, type OffThreadTask } from '../engine/task-worker.js';
 import { rememberQueryIndices } from '../groth16/queries.js';
 import { rememberShapeDigest } from '../r1cs/shape.js';
@@ -41,7 +40,7 @@ import type { CircuitShape } from '../r1cs/cs.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { EngineConfig } from '../engine/config.js';
 import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork } from '../engine/types.js';
-import type { PorepWitnessArg } from './porep-c2-worker.js';
+import type { PorepPlanTaskResult, PorepWitnessArg } from './porep-c2-worker.js';
 
 const SYNTH_MODULE = new URL('./porep-c2-worker.js', import.meta.url).href;
 const SHAPE_MODULE = new URL('./porep-c2.js', import.meta.url).href;
@@ -183,14 +182,12 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
     defaultPriority: Priority.NORMAL,
     async plan(req, ctx): Promise<ProofWork> {
       if (req.vanillaProof.length === 0) throw new PlanError('vanilla_proof is empty: expected the Commit2In JSON wrapper {SectorNum, Phase1Out, SectorSize}');
-      let c2: Commit2In;
-      try {
-        c2 = parseC1Input(req.vanillaProof);
-      } catch (e) {
-        if (e instanceof C1FormatError) throw new PlanError(`vanilla_proof (Commit2In): ${e.message}`);
-        throw new PlanError(`vanilla_proof (Commit2In): ${(e as Error).message}`);
-      }
-      const c1 = c2.phase1Out;
+      // parsing, the public inputs and the consistency checks run in a synthesis worker
+      const planned = await ctx.synthPool.run<PorepPlanTaskResult>({ module: SYNTH_MODULE, fn: 'porepPlanTask', arg: { bytes: req.vanillaProof } });
+      if (!planned.ok) throw new PlanError(planned.error);
+      const c2 = planned.c2;
+      // the registry's own object again (the worker sent a copy)
+      const c1: C1Output = { ...c2.phase1Out, registeredProof: sealProofInfo(c2.phase1Out.registeredProof.name) ?? c2.phase1Out.registeredProof };
       const info = c1.registeredProof;
       if (req.sectorSize !== 0 && req.sectorSize !== c2.sectorSize) {
         throw new PlanError(`sector_size ${req.sectorSize} does not match the Commit2In SectorSize ${c2.sectorSize} (${info.name})`);
@@ -204,19 +201,13 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       }
       const circuitId = porepCircuitId(info.sectorSize);
       // fail fast: an inconsistent C1 (a replaced comm_r, a broken path, a wrong parent or column
-      // index) is named now, in a worker thread, instead of costing a whole proof that then fails
-      // to verify
-      const check = await ctx.synthPool.run<{ failures: string[]; count: number }>({ module: SYNTH_MODULE, fn: 'porepCheck', arg: { c1 } });
-      if (check.count > 0) {
-        const more = check.count > 1 ? ` (and ${check.count - 1} more inconsistenc${check.count === 2 ? 'y' : 'ies'})` : '';
-        throw new PlanError(`the C1's vanilla proofs are inconsistent: ${check.failures[0]}${more}`);
+      // index) is named now instead of costing a whole proof that then fails to verify
+      if (planned.count > 0) {
+        const more = planned.count > 1 ? ` (and ${planned.count - 1} more inconsistenc${planned.count === 2 ? 'y' : 'ies'})` : '';
+        throw new PlanError(`the C1's vanilla proofs are inconsistent: ${planned.failures[0]}${more}`);
       }
-      let inputs: bigint[][];
-      try {
-        inputs = c1.partitions.map((_, k) => partitionPublicInputs(c1, k));
-      } catch (e) {
-        throw new PlanError(`public inputs of ${info.name}: ${(e as Error).message}`);
-      }
+      if (planned.inputs === undefined) throw new PlanError(planned.inputsError ?? 'no public inputs');
+      const inputs = planned.inputs;
       let c1Ref: C1Output | undefined = c1;
       return {
         circuitId,
