@@ -96,11 +96,13 @@ export class Engine {
   private readonly startedAt = Date.now();
   private seq = 0;
   private closed = false;
+  /** close() has waited for the running jobs: an await on an unfinished job answers UNAVAILABLE. */
+  private closedFully = false;
   /** Jobs being planned (they count against [daemon] max_queued_jobs with the queued ones). */
   private planning = 0;
-  private resolveClosing!: () => void;
-  /** Settles when close() starts (waiters on jobs that will not finish here are answered). */
-  private readonly closingSignal = new Promise<void>((r) => (this.resolveClosing = r));
+  /** AwaitProof calls waiting, woken when close() ends (their jobs will not finish here). A set
+   *  rather than one shared promise: each wait removes itself, nothing accumulates over a long run. */
+  private readonly closeWaiters = new Set<() => void>();
   totals = { completed: 0, failed: 0, cancelled: 0 };
   readonly journal: Journal | undefined;
 
@@ -253,7 +255,15 @@ export class Engine {
     if (!job.finished) {
       // any u64 of milliseconds: waited in timer-sized chunks (Node's timers overflow at 2^31 ms)
       const wait = timeoutMs > 0 && Number.isFinite(timeoutMs) ? timeoutMs : Infinity;
-      const timedOut = await waitMs(wait, Promise.race([job.done, this.closingSignal]));
+      let onClose!: () => void;
+      const closing = new Promise<void>((r) => (onClose = r));
+      this.closeWaiters.add(onClose);
+      let timedOut: boolean;
+      try {
+        timedOut = this.closedFully || (this.closed && !this.running.has(job)) ? false : await waitMs(wait, Promise.race([job.done, closing]));
+      } finally {
+        this.closeWaiters.delete(onClose);
+      }
       if (!job.finished && !timedOut) throw new UnavailableError(`the daemon is shutting down before job ${jobId} finished`);
       if (timedOut) {
         const shown = timeoutMs >= 2 ** 53 ? `${BigInt(Math.round(timeoutMs))}` : String(timeoutMs);
@@ -552,7 +562,8 @@ export class Engine {
       for (const j of running) this.cancel(j.id, false);
       await Promise.race([all, new Promise((r) => setTimeout(r, 5000).unref())]);
     }
-    this.resolveClosing(); // AwaitProof on a job that did not finish here answers UNAVAILABLE
+    this.closedFully = true;
+    for (const wake of [...this.closeWaiters]) wake(); // AwaitProof on a job that did not finish here answers UNAVAILABLE
     this.lanes.close();
     this.budget.close();
     await this.synthPool.close();
