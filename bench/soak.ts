@@ -187,7 +187,7 @@ async function main(): Promise<void> {
     const last = rss[rss.length - 1];
     console.error(
       `  ${Math.round((Date.now() - start) / 1000)} s: ${proofs.completed} proofs, ${[...errors.values()].reduce((n, m) => n + [...m.values()].reduce((a, b) => a + b, 0), 0)} malformed answered, ` +
-        `GetStatus p99 ${pct(statusMs, 99).toFixed(1)} ms, RSS ${last?.mb} MB`,
+        `daemon RSS ${last?.mb} MB (GetStatus latencies come at the end, from the probe thread)`,
     );
   }, 30_000);
   await Promise.all([
