@@ -199,6 +199,11 @@ async function main(): Promise<void> {
   clearInterval(rssTimer);
   rss.push({ s: Math.round((Date.now() - start) / 1000), mb: Math.round(rssOf(child.pid!) / 2 ** 20) });
   const st = await conn.call('GetStatus', {});
+  // the daemon's own event-loop delay (prom-client's default metrics): what GetStatus waits for
+  // inside the daemon, as opposed to the machine's scheduling of its threads
+  const metrics = String((await conn.call('GetMetrics', {})).prometheus_text ?? '');
+  const lag = (name: string): number => Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(metrics)?.[1] ?? NaN) * 1000;
+  const eventLoopLagMs = { p50: +lag('kiln_nodejs_eventloop_lag_p50_seconds').toFixed(2), p99: +lag('kiln_nodejs_eventloop_lag_p99_seconds').toFixed(2), max: +lag('kiln_nodejs_eventloop_lag_max_seconds').toFixed(2) };
   conn.close();
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
@@ -216,6 +221,7 @@ async function main(): Promise<void> {
     errorsByClass: Object.fromEntries([...errors].map(([cls, m]) => [cls, Object.fromEntries(m)])),
     unclean,
     getStatusMs: { calls: statusMs.length, p50: +pct(statusMs, 50).toFixed(2), p99: +pct(statusMs, 99).toFixed(2), max: +Math.max(...statusMs).toFixed(2) },
+    eventLoopLagMs,
     rssMb: rss,
   };
   console.log(`soak: ${minutes} min, ${report.host}`);
@@ -224,6 +230,7 @@ async function main(): Promise<void> {
   for (const [cls, m] of errors) console.log(`    ${cls.padEnd(16)} ${[...m].map(([k, v]) => `${k} ${v}`).join(', ')}`);
   console.log(`  unclean answers: ${unclean.length}${unclean.length ? `\n    ${unclean.slice(0, 20).join('\n    ')}` : ''}`);
   console.log(`  GetStatus: ${statusMs.length} calls, p50 ${report.getStatusMs.p50} ms, p99 ${report.getStatusMs.p99} ms, max ${report.getStatusMs.max} ms`);
+  console.log(`  the daemon's event-loop delay: p50 ${eventLoopLagMs.p50} ms, p99 ${eventLoopLagMs.p99} ms, max ${eventLoopLagMs.max} ms`);
   const step = Math.max(1, Math.floor(rss.length / 12));
   console.log(`  daemon RSS (s: MB): ${rss.filter((_, i) => i % step === 0 || i === rss.length - 1).map((x) => `${x.s}: ${x.mb}`).join(', ')}`);
   if (jsonOut) writeFileSync(jsonOut, JSON.stringify(report, null, 2));
