@@ -492,6 +492,21 @@ describe('access control', () => {
       assert.equal((await get('/jobs/abc', { authorization: 'Bearer s3cret-token' })).status, 404);
       assert.ok(Array.isArray((await (await get('/status', { authorization: 'Bearer s3cret-token' })).json()).jobs));
       assert.equal((await get('/metrics')).status, 200);
+      // the bench client: --token-file sends the token; without it the daemon refuses
+      const { execFile } = await import('node:child_process');
+      const { writeFile } = await import('node:fs/promises');
+      await writeFile(join(d5dir, 'token'), 's3cret-token\n');
+      const kiln = (args: string[]) =>
+        new Promise<{ code: number; out: string }>((resolve) =>
+          execFile(process.execPath, [join(ROOT, 'dist/src/cli/main.js'), 'bench', '--addr', d.grpcAddress, ...args, 'status'], (err, stdout, stderr) =>
+            resolve({ code: err ? Number((err as any).code ?? 1) : 0, out: stdout + stderr }),
+          ),
+        );
+      const withToken = await kiln(['--token-file', join(d5dir, 'token')]);
+      assert.equal(withToken.code, 0, withToken.out);
+      const without = await kiln([]);
+      assert.notEqual(without.code, 0);
+      assert.match(without.out, /UNAUTHENTICATED|bearer token/);
     } finally {
       c.close();
       await d.close();

@@ -222,7 +222,16 @@ program
 const bench = program
   .command('bench')
   .description('client for a running daemon: single proofs, batches, status, SRS preload/evict, cancel, metrics, traces')
-  .option('--addr <addr>', 'daemon gRPC address (host:port or unix:///path)', 'unix:///run/curio/cuzk.sock');
+  .option('--addr <addr>', 'daemon gRPC address (host:port or unix:///path)', 'unix:///run/curio/cuzk.sock')
+  .option('--token-file <file>', "file whose first line is the daemon's bearer token ([daemon] auth_token)")
+  .hook('preAction', async () => {
+    const file = bench.opts().tokenFile as string | undefined;
+    if (file === undefined) return;
+    const { readFile } = await import('node:fs/promises');
+    const token = (await readFile(file, 'utf8')).split('\n')[0].trim();
+    if (token === '') throw new Error(`--token-file ${file}: empty`);
+    (await import('../client/bench.js')).setAuthToken(token);
+  });
 const addr = (): string => bench.opts().addr;
 bench
   .command('single')
