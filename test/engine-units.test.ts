@@ -17,6 +17,14 @@ import { chromeTrace, gapWarnings, uncoveredMs } from '../src/engine/observabili
 import { PlanError, proofRequest } from '../src/engine/types.js';
 import { Span } from '../src/util/timing.js';
 import { fixture } from './support.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import type { Backend } from '../src/backend/backend.js';
+import { Engine } from '../src/engine/engine.js';
+import { createDemoKind } from '../src/kinds/demo-circuit.js';
+import { AwaitStatus, ProofKind } from '../src/engine/types.js';
 
 const GIB = 1024 ** 3;
 
@@ -279,6 +287,38 @@ describe('PoRep adapter', () => {
     }
   });
 
+  test('an inconsistent C1 is refused before synthesis, naming the first mismatch', async () => {
+    const text = (await readFile(fixture('2KiB.c1.json'))).toString('utf8');
+    const cases: [string, (c: any, p: any) => void, RegExp][] = [
+      ['comm_r replaced', (c) => (c.comm_r[3] ^= 1), /partition 0 challenge 0 .*comm_r ≠ Poseidon2\(comm_c, comm_r_last\)/],
+      ['c_x.column.index', (_c, p) => (p.replica_column_proofs.c_x.column.index += 1), /c_x\.column\.index/],
+      ['comm_r_last leaf', (_c, p) => (p.comm_r_last_proof.data.Single.leaf[0] ^= 1), /comm_r_last path does not lead to its root/],
+      ['comm_d root', (_c, p) => (p.comm_d_proofs.data.Single.root[0] ^= 1), /comm_d proof root ≠ comm_d/],
+      ['labelling parent', (_c, p) => (p.labeling_proofs[0].parents[0][0] ^= 1), /labeling_proofs\[0\]\.parents\[0\]: not the label of parent column/],
+      ['drg parent index', (_c, p) => (p.replica_column_proofs.drg_parents[0].column.index ^= 1), /drg_parents\[0\]: index \d+, graph says \d+/],
+    ];
+    for (const [what, mutate, re] of cases) {
+      const c = JSON.parse(text);
+      mutate(c, c.vanilla_proofs.StackedDrg2KiBV1[0][0]);
+      const t0 = performance.now();
+      await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from(JSON.stringify(c)) }), (e: unknown) => {
+        assert.ok(e instanceof PlanError, what);
+        assert.match(e.message, /^the C1's vanilla proofs are inconsistent: /, what);
+        assert.match(e.message, re, `${what}: ${e.message}`);
+        return true;
+      });
+      assert.ok(performance.now() - t0 < 10_000, what);
+    }
+  });
+
+  test("with the wrapper's Miner, a C1 of another miner (replica_id) is refused before synthesis", async () => {
+    const w = JSON.parse((await readFile(fixture('2KiB.commit2in.json'))).toString('utf8'));
+    assert.equal(w.Miner, 'f01001');
+    await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from(JSON.stringify({ ...w, Miner: 'f01002' })) }), /inconsistent: replica_id: does not match SHA256/);
+    await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from(JSON.stringify({ ...w, SectorNum: w.SectorNum + 1 })) }), /replica_id: does not match/);
+    await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from(JSON.stringify({ ...w, Miner: 'not-an-address' })) }), /Miner "not-an-address"/);
+  });
+
   test('plans porep-2k with one partition (no circuit compiled); no parameters is refused by name', async () => {
     const fx = await readFile(fixture('2KiB.commit2in.json'));
     const work = await plan(porep, { proofKind: 1, vanillaProof: fx, sectorSize: 2048, registeredProof: 5 });
@@ -364,5 +404,59 @@ describe('BufferPool (witness buffers reused across partitions)', () => {
     pool.close();
     await tick();
     assert.equal(be.allocs, be.frees);
+  });
+});
+
+describe('cancellation reaches the prover', () => {
+  test('a cancelled running job stops at the next prover phase, frees its lane, and reports CANCELLED', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kiln-cancel-'));
+    const real = selectBackend(nativeAvailable() ? 'native' : 'reference');
+    // the prover's backend calls each take ≥ PHASE_MS more: a partition proof has 9 such steps
+    const PHASE_MS = 250;
+    const calls: string[] = [];
+    const slow = new Proxy(real, {
+      get(target, prop, recv) {
+        const v = Reflect.get(target, prop, recv);
+        if (typeof v !== 'function') return v;
+        if (!['csrMatVec', 'quotient', 'msmG1', 'msmG2'].includes(String(prop))) return v.bind(target);
+        return async (...args: unknown[]) => {
+          calls.push(String(prop));
+          const r = await v.apply(target, args);
+          await new Promise((res) => setTimeout(res, PHASE_MS));
+          return r;
+        };
+      },
+    }) as Backend;
+    const config = defaultConfig(64 * GIB);
+    config.gpus.gpu_workers_per_device = 1;
+    config.synthesis.threads = 1;
+    config.pipeline.enabled = false;
+    const demo = createDemoKind({ constraints: 1000, partitions: 2, cacheDir: dir, backend: real });
+    const engine = new Engine({ config, backend: slow, logger: pino({ level: 'silent' }), planners: [demo.planner], providers: [demo.circuits], defaultMetrics: false });
+    try {
+      const req = (seed: number, partitions: number) =>
+        proofRequest({ proofKind: ProofKind.KILN_DEMO, vanillaProof: Buffer.from(JSON.stringify({ seed, partitions })) });
+      const { job } = await engine.submit(req(1, 3));
+      const { job: next } = await engine.submit(req(50, 1));
+      // wait until the first partition's proof is in its MSMs
+      while (!calls.includes('msmG1')) await new Promise((r) => setTimeout(r, 5));
+      const before = calls.length;
+      const t0 = performance.now();
+      assert.deepEqual(engine.cancel(job.id), { wasRunning: true });
+      const r = await engine.await(job.id);
+      const cancelMs = performance.now() - t0;
+      assert.equal(r?.status, AwaitStatus.CANCELLED);
+      // at most the step in flight ran after the cancel (a whole proof is 9 steps of ≥ 250 ms)
+      assert.ok(calls.length - before <= 1, `${calls.length - before} prover steps after the cancel`);
+      assert.ok(cancelMs < 2 * PHASE_MS + 200, `CANCELLED after ${cancelMs.toFixed(0)} ms`);
+      console.log(`# cancel → CANCELLED in ${cancelMs.toFixed(0)} ms (one prover step is ≥ ${PHASE_MS} ms; the partition proof ≥ ${9 * PHASE_MS} ms)`);
+      // the lane is free: the next job proves and completes
+      const rn = await engine.await(next.id);
+      assert.equal(rn?.status, AwaitStatus.COMPLETED, rn?.errorMessage);
+      assert.deepEqual(engine.budget.reservations().filter((x) => x.label.includes(job.id)), [], 'the cancelled job holds no memory');
+    } finally {
+      await engine.close(0);
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

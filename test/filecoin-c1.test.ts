@@ -86,7 +86,7 @@ test('verification catches tampered proofs that are still well formed', () => {
     ['exp parent index', (c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][0].replica_column_proofs.exp_parents[2].column.index ^= 1; }, /exp_parents\[2\]/],
     ['column row', (c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][0].replica_column_proofs.drg_parents[1].column.rows[0][3] ^= 1; }, /drg_parents\[1\]/],
     ['comm_r', (c) => { c.comm_r[0] ^= 1; }, /comm_r/],
-    ['seed', (c) => { c.seed[0] ^= 1; }, /challenge should be/],
+    ['seed', (c) => { c.seed[0] ^= 1; }, /challenge \(c_x\.column\.index\) should be/],
     ['data leaf', (c) => { c.vanilla_proofs.StackedDrg2KiBV1[0][1].comm_d_proofs.data.Single.leaf[0] ^= 1; }, /encoding|comm_d path/],
   ];
   for (const [name, edit, expect] of cases) {

@@ -222,9 +222,8 @@ describe('kiln daemon over gRPC', () => {
       assert.equal(r.status, STATUS.FAILED, what);
       assert.match(r.error_message, re, what);
     }
-    const unknown = (await rpc.call('Prove', { submit: { proof_kind: 77, vanilla_proof: c2in } })).result;
-    assert.equal(unknown.status, STATUS.FAILED);
-    assert.match(unknown.error_message, /unknown proof_kind 77/);
+    // a value outside the ProofKind enum is refused outright (INVALID_ARGUMENT), no job made
+    await assert.rejects(rpc.call('Prove', { submit: { proof_kind: 77, vanilla_proof: c2in } }), (e: any) => e.code === grpc.status.INVALID_ARGUMENT && /unknown proof_kind/.test(e.details));
     for (const [kind, re] of [
       [2, /SNAP_DEALS_UPDATE proofs are not implemented yet/],
       [3, /registered_proof 0 is StackedDrgWinning2KiBV1, not a WindowPoSt proof/],
@@ -300,6 +299,267 @@ describe('daemon lifecycle', () => {
       c3.close();
     } finally {
       await rm(d2dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** GetStatus round trips while `during` runs: every latency (ms). */
+async function statusLatencies(c: ReturnType<typeof makeClient>, during: Promise<unknown>): Promise<number[]> {
+  const lat: number[] = [];
+  let done = false;
+  during.then(() => (done = true), () => (done = true));
+  while (!done) {
+    const t0 = performance.now();
+    await c.call('GetStatus', {});
+    lat.push(performance.now() - t0);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return lat;
+}
+const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+
+describe('no blocking work on the event loop', () => {
+  test('PreloadSRS porep-32g without parameters answers FAILED_PRECONDITION within 1 s; GetStatus stays under 50 ms', async () => {
+    const t0 = performance.now();
+    const preload = rpc.call('PreloadSRS', { circuit_id: 'porep-32g' });
+    const lat = await statusLatencies(rpc, preload);
+    await assert.rejects(preload, (e: any) => e.code === grpc.status.FAILED_PRECONDITION && /no parameters for porep-32g/.test(e.details));
+    const ms = performance.now() - t0;
+    console.log(`# PreloadSRS porep-32g without parameters: ${ms.toFixed(0)} ms; GetStatus max ${Math.max(...lat).toFixed(1)} ms over ${lat.length}`);
+    assert.ok(ms < 1000, `answered in ${ms} ms`);
+    assert.ok(Math.max(...lat) < 50, `GetStatus max ${Math.max(...lat)} ms`);
+  });
+
+  test('a PoRep shape compiles in a worker thread: GetStatus keeps answering within 50 ms meanwhile', async () => {
+    const d3dir = await mkdtemp(join(tmpdir(), 'kiln-daemon-shape-'));
+    const d = await runDaemon({
+      listen: `unix://${join(d3dir, 'k.sock')}`,
+      logLevel: 'silent',
+      handleSignals: false,
+      shutdownGraceSeconds: 1,
+      configure: (c) => {
+        c.srs.param_cache = d3dir;
+        c.srs.dev_params = true; // parameters can be had: the 2 KiB shape (2.7 M constraints) is compiled first
+      },
+    });
+    const c = makeClient(d.grpcAddress);
+    try {
+      const preload = c.call('PreloadSRS', { circuit_id: 'porep-2k' }, 600_000);
+      preload.catch(() => {});
+      const lat = await statusLatencies(c, new Promise((r) => setTimeout(r, 4000)));
+      console.log(`# GetStatus while the porep-2k shape compiles: ${lat.length} calls, p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms`);
+      assert.ok(lat.length > 40, `${lat.length} answers in 4 s`);
+      assert.ok(pct(lat, 99) < 50, `GetStatus p99 ${pct(lat, 99)} ms`);
+    } finally {
+      c.close();
+      await d.close(); // terminates the compiling worker
+      await rm(d3dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('limits', () => {
+  test('request_id, priority and proof_kind are checked (INVALID_ARGUMENT); timeouts of any u64 wait', async () => {
+    const bad = (m: Msg, re: RegExp) =>
+      assert.rejects(rpc.call('SubmitProof', m), (e: any) => e.code === grpc.status.INVALID_ARGUMENT && re.test(e.details));
+    await bad(demoReq({ request_id: 'x'.repeat(257) }), /request_id is 257 bytes; at most 256/);
+    await bad(demoReq({ priority: 9 }), /priority 9 is not a Priority/);
+    await bad(demoReq({ proof_kind: 1001 }), /proof_kind 1001 is not a ProofKind/);
+    assert.ok((await rpc.call('SubmitProof', demoReq({ request_id: 'y'.repeat(256) }, { seed: 1, partitions: 1 }))).job_id);
+    // 2^63 and 2^64 − 1 ms: the wait is chunked, the job's answer comes (no TIMEOUT after 23 ms)
+    for (const t of ['9223372036854775808', '18446744073709551615']) {
+      const { job_id } = await rpc.call('SubmitProof', demoReq({}, { seed: 7, partitions: 3 }));
+      const r = await rpc.call('AwaitProof', { job_id, timeout_ms: t });
+      assert.equal(r.status, STATUS.COMPLETED, `${t}: ${r.error_message}`);
+    }
+  });
+
+  test('deep nesting and huge values get a short, clear error; /jobs/%ZZ is 400; /status is one page', async () => {
+    const deep = (await rpc.call("Prove", { submit: { proof_kind: DEMO, vanilla_proof: Buffer.from("[".repeat(200_000)) } })).result;
+    assert.equal(deep.status, STATUS.FAILED);
+    assert.match(deep.error_message, /nested deeper than 64 levels/);
+    const c1deep = (await rpc.call('Prove', { submit: { proof_kind: 1, vanilla_proof: Buffer.from('{"a":'.repeat(100_000)) } })).result;
+    assert.match(c1deep.error_message, /nested deeper than 64 levels/);
+    const huge = (await rpc.call('Prove', { submit: demoReq({}, { seed: 'z'.repeat(5_000_000) }) })).result;
+    assert.equal(huge.status, STATUS.FAILED);
+    assert.ok(huge.error_message.length < 4200, `${huge.error_message.length} characters`);
+    assert.match(huge.error_message, /more characters cut\]$/);
+    const res = await fetch(`http://${daemon.httpAddress}/jobs/%ZZ`);
+    assert.equal(res.status, 400);
+    const st = await http(daemon, '/status?limit=3');
+    assert.equal(st.jobs.length, 3);
+    assert.ok(st.jobCounts.total > 3);
+    assert.equal(st.jobsPage.limit, 3);
+    assert.ok(st.jobCounts.byState.completed >= 1);
+    assert.equal((await http(daemon, '/status?limit=100000')).jobsPage.limit, 500);
+  });
+
+  test('overload answers RESOURCE_EXHAUSTED with the configured limit; shutdown answers UNAVAILABLE', async () => {
+    const d4dir = await mkdtemp(join(tmpdir(), 'kiln-daemon-limits-'));
+    const d = await runDaemon({
+      listen: `unix://${join(d4dir, 'k.sock')}`,
+      logLevel: 'silent',
+      handleSignals: false,
+      shutdownGraceSeconds: 3,
+      demo: { constraints: CONSTRAINTS, partitions: 2, cacheDir: join(dir, 'params') },
+      configure: (c) => {
+        c.srs.param_cache = join(dir, 'params');
+        c.gpus.gpu_workers_per_device = 1;
+        c.pipeline.enabled = false; // one job in flight
+        c.daemon.max_queued_jobs = 2;
+      },
+    });
+    const c = makeClient(d.grpcAddress);
+    try {
+      const ids: string[] = [];
+      let refused: any;
+      for (let i = 0; i < 6 && refused === undefined; i++) {
+        try {
+          ids.push((await c.call('SubmitProof', demoReq({}, { seed: 100 + i, partitions: 4 }))).job_id);
+        } catch (e) {
+          refused = e;
+        }
+      }
+      assert.ok(refused, 'a submission was refused');
+      assert.equal(refused.code, grpc.status.RESOURCE_EXHAUSTED);
+      assert.match(refused.details, /max_queued_jobs\) is 2/);
+      const closing = d.close();
+      await new Promise((r) => setTimeout(r, 20));
+      await assert.rejects(c.call('SubmitProof', demoReq({}, { seed: 1 })), (e: any) => e.code === grpc.status.UNAVAILABLE);
+      await assert.rejects(c.call('PreloadSRS', { circuit_id: 'demo-100' }), (e: any) => e.code === grpc.status.UNAVAILABLE);
+      await closing;
+    } finally {
+      c.close();
+      await d.close();
+      await rm(d4dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('access control', () => {
+  test('TCP with a token: calls without it (or with another) are UNAUTHENTICATED, with it served; HTTP checks Host and hides job details', async () => {
+    const d5dir = await mkdtemp(join(tmpdir(), 'kiln-daemon-auth-'));
+    const warnings: string[] = [];
+    const { pino } = await import('pino');
+    const logger = pino({ level: 'warn' }, { write: (s: string) => void warnings.push(JSON.parse(s).msg) });
+    const d = await runDaemon({
+      listen: '127.0.0.1:0',
+      httpListen: ':0', // loopback by default
+      handleSignals: false,
+      logger,
+      configure: (c) => {
+        c.srs.param_cache = d5dir;
+        c.daemon.auth_token = 's3cret-token';
+      },
+    });
+    const c = makeClient(d.grpcAddress);
+    try {
+      await assert.rejects(c.call('GetStatus', {}), (e: any) => e.code === grpc.status.UNAUTHENTICATED && /bearer token/.test(e.details));
+      await assert.rejects(c.call('SubmitProof', { proof_kind: 1 }), (e: any) => e.code === grpc.status.UNAUTHENTICATED);
+      const callWith = (tok: string) =>
+        new Promise<Msg>((resolve, reject) => {
+          const md = new grpc.Metadata();
+          md.set('authorization', `Bearer ${tok}`);
+          const def = protoLoader.loadSync(join(ROOT, 'proto', 'cuzk.proto'), { keepCase: true, longs: Number, enums: Number, defaults: true });
+          const pkg = grpc.loadPackageDefinition(def) as any;
+          const cl = new pkg.cuzk.v1.ProvingEngine(d.grpcAddress, grpc.credentials.createInsecure());
+          cl.GetStatus({}, md, (err: Error | null, res: Msg) => {
+            cl.close();
+            err ? reject(err) : resolve(res);
+          });
+        });
+      await assert.rejects(callWith('wrong'), (e: any) => e.code === grpc.status.UNAUTHENTICATED);
+      assert.ok((await callWith('s3cret-token')).queues.length >= 4);
+      assert.match(d.httpAddress!, /^127\.0\.0\.1:\d+$/);
+      assert.deepEqual(warnings, [], 'loopback listeners: no warning');
+      const get = (path: string, headers: Record<string, string> = {}) => fetch(`http://${d.httpAddress}${path}`, { headers });
+      // Host allow-list (DNS rebinding): fetch cannot set Host, node:http can
+      const { request } = await import('node:http');
+      const withHost = (host: string) =>
+        new Promise<number>((resolve, reject) => {
+          const [hn, port] = d.httpAddress!.split(':');
+          const r = request({ host: hn, port: Number(port), path: '/status', headers: { host } }, (res) => {
+            res.resume();
+            resolve(res.statusCode!);
+          });
+          r.on('error', reject);
+          r.end();
+        });
+      assert.equal(await withHost('evil.example'), 403);
+      assert.equal(await withHost('evil.example:80'), 403);
+      assert.equal(await withHost('localhost:1234'), 200);
+      assert.equal(await withHost('[::1]:1'), 200);
+      const st = await (await get('/status')).json();
+      assert.ok(!('jobs' in st) && /Bearer/.test(st.jobsHidden) && st.jobCounts !== undefined);
+      assert.equal((await get('/jobs/abc')).status, 401);
+      assert.equal((await get('/trace')).status, 401);
+      assert.equal((await get('/jobs/abc', { authorization: 'Bearer s3cret-token' })).status, 404);
+      assert.ok(Array.isArray((await (await get('/status', { authorization: 'Bearer s3cret-token' })).json()).jobs));
+      assert.equal((await get('/metrics')).status, 200);
+      // the bench client: --token-file sends the token; without it the daemon refuses
+      const { execFile } = await import('node:child_process');
+      const { writeFile } = await import('node:fs/promises');
+      await writeFile(join(d5dir, 'token'), 's3cret-token\n');
+      const kiln = (args: string[]) =>
+        new Promise<{ code: number; out: string }>((resolve) =>
+          execFile(process.execPath, [join(ROOT, 'dist/src/cli/main.js'), 'bench', '--addr', d.grpcAddress, ...args, 'status'], (err, stdout, stderr) =>
+            resolve({ code: err ? Number((err as any).code ?? 1) : 0, out: stdout + stderr }),
+          ),
+        );
+      const withToken = await kiln(['--token-file', join(d5dir, 'token')]);
+      assert.equal(withToken.code, 0, withToken.out);
+      const without = await kiln([]);
+      assert.notEqual(without.code, 0);
+      assert.match(without.out, /UNAUTHENTICATED|bearer token/);
+    } finally {
+      c.close();
+      await d.close();
+    }
+    // a non-loopback listener without credentials gets a loud warning
+    warnings.length = 0;
+    const d2 = await runDaemon({ listen: '0.0.0.0:0', httpListen: '', handleSignals: false, logger, configure: (c) => (c.srs.param_cache = d5dir) });
+    await d2.close();
+    assert.ok(warnings.some((w) => /reachable from other machines, WITHOUT TLS OR A TOKEN/.test(w)), warnings.join('\n'));
+    await rm(d5dir, { recursive: true, force: true });
+  });
+
+  test('TLS from config: a client trusting the certificate is served, a plaintext one is not', async () => {
+    const d6dir = await mkdtemp(join(tmpdir(), 'kiln-daemon-tls-'));
+    const { execFileSync } = await import('node:child_process');
+    try {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+        '-keyout', join(d6dir, 'key.pem'), '-out', join(d6dir, 'cert.pem')], { stdio: 'ignore' });
+    } catch {
+      assert.fail('openssl is needed to make a test certificate');
+    }
+    const d = await runDaemon({
+      listen: '127.0.0.1:0',
+      httpListen: '',
+      logLevel: 'silent',
+      handleSignals: false,
+      configure: (c) => {
+        c.srs.param_cache = d6dir;
+        c.daemon.tls_cert = join(d6dir, 'cert.pem');
+        c.daemon.tls_key = join(d6dir, 'key.pem');
+      },
+    });
+    try {
+      const def = protoLoader.loadSync(join(ROOT, 'proto', 'cuzk.proto'), { keepCase: true, longs: Number, enums: Number, defaults: true });
+      const pkg = grpc.loadPackageDefinition(def) as any;
+      const ca = await readFile(join(d6dir, 'cert.pem'));
+      const call = (creds: grpc.ChannelCredentials) =>
+        new Promise<Msg>((resolve, reject) => {
+          const cl = new pkg.cuzk.v1.ProvingEngine(d.grpcAddress, creds);
+          cl.GetStatus({}, { deadline: Date.now() + 5000 }, (err: Error | null, res: Msg) => {
+            cl.close();
+            err ? reject(err) : resolve(res);
+          });
+        });
+      assert.ok((await call(grpc.credentials.createSsl(ca))).queues.length >= 4);
+      await assert.rejects(call(grpc.credentials.createInsecure()));
+    } finally {
+      await d.close();
+      await rm(d6dir, { recursive: true, force: true });
     }
   });
 });

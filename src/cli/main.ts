@@ -211,14 +211,21 @@ program
   .option('--http <addr>', 'HTTP status/metrics address host:port (overrides [daemon] status_listen; "" disables)')
   .option('--backend <name>', 'compute backend: auto, cuda, native or reference (overrides [kiln] backend)')
   .option('--log-level <level>', 'trace|debug|info|warn|error (overrides [logging] level)')
+  .option('--demo-kind <constraints>', 'also serve the demo proof kind (proof_kind 1000: synthetic circuits of this many constraints, INSECURE development parameters): tests and smoke benches only')
+  .option('--demo-cache <dir>', 'where the demo kind caches its development parameters (default: a directory under the system temp dir)')
   .action(async (opts) => {
     const { runDaemon } = await import('../server/index.js');
+    const demoConstraints = opts.demoKind === undefined ? undefined : Number(opts.demoKind);
+    if (demoConstraints !== undefined && !(Number.isSafeInteger(demoConstraints) && demoConstraints >= 4)) {
+      throw new Error(`--demo-kind: expected a number of constraints (≥ 4), got ${opts.demoKind}`);
+    }
     const d = await runDaemon({
       configPath: opts.config,
       listen: opts.listen,
       httpListen: opts.http,
       backend: opts.backend,
       logLevel: opts.logLevel,
+      demo: demoConstraints === undefined ? undefined : { constraints: demoConstraints, cacheDir: opts.demoCache },
     });
     console.error(`kiln daemon: gRPC on ${d.grpcAddress}${d.httpAddress ? `, HTTP on ${d.httpAddress}` : ''}`);
     await d.closed;
@@ -249,7 +256,16 @@ program
 const bench = program
   .command('bench')
   .description('client for a running daemon: single proofs, batches, status, SRS preload/evict, cancel, metrics, traces')
-  .option('--addr <addr>', 'daemon gRPC address (host:port or unix:///path)', 'unix:///run/curio/cuzk.sock');
+  .option('--addr <addr>', 'daemon gRPC address (host:port or unix:///path)', 'unix:///run/curio/cuzk.sock')
+  .option('--token-file <file>', "file whose first line is the daemon's bearer token ([daemon] auth_token)")
+  .hook('preAction', async () => {
+    const file = bench.opts().tokenFile as string | undefined;
+    if (file === undefined) return;
+    const { readFile } = await import('node:fs/promises');
+    const token = (await readFile(file, 'utf8')).split('\n')[0].trim();
+    if (token === '') throw new Error(`--token-file ${file}: empty`);
+    (await import('../client/bench.js')).setAuthToken(token);
+  });
 const addr = (): string => bench.opts().addr;
 bench
   .command('single')

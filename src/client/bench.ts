@@ -30,6 +30,13 @@ export interface BenchConnection {
   close(): void;
 }
 
+let authToken = '';
+/** The bearer token connectEngine sends as `authorization: Bearer …` (a daemon with [daemon]
+ *  auth_token set refuses calls without it); `kiln bench --token-file` sets it. */
+export function setAuthToken(token: string): void {
+  authToken = token;
+}
+
 /** A ProvingEngine client (no TLS, 256 MiB messages, as Curio's). */
 export function connectEngine(addr: string): BenchConnection {
   const { Client } = loadProvingEngine();
@@ -41,10 +48,23 @@ export function connectEngine(addr: string): BenchConnection {
   return {
     call: (method, req, timeoutMs) =>
       new Promise((resolve, reject) =>
-        client[method](req, timeoutMs ? { deadline: Date.now() + timeoutMs } : {}, (e, r) => (e ? reject(e) : resolve(r))),
+        authToken !== ''
+          ? (client[method] as unknown as (r: Msg, md: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: Msg) => void) => void)(
+              req,
+              bearerMetadata(authToken),
+              timeoutMs ? { deadline: Date.now() + timeoutMs } : {},
+              (e, r) => (e ? reject(e) : resolve(r)),
+            )
+          : client[method](req, timeoutMs ? { deadline: Date.now() + timeoutMs } : {}, (e, r) => (e ? reject(e) : resolve(r))),
       ),
     close: () => client.close(),
   };
+}
+
+function bearerMetadata(token: string): grpc.Metadata {
+  const md = new grpc.Metadata();
+  md.set('authorization', `Bearer ${token}`);
+  return md;
 }
 
 export interface SubmitOptions {

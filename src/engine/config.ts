@@ -31,6 +31,22 @@ export interface EngineConfig {
     listen: string;
     /** HTTP status API (`GET /status`, `/metrics`, `/trace/<job>`); '' = disabled. */
     status_listen: string;
+    /** kiln: jobs waiting (planning + queued) beyond which SubmitProof answers RESOURCE_EXHAUSTED. */
+    max_queued_jobs: number;
+    /** kiln: directory of the job journal (durable jobs); '' = jobs live in memory only. */
+    state_dir: string;
+    /** kiln: bearer token every gRPC call must carry (`authorization: Bearer <token>`) and that the
+     *  HTTP server asks for job details; '' = none. */
+    auth_token: string;
+    /** kiln: file holding the token (first line), instead of auth_token. */
+    auth_token_file: string;
+    /** kiln: TLS certificate and key (PEM files) for gRPC over TCP; '' = no TLS. */
+    tls_cert: string;
+    tls_key: string;
+    /** kiln: CA (PEM) of client certificates: when set, clients must present one (mutual TLS). */
+    tls_client_ca: string;
+    /** kiln: Host header names the HTTP server answers besides the loopback ones. */
+    status_hosts: string[];
   };
   srs: {
     /** Directory of the Filecoin .params/.vk files (cuzk default /data/zk/params). */
@@ -89,7 +105,18 @@ export function defaultParamCache(env: NodeJS.ProcessEnv = process.env): string 
 export function defaultConfig(totalRamBytes = totalmem(), env: NodeJS.ProcessEnv = process.env): EngineConfig {
   const margin = 5 * GIB;
   return {
-    daemon: { listen: 'unix:///run/curio/cuzk.sock', status_listen: '' },
+    daemon: {
+      listen: 'unix:///run/curio/cuzk.sock',
+      status_listen: '',
+      max_queued_jobs: 1024,
+      state_dir: '',
+      auth_token: '',
+      auth_token_file: '',
+      tls_cert: '',
+      tls_key: '',
+      tls_client_ca: '',
+      status_hosts: [],
+    },
     srs: { param_cache: defaultParamCache(env), dev_params: false },
     memory: {
       total_budget: Math.max(0, totalRamBytes - margin),
@@ -218,6 +245,17 @@ export function configFromObject(
         if (c.daemon.listen === '') throw new ConfigError(k, 'must not be empty');
       },
       status_listen: (v, k) => (c.daemon.status_listen = str(v, k)),
+      max_queued_jobs: (v, k) => (c.daemon.max_queued_jobs = int(v, k, 1, 1_000_000)),
+      state_dir: (v, k) => (c.daemon.state_dir = str(v, k)),
+      auth_token: (v, k) => (c.daemon.auth_token = str(v, k)),
+      auth_token_file: (v, k) => (c.daemon.auth_token_file = str(v, k)),
+      tls_cert: (v, k) => (c.daemon.tls_cert = str(v, k)),
+      tls_key: (v, k) => (c.daemon.tls_key = str(v, k)),
+      tls_client_ca: (v, k) => (c.daemon.tls_client_ca = str(v, k)),
+      status_hosts: (v, k) => {
+        if (!Array.isArray(v)) throw new ConfigError(k, `expected an array of host names, got ${typeof v}`);
+        c.daemon.status_hosts = v.map((x, i) => str(x, `${k}[${i}]`).toLowerCase());
+      },
     },
     srs: {
       param_cache: (v, k) => (c.srs.param_cache = str(v, k)),

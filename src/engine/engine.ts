@@ -27,7 +27,8 @@ import type { Logger } from 'pino';
 import type { Backend } from '../backend/backend.js';
 import type { Span } from '../util/timing.js';
 import type { EngineConfig } from './config.js';
-import { Job, JobRegistry, CancelledError, errorText, type JobResult } from './jobs.js';
+import { Job, JobRegistry, CancelledError, InvalidRequestError, OverloadError, UnavailableError, errorText, type JobResult } from './jobs.js';
+import { MAX_REQUEST_ID_BYTES, STATUS_JOBS_DEFAULT, STATUS_JOBS_MAX, boundText, waitMs } from '../util/limits.js';
 import { ProverLanes } from './lanes.js';
 import { BufferPool } from './buffers.js';
 import { MemoryBudget, fmtBytes } from './memory.js';
@@ -36,9 +37,14 @@ import { RankedSemaphore, runPartitions } from './partitions.js';
 import { PriorityQueue } from './queue.js';
 import { SrsCache, type SrsEntry } from './srs-cache.js';
 import { SynthesisPool } from './synth-pool.js';
+import type { Journal, JournalJob, JournalOpenResult } from './journal.js';
+import { affineProof, encodedVerifyingKey } from './verify-task.js';
+import type { Proof } from '../groth16/proof.js';
+
+const VERIFY_MODULE = new URL('./verify-task.js', import.meta.url).href;
 import { AwaitStatus, PRIORITY_NAMES, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest } from './types.js';
 
-export { CancelledError, Job, errorText, type JobResult, type JobState, type JobTimings } from './jobs.js';
+export { CancelledError, InvalidRequestError, Job, OverloadError, UnavailableError, errorText, type JobResult, type JobState, type JobTimings } from './jobs.js';
 export { estimatePartitionBytes } from './partitions.js';
 
 export interface EngineOptions {
@@ -50,6 +56,12 @@ export interface EngineOptions {
   providers?: CircuitProvider[];
   /** Include Node's default process metrics (default true). */
   defaultMetrics?: boolean;
+  /** The job journal ([daemon] state_dir): accepted jobs are recorded before submit() answers. */
+  journal?: Journal;
+}
+
+function journalHeader(job: Job): Omit<JournalJob, 'state'> {
+  return { id: job.id, requestId: job.requestId, kind: job.kind, kindName: job.kindName, priority: job.priority, seq: job.seq, submittedAt: job.submittedAt };
 }
 
 const KIND_LABELS: Record<number, string> = {
@@ -67,6 +79,8 @@ export class Engine {
   readonly srs: SrsCache;
   readonly buffers: BufferPool;
   readonly synthPool: SynthesisPool;
+  /** One worker thread verifying partition proofs (off the event loop). */
+  readonly verifyPool = new SynthesisPool(1);
   readonly metrics: EngineMetrics;
   readonly laneCount: number;
   readonly maxInFlight: number;
@@ -82,10 +96,19 @@ export class Engine {
   private readonly startedAt = Date.now();
   private seq = 0;
   private closed = false;
+  /** close() has waited for the running jobs: an await on an unfinished job answers UNAVAILABLE. */
+  private closedFully = false;
+  /** Jobs being planned (they count against [daemon] max_queued_jobs with the queued ones). */
+  private planning = 0;
+  /** AwaitProof calls waiting, woken when close() ends (their jobs will not finish here). A set
+   *  rather than one shared promise: each wait removes itself, nothing accumulates over a long run. */
+  private readonly closeWaiters = new Set<() => void>();
   totals = { completed: 0, failed: 0, cancelled: 0 };
+  readonly journal: Journal | undefined;
 
   constructor(opts: EngineOptions) {
     this.config = opts.config;
+    this.journal = opts.journal;
     this.backend = opts.backend;
     this.log = opts.logger;
     this.budget = new MemoryBudget(opts.config.memory.total_budget);
@@ -132,14 +155,48 @@ export class Engine {
   /** Creates a job (or returns the live one with the same request id). Never throws for bad input:
    *  the job FAILS with a message instead. */
   async submit(req: ProofRequest): Promise<{ job: Job; existing: boolean; queuePosition: number }> {
-    if (this.closed) throw new Error('the engine is shutting down');
+    if (this.closed) throw new UnavailableError('the daemon is shutting down: submit again to the next one');
+    this.checkRequest(req);
     const prev = this.jobs.live(req.requestId);
     if (prev !== undefined) return { job: prev, existing: true, queuePosition: Math.max(0, this.queue.position(prev)) };
+    const limit = this.config.daemon.max_queued_jobs;
+    if (this.queue.length + this.planning >= limit) {
+      throw new OverloadError(`${this.queue.length + this.planning} jobs waiting, the limit ([daemon] max_queued_jobs) is ${limit}: retry later`);
+    }
+    this.planning++;
+    try {
+      return await this.accept(req);
+    } finally {
+      this.planning--;
+    }
+  }
+
+  /** Refuses what the wire cannot mean (InvalidRequestError): enum values outside the proto's and
+   *  oversized request ids. */
+  private checkRequest(req: ProofRequest): void {
+    const idBytes = Buffer.byteLength(req.requestId, 'utf8');
+    if (idBytes > MAX_REQUEST_ID_BYTES) throw new InvalidRequestError(`request_id is ${idBytes} bytes; at most ${MAX_REQUEST_ID_BYTES} are accepted`);
+    if (!Number.isInteger(req.priority) || req.priority < Priority.UNSPECIFIED || req.priority > Priority.CRITICAL) {
+      throw new InvalidRequestError(`priority ${boundText(String(req.priority), 40)} is not a Priority (0 UNSPECIFIED, 1 LOW, 2 NORMAL, 3 HIGH, 4 CRITICAL)`);
+    }
+    const k = req.proofKind;
+    if (!Number.isInteger(k) || (!(k in KIND_LABELS) && k !== ProofKind.UNSPECIFIED && !this.planners.has(k))) {
+      throw new InvalidRequestError(
+        `proof_kind ${boundText(String(k), 40)} is not a ProofKind: unknown proof_kind (expected 1 POREP_SEAL_COMMIT, 2 SNAP_DEALS_UPDATE, 3 WINDOW_POST_PARTITION or 4 WINNING_POST)`,
+      );
+    }
+  }
+
+  private async accept(req: ProofRequest, restored?: JournalJob): Promise<{ job: Job; existing: boolean; queuePosition: number }> {
     const planner = this.planners.get(req.proofKind);
     const kindName = planner?.name ?? KIND_LABELS[req.proofKind] ?? `kind-${req.proofKind}`;
     const priority =
       req.priority >= Priority.LOW && req.priority <= Priority.CRITICAL ? req.priority : (planner?.defaultPriority ?? Priority.NORMAL);
-    const job = new Job(`${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`, req.requestId, req.proofKind, kindName, priority, this.seq++);
+    const job =
+      restored !== undefined
+        ? new Job(restored.id, restored.requestId, restored.kind, kindName, restored.priority, restored.seq, restored.submittedAt)
+        : new Job(`${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`, req.requestId, req.proofKind, kindName, priority, this.seq++);
+    if (restored !== undefined) job.journaled = true;
     this.jobs.add(job);
 
     if (planner === undefined) {
@@ -164,6 +221,20 @@ export class Engine {
       this.finish(job, 'failed', `planner ${planner.name}: bad partition count ${job.work.partitions}`);
       return { job, existing: false, queuePosition: 0 };
     }
+    if (this.journal !== undefined && !job.journaled) {
+      // durable before SubmitProof answers: the request file and the accept record are fsync'd
+      try {
+        await this.journal.accept(journalHeader(job), req);
+        job.journaled = true;
+      } catch (e) {
+        this.finish(job, 'failed', `the job could not be recorded durably: ${errorText(e)}`);
+        return { job, existing: false, queuePosition: 0 };
+      }
+      if (job.cancelRequested) {
+        this.finish(job, 'cancelled');
+        return { job, existing: false, queuePosition: 0 };
+      }
+    }
     job.state = 'queued';
     job.queueSpan = job.span.child('queue');
     this.queue.push(job);
@@ -182,15 +253,22 @@ export class Engine {
     const job = this.jobs.get(jobId);
     if (job === undefined) return undefined;
     if (!job.finished) {
-      if (timeoutMs > 0) {
-        let timer: NodeJS.Timeout | undefined;
-        const timedOut = await Promise.race([
-          job.done.then(() => false),
-          new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs))),
-        ]);
-        clearTimeout(timer);
-        if (timedOut) return { jobId, status: AwaitStatus.TIMEOUT, proof: new Uint8Array(0), errorMessage: `job ${jobId} still ${job.state} after ${timeoutMs} ms`, timings: jobTimings(job) };
-      } else await job.done;
+      // any u64 of milliseconds: waited in timer-sized chunks (Node's timers overflow at 2^31 ms)
+      const wait = timeoutMs > 0 && Number.isFinite(timeoutMs) ? timeoutMs : Infinity;
+      let onClose!: () => void;
+      const closing = new Promise<void>((r) => (onClose = r));
+      this.closeWaiters.add(onClose);
+      let timedOut: boolean;
+      try {
+        timedOut = this.closedFully || (this.closed && !this.running.has(job)) ? false : await waitMs(wait, Promise.race([job.done, closing]));
+      } finally {
+        this.closeWaiters.delete(onClose);
+      }
+      if (!job.finished && !timedOut) throw new UnavailableError(`the daemon is shutting down before job ${jobId} finished`);
+      if (timedOut) {
+        const shown = timeoutMs >= 2 ** 53 ? `${BigInt(Math.round(timeoutMs))}` : String(timeoutMs);
+        return { jobId, status: AwaitStatus.TIMEOUT, proof: new Uint8Array(0), errorMessage: `job ${jobId} still ${job.state} after ${shown} ms`, timings: jobTimings(job) };
+      }
     }
     return this.resultOf(job);
   }
@@ -201,21 +279,25 @@ export class Engine {
     return { jobId: job.id, status, proof: job.proof ?? new Uint8Array(0), errorMessage: job.error ?? '', timings: job.timings };
   }
 
-  /** CancelProof. undefined when the job is unknown. */
-  cancel(jobId: string): { wasRunning: boolean } | undefined {
+  /** CancelProof. undefined when the job is unknown. `byUser` false: a shutdown's cancellation,
+   *  not recorded in the journal (the job resumes at the next start). */
+  cancel(jobId: string, byUser = true): { wasRunning: boolean } | undefined {
     const job = this.jobs.get(jobId);
     if (job === undefined) return undefined;
     if (job.finished) return { wasRunning: false };
     job.cancelRequested = true;
+    if (byUser) job.cancelledByUser = true;
     if (job.state === 'queued') {
       this.queue.remove(job);
       this.finish(job, 'cancelled');
       return { wasRunning: false };
     }
     if (job.state === 'planning') return { wasRunning: false };
-    // running: drop its partitions waiting for a lane; the rest stops at the next partition boundary
+    // running: drop its partitions waiting for a lane; the one proving stops at the prover's next
+    // phase boundary (the abort signal), one being synthesised when its witness is made
+    job.abort.abort(new CancelledError());
     this.lanes.dropJob(job);
-    this.log.info({ job: job.id }, 'cancelling running job at the next partition boundary');
+    this.log.info({ job: job.id }, 'cancelling running job at the next phase boundary');
     return { wasRunning: true };
   }
 
@@ -233,6 +315,7 @@ export class Engine {
     const work = job.work!;
     this.running.add(job);
     job.state = 'running';
+    if (job.journaled) this.journal?.running(job.id).catch((e: unknown) => this.log.error({ err: errorText(e) }, 'job journal'));
     job.startedAtMs = performance.now();
     job.queueSpan?.end();
     let entry: SrsEntry | undefined;
@@ -241,7 +324,15 @@ export class Engine {
     try {
       entry = await job.span.time('srs', (s) => this.srs.acquire(work.circuitId, s));
       const proofs = await runPartitions(
-        { config: this.config, backend: this.backend, budget: this.budget, lanes: this.lanes, laneOf: this.laneOf, inFlight: this.partitionSlots },
+        {
+          config: this.config,
+          backend: this.backend,
+          budget: this.budget,
+          lanes: this.lanes,
+          laneOf: this.laneOf,
+          inFlight: this.partitionSlots,
+          verify: (e, proof, inputs) => this.verifyOffThread(e, proof, inputs),
+        },
         job,
         work,
         entry,
@@ -261,6 +352,12 @@ export class Engine {
     this.pump();
   }
 
+  /** A partition proof checked in the verification worker (noble's pairing: tens of ms of JS). */
+  private async verifyOffThread(entry: SrsEntry, proof: Proof, inputs: bigint[]): Promise<{ ok: boolean; encoded: Uint8Array }> {
+    const { vk, vkId } = encodedVerifyingKey(entry.params.vk);
+    return this.verifyPool.run<{ ok: boolean; encoded: Uint8Array }>({ module: VERIFY_MODULE, fn: 'verifyEncoded', arg: { vk, vkId, proof: affineProof(proof), inputs } });
+  }
+
   /** Whether another job of the same circuit may still hand partitions to the lanes. */
   private moreExpected(circuitId: string, inBatch: ReadonlySet<Job>): boolean {
     for (const j of this.running) {
@@ -277,7 +374,7 @@ export class Engine {
     job.queueSpan?.end();
     job.span.end();
     job.state = state;
-    job.error = error;
+    job.error = error === undefined ? undefined : boundText(error);
     job.finishedAtMs = performance.now();
     job.timings = jobTimings(job);
     try {
@@ -287,9 +384,65 @@ export class Engine {
     }
     if (state !== 'completed') job.proof = undefined;
     this.totals[state]++;
-    reportFinishedJob(job, state, error, this.metrics, this.log);
+    reportFinishedJob(job, state, job.error, this.metrics, this.log);
+    // a job a shutdown interrupted stays unfinished in the journal: it resumes at the next start
+    const interrupted = this.closed && state === 'cancelled' && !job.cancelledByUser;
+    if (this.journal !== undefined && !interrupted) {
+      this.journal
+        .finish({
+          ...journalHeader(job),
+          state,
+          finishedAt: Date.now(),
+          proof: job.proof === undefined ? undefined : Buffer.from(job.proof).toString('base64'),
+          error: job.error,
+          timings: job.timings,
+        })
+        .catch((e: unknown) => this.log.error({ err: errorText(e) }, 'job journal'));
+    }
     job.settle();
-    this.jobs.retire(job, this.config.kiln.job_retention_s * 1000);
+    this.jobs.retire(job, this.config.kiln.job_retention_s * 1000, (j) => this.journal?.forget(j.id));
+  }
+
+  /**
+   * After a restart: the journal's finished jobs are kept for AwaitProof (until their retention
+   * ends), its unfinished ones (queued or running when the daemon stopped) are planned again from
+   * their stored requests and queued under their ids, in their old order.
+   */
+  async recover(r: JournalOpenResult): Promise<{ requeued: number; kept: number; failed: number }> {
+    Object.assign(this.totals, r.totals);
+    const all = [...r.unfinished, ...r.finished];
+    this.seq = Math.max(this.seq, ...all.map((j) => j.seq + 1));
+    const now = Date.now();
+    for (const f of r.finished) {
+      const job = new Job(f.id, f.requestId, f.kind, f.kindName, f.priority, f.seq, f.submittedAt);
+      job.state = f.state;
+      job.journaled = true;
+      job.proof = f.proof === undefined ? undefined : new Uint8Array(Buffer.from(f.proof, 'base64'));
+      job.error = f.error;
+      if (f.timings) job.timings = f.timings;
+      job.span.end();
+      job.settle();
+      this.jobs.add(job);
+      this.jobs.retire(job, (f.finishedAt ?? now) + this.config.kiln.job_retention_s * 1000 - now, (j) => this.journal?.forget(j.id));
+    }
+    let failed = 0;
+    for (const u of r.unfinished) {
+      let req: ProofRequest;
+      try {
+        req = await this.journal!.request(u.id);
+      } catch (e) {
+        failed++;
+        const job = new Job(u.id, u.requestId, u.kind, u.kindName, u.priority, u.seq, u.submittedAt);
+        job.journaled = true;
+        this.jobs.add(job);
+        this.finish(job, 'failed', `after a restart: its stored request could not be read: ${errorText(e)}`);
+        continue;
+      }
+      const { job } = await this.accept(req, u);
+      if (job.state === 'failed') failed++;
+    }
+    this.log.info({ requeued: r.unfinished.length - failed, kept: r.finished.length, failed }, 'jobs recovered from the journal');
+    return { requeued: r.unfinished.length - failed, kept: r.finished.length, failed };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -329,16 +482,26 @@ export class Engine {
     });
   }
 
-  /** JSON status (GET /status). */
-  status(): Record<string, unknown> {
+  /** JSON status (GET /status): counts of every job by state, and one page of jobs (live ones
+   *  first, then the most recently submitted), `limit` at most STATUS_JOBS_MAX. */
+  status(opts: { offset?: number; limit?: number } = {}): Record<string, unknown> {
     const caps = this.backend.capabilities();
+    const all = this.jobs.all();
+    const byState: Record<string, number> = {};
+    for (const j of all) byState[j.state] = (byState[j.state] ?? 0) + 1;
+    const offset = Math.max(0, Math.floor(opts.offset ?? 0) || 0);
+    const limit = Math.min(STATUS_JOBS_MAX, Math.max(0, Math.floor(opts.limit ?? STATUS_JOBS_DEFAULT) || 0));
+    const ordered = [...all.filter((j) => !j.finished).sort((a, b) => a.seq - b.seq), ...all.filter((j) => j.finished).sort((a, b) => b.seq - a.seq)];
     return {
       uptimeSeconds: Math.floor((Date.now() - this.startedAt) / 1000),
       backend: caps,
       lanes: this.lanesStatus(),
       maxJobsInFlight: this.maxInFlight,
       queues: this.queueStats(),
-      jobs: this.jobs.all().map((j) => j.summary()),
+      jobCounts: { total: all.length, byState },
+      jobsPage: { offset, limit, returned: Math.max(0, Math.min(limit, ordered.length - offset)), total: ordered.length },
+      jobs: ordered.slice(offset, offset + limit).map((j) => j.summary()),
+      limits: { maxQueuedJobs: this.config.daemon.max_queued_jobs, queued: this.queue.length, planning: this.planning },
       srs: this.srs.status(),
       memory: {
         budgetBytes: this.budget.limit,
@@ -354,6 +517,11 @@ export class Engine {
       scheduler: { ...this.config.scheduler },
       totals: { ...this.totals },
     };
+  }
+
+  /** True once close() was called: new work is refused (UNAVAILABLE). */
+  get closing(): boolean {
+    return this.closed;
   }
 
   get uptimeSeconds(): number {
@@ -383,20 +551,26 @@ export class Engine {
   async close(graceMs = 30_000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const j of [...this.queue.toArray()]) this.cancel(j.id);
+    // with a journal, queued jobs stay recorded and resume at the next start; without, they are cancelled
+    if (this.journal === undefined) for (const j of [...this.queue.toArray()]) this.cancel(j.id);
     const running = [...this.running];
     const all = Promise.all(running.map((j) => j.done));
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([all.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs)))]);
     clearTimeout(timer);
     if (timedOut) {
-      for (const j of running) this.cancel(j.id);
+      for (const j of running) this.cancel(j.id, false);
       await Promise.race([all, new Promise((r) => setTimeout(r, 5000).unref())]);
     }
+    this.closedFully = true;
+    for (const wake of [...this.closeWaiters]) wake(); // AwaitProof on a job that did not finish here answers UNAVAILABLE
     this.lanes.close();
     this.budget.close();
     await this.synthPool.close();
+    await this.verifyPool.close();
     this.buffers.close();
     this.srs.clear();
+    await Promise.all(this.providers.map((p) => p.close?.().catch(() => undefined)));
+    await this.journal?.close();
   }
 }

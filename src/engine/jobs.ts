@@ -4,6 +4,7 @@
  * the retention of finished jobs for AwaitProof and traces.
  */
 import { Span } from '../util/timing.js';
+import { boundText } from '../util/limits.js';
 import type { Queued } from './queue.js';
 import { PRIORITY_NAMES, type ProofWork } from './types.js';
 
@@ -32,6 +33,30 @@ export class CancelledError extends Error {
   }
 }
 
+/** The request is malformed in a way the wire can say (gRPC INVALID_ARGUMENT). */
+export class InvalidRequestError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidRequestError';
+  }
+}
+
+/** Too many jobs waiting (gRPC RESOURCE_EXHAUSTED). */
+export class OverloadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OverloadError';
+  }
+}
+
+/** The engine is shutting down (gRPC UNAVAILABLE). */
+export class UnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnavailableError';
+  }
+}
+
 export class Job implements Queued {
   state: JobState = 'planning';
   readonly span: Span;
@@ -40,7 +65,12 @@ export class Job implements Queued {
   proof: Uint8Array | undefined;
   error: string | undefined;
   cancelRequested = false;
-  readonly submittedAt = Date.now();
+  /** Aborted on cancellation: the prover checks it between its phases. */
+  readonly abort = new AbortController();
+  /** Cancelled by a client (CancelProof), not by a shutdown (whose jobs resume at the next start). */
+  cancelledByUser = false;
+  /** Recorded in the journal (accepted durably). */
+  journaled = false;
   startedAtMs: number | undefined;
   finishedAtMs: number | undefined;
   partitionsDone = 0;
@@ -56,6 +86,7 @@ export class Job implements Queued {
     readonly kindName: string,
     readonly priority: number,
     readonly seq: number,
+    readonly submittedAt = Date.now(),
   ) {
     this.span = new Span('job');
     this.done = new Promise((r) => (this.resolveDone = r));
@@ -120,17 +151,19 @@ export class JobRegistry {
   }
 
   /** Forgets a finished job `retentionMs` from now (AwaitProof and traces see it until then). */
-  retire(job: Job, retentionMs: number): void {
+  retire(job: Job, retentionMs: number, onForget?: (job: Job) => void): void {
     const timer = setTimeout(() => {
       this.jobs.delete(job.id);
       if (this.byRequest.get(job.requestId) === job) this.byRequest.delete(job.requestId);
-    }, retentionMs);
+      onForget?.(job);
+    }, Math.max(0, Math.min(retentionMs, 2 ** 31 - 1)));
     timer.unref();
   }
 }
 
+/** An error's message, bounded (limits.ts MAX_ERROR_CHARS: a 4 MB message stays out of logs and answers). */
 export function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  return boundText(e instanceof Error ? e.message : String(e));
 }
 
 export const round = (x: number): number => Math.round(x * 100) / 100;

@@ -127,12 +127,12 @@ export class ProverLanes {
       const proving = it.span.child('prove');
       this.opts.laneOf.set(proving, `prover ${lane.index}`);
       try {
-        const r = await prove(it.entry.params, it.entry.shape, it.witness.assignment, this.opts.backend, proving);
+        const r = await prove(it.entry.params, it.entry.shape, it.witness.assignment, this.opts.backend, proving, it.job.abort.signal);
         proving.end();
         it.resolve({ proof: r.proof });
       } catch (e) {
         proving.end();
-        it.reject(new Error(`prover: ${errorText(e)}`));
+        it.reject(e instanceof CancelledError || it.job.cancelRequested ? new CancelledError() : new Error(`prover: ${errorText(e)}`));
       } finally {
         it.witness.release?.();
         it.job.lanes.delete(lane.index);

@@ -7,12 +7,10 @@
  */
 import type { Backend } from '../backend/backend.js';
 import { FR_BYTES } from '../field/layout.js';
-import { encodeProof } from '../groth16/proof.js';
+import { encodeProof, type Proof } from '../groth16/proof.js';
 import { domainSize } from '../groth16/queries.js';
-import { loadNative } from '../backend/native.js';
-import type { Proof } from '../groth16/proof.js';
-import { verifyProof, verifyProofNative, type NativeG1Msm, type PreparedVerifyingKey } from '../groth16/verifier.js';
 import type { CircuitShape } from '../r1cs/cs.js';
+import { verifyPartitionProof } from './verify-proof.js';
 import type { Span } from '../util/timing.js';
 import type { EngineConfig } from './config.js';
 import { CancelledError, errorText, type Job } from './jobs.js';
@@ -26,21 +24,6 @@ import type { PartitionWitness, ProofWork } from './types.js';
  *  evaluations and the quotient's scratch and twiddle tables). */
 export function estimatePartitionBytes(shape: CircuitShape, backend: Backend): number {
   return (shape.numInputs + shape.numAux) * FR_BYTES + backend.partitionWorkingSetBytes(domainSize(shape));
-}
-
-let nativeMsm: NativeG1Msm | null | undefined;
-
-/** Verifies a partition proof: the input sum by the native CPU addon's MSM when it is built (a few
- *  milliseconds for hundreds of inputs), else by noble (verifyProof, ~1 ms per input). */
-export async function verifyPartitionProof(pvk: PreparedVerifyingKey, proof: Proof, inputs: readonly bigint[]): Promise<boolean> {
-  if (nativeMsm === undefined) {
-    try {
-      nativeMsm = loadNative();
-    } catch {
-      nativeMsm = null;
-    }
-  }
-  return nativeMsm ? verifyProofNative(pvk, proof, inputs, nativeMsm) : verifyProof(pvk, proof, inputs);
 }
 
 export class Semaphore {
@@ -108,6 +91,8 @@ export interface PipelineDeps {
    *  witnesses (4.2 GB each at 32 GiB) are made only as fast as the lanes take them; served by job
    *  priority, then submission order. */
   inFlight: RankedSemaphore;
+  /** Verifies a partition proof off the event loop (default: verifyProof on this thread). */
+  verify?: (entry: SrsEntry, proof: Proof, inputs: bigint[]) => Promise<{ ok: boolean; encoded: Uint8Array }>;
 }
 
 /** Synthesises, proves and verifies every partition of `work`; returns the encoded proofs in order.
@@ -147,17 +132,22 @@ export async function runPartitions(deps: PipelineDeps, job: Job, work: ProofWor
       } finally {
         synth.end();
       }
-      if (job.cancelRequested) throw new CancelledError();
+      if (job.cancelRequested) {
+        witness.release?.(); // the witness buffer goes back to the pool
+        throw new CancelledError();
+      }
       const reservation = res;
       const p = lanes
         .prove(job, k, work.circuitId, entry, witness, ps)
         .then(({ proof }) =>
           ps.time('verify', async () => {
-            if (!(await verifyPartitionProof(entry.pvk, proof, witness.inputs))) {
+            const v = deps.verify !== undefined ? await deps.verify(entry, proof, witness.inputs) : undefined;
+            const ok = v !== undefined ? v.ok : await verifyPartitionProof(entry.pvk, proof, witness.inputs);
+            if (!ok) {
               throw new Error(`partition ${k}: the proof did not verify against its ${witness.inputs.length} public inputs (circuit ${work.circuitId})`);
             }
             job.partitionsDone++;
-            return encodeProof(proof);
+            return v?.encoded ?? encodeProof(proof);
           }),
         )
         .catch((e: unknown) => {

@@ -3,7 +3,16 @@
  * function and posts back { ok, value } (transferring the buffers of Uint8Array fields) or
  * { ok: false, error }.
  */
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
+
+// Below the event loop thread (Linux nice values are per thread; 0 = this thread): when the CPU is
+// oversubscribed, GetStatus and the prover's scheduling go first, witnesses still use every idle core.
+try {
+  setPriority(0, 5);
+} catch {
+  /* not permitted: the default priority */
+}
 
 const modules = new Map<string, Promise<Record<string, unknown>>>();
 

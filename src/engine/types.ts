@@ -128,4 +128,6 @@ export interface CircuitProvider {
   shape(circuitId: string): Promise<CircuitShape>;
   /** Loads the Groth16 parameters (the engine caches them: see SrsCache). */
   params(circuitId: string, span: Span): Promise<Parameters>;
+  /** Stops work in flight (worker threads compiling shapes) at shutdown. */
+  close?(): Promise<void>;
 }

@@ -8,6 +8,7 @@
  * column rows) become canonical bigints. Indices are JS numbers (< 2^31 for every sector size).
  * Cryptographic consistency (paths, labels, parents) is checked separately by `verify.ts`.
  */
+import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../util/limits.js';
 import { FR_MODULUS } from '../field/layout.js';
 import { bytesToBigintLE } from './hash/fr32.js';
 import type { MerkleProof, MerkleProofShape, PathElement } from './tree/path.js';
@@ -272,6 +273,8 @@ function parseJsonText(input: string | Uint8Array, path: string, prefix: string)
       throw new C1FormatError(path, 'input is not valid UTF-8', prefix);
     }
   }
+  // refused before JSON.parse and the recursive walk below ("Maximum call stack size exceeded")
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) throw new C1FormatError(path, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, prefix);
   try {
     return JSON.parse(text) as Json;
   } catch (e) {

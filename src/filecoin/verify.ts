@@ -50,7 +50,7 @@ export function verifyC1(c1: C1Output, opts: VerifyOptions = {}): string[] {
       : undefined;
     part.forEach((p, i) => {
       const at = `partition ${k} challenge ${i} (node ${p.challenge})`;
-      if (expected !== undefined && expected[i] !== p.challenge) fail(at, `challenge should be ${expected[i]}`);
+      if (expected !== undefined && expected[i] !== p.challenge) fail(at, `challenge (c_x.column.index) should be ${expected[i]}, derived from replica_id and seed`);
       const roots = checkChallenge(c1, p, drg, exp, (what) => fail(at, what));
       if (commC === undefined) {
         commC = roots.commC;
@@ -85,6 +85,7 @@ function checkChallenge(
   const c = p.challenge;
   // comm_d
   const dPath = fullPath(p.commDProof);
+  if (pathLeafIndex(dPath) !== p.cX.index) fail(`c_x.column.index ${p.cX.index} ≠ the node the comm_d path proves (${pathLeafIndex(dPath)})`);
   if (!bytesEqual(p.commDProof.root, c1.commD)) fail('comm_d proof root ≠ comm_d');
   if (!bytesEqual(sha256PathRoot(p.commDProof.leaf, dPath), c1.commD)) fail('comm_d path does not lead to comm_d');
   if (pathLeafIndex(dPath) !== c) fail('comm_d path proves another node');

@@ -96,7 +96,7 @@ export function partitionInput(params: Parameters, shape: CircuitShape, witness:
  * Backend.provePartition does in one call. Wall-clock timings per phase; each MSM's batched addition
  * (reported by the backend) is moved to batch_add.
  */
-export async function partitionSumsStepwise(backend: Backend, input: PartitionInput): Promise<PartitionSums> {
+export async function partitionSumsStepwise(backend: Backend, input: PartitionInput, signal?: AbortSignal): Promise<PartitionSums> {
   const { shape, srs, witness } = input;
   const n = 2 ** input.logN;
   const timings: PartitionSums['timings'] = { matvec: 0, ntt_h: 0, msm_h: 0, msm_l: 0, msm_a: 0, msm_b1: 0, msm_b2: 0, batch_add: 0, release: 0 };
@@ -119,20 +119,33 @@ export async function partitionSumsStepwise(backend: Backend, input: PartitionIn
   const bufB = backend.alloc(n * FR_BYTES);
   const bufC = backend.alloc(n * FR_BYTES);
   try {
+    // A cancelled proof (signal aborted) stops at the next step boundary: each step is one backend
+    // call (native code off the JS thread, not interruptible inside), the buffers are freed below.
+    const check = (): void => signal?.throwIfAborted();
+    check();
     const rowsBytes = shape.numConstraints * FR_BYTES;
     await backend.csrMatVec(shape.a, witness, bufA.subarray(0, rowsBytes));
+    check();
     await backend.csrMatVec(shape.b, witness, bufB.subarray(0, rowsBytes));
+    check();
     await backend.csrMatVec(shape.c, witness, bufC.subarray(0, rowsBytes));
+    check();
     bufA.set(witness.subarray(0, shape.numInputs * FR_BYTES), rowsBytes);
     lap('matvec');
     await backend.quotient(bufA, bufB, bufC);
     lap('ntt_h');
+    check();
     // msmSection: one backend MSM per host chunk of a section (src/backend/section.ts).
     const h = await msm('msm_h', msmSection(backend, 'G1', srs.h, bufA.subarray(0, (n - 1) * FR_BYTES)));
+    check();
     const l = await msm('msm_l', msmSection(backend, 'G1', srs.l, witness.subarray(shape.numInputs * FR_BYTES)));
+    check();
     const a = await msm('msm_a', msmSection(backend, 'G1', srs.a, witness, { scalarIndex: input.aIdx }));
+    check();
     const b1 = await msm('msm_b1', msmSection(backend, 'G1', srs.bG1, witness, { scalarIndex: input.bIdx }));
+    check();
     const b2 = await msm('msm_b2', msmSection(backend, 'G2', srs.bG2, witness, { scalarIndex: input.bIdx }));
+    check();
     return { h, l, a, b1, b2, timings };
   } finally {
     backend.release(bufA);
@@ -155,7 +168,9 @@ export async function proveWithRandomness(
   s: bigint,
   backend: Backend,
   span?: Span,
+  signal?: AbortSignal,
 ): Promise<ProveResult> {
+  signal?.throwIfAborted();
   checkScalar(r, 'r');
   checkScalar(s, 's');
   const numVars = shape.numInputs + shape.numAux;
@@ -172,7 +187,9 @@ export async function proveWithRandomness(
   const input = partitionInput(params, shape, assignment);
   // The whole partition in one backend call when the backend offers it (the CUDA backend: a, b, c, h
   // and the MSMs stay on the device, timings from CUDA events), else step by step.
-  const sums = backend.provePartition !== undefined ? await backend.provePartition(input) : await partitionSumsStepwise(backend, input);
+  // The whole-partition call (CUDA) cannot be stopped inside: a cancellation is seen after it.
+  const sums = backend.provePartition !== undefined ? await backend.provePartition(input) : await partitionSumsStepwise(backend, input, signal);
+  signal?.throwIfAborted();
   const { device_wait: deviceWait, ...phases } = sums.timings;
   for (const [phase, ms] of Object.entries(phases)) timings[phase as ProverPhase] += ms;
   const t = now();
@@ -206,6 +223,7 @@ export function prove(
   assignment: Uint8Array,
   backend: Backend,
   span?: Span,
+  signal?: AbortSignal,
 ): Promise<ProveResult> {
-  return proveWithRandomness(params, shape, assignment, randomFr(), randomFr(), backend, span);
+  return proveWithRandomness(params, shape, assignment, randomFr(), randomFr(), backend, span, signal);
 }

@@ -38,6 +38,11 @@ export interface QueryIndices {
 
 const indexCache = new WeakMap<CircuitShape, QueryIndices>();
 
+/** Records the query indices of a shape computed elsewhere (a worker thread that compiled it). */
+export function rememberQueryIndices(shape: CircuitShape, q: QueryIndices): void {
+  indexCache.set(shape, q);
+}
+
 /** The query indices of a shape, computed once per shape object. */
 export function queryIndices(shape: CircuitShape): QueryIndices {
   let q = indexCache.get(shape);

@@ -10,6 +10,7 @@
  * (defaults: seed = sector_number + 1, partitions and constraints from the registration). Partition
  * k uses seed + k. Circuit id: `demo-<constraints>`.
  */
+import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../util/limits.js';
 import type { Backend } from '../backend/backend.js';
 import { loadOrCreateDevParams } from '../groth16/setup.js';
 import type { CircuitShape } from '../r1cs/cs.js';
@@ -73,6 +74,7 @@ export function createDemoKind(opts: DemoKindOptions): { planner: Planner; circu
     async plan(req, ctx): Promise<ProofWork> {
       let o: Record<string, unknown> = {};
       if (req.vanillaProof.length > 0) {
+        if (jsonDepthExceeds(req.vanillaProof)) throw new PlanError(`vanilla_proof: JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
         try {
           o = JSON.parse(Buffer.from(req.vanillaProof).toString('utf8')) as Record<string, unknown>;
         } catch (e) {

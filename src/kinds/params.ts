@@ -30,6 +30,9 @@ export interface CircuitParamsRequest {
   onSource: (s: ParamsSource) => void;
   /** The official file name looked for (said in the notice when development parameters are used). */
   officialName?: string;
+  /** Makes the development parameter file another way than ensureDevParamsFile on this thread (e.g. a
+   *  worker thread for the CPU setup). */
+  makeDevParams?: () => Promise<Awaited<ReturnType<typeof ensureDevParamsFile>>>;
 }
 
 /** Runs `f`, logging `what` every 10 s while it runs, and its time at the end when that was over 10 s. */
@@ -70,7 +73,7 @@ export async function loadCircuitParams(r: CircuitParamsRequest): Promise<AnyPar
   // made (when missing) and then read like any parameter file, each step its own span
   let last = 0;
   const made = await span.time('dev_setup', () =>
-    ensureDevParamsFile(shape, r.backend, r.devDir, {
+    r.makeDevParams ? r.makeDevParams() : ensureDevParamsFile(shape, r.backend, r.devDir, {
       progressIntervalMs: 1000,
       onProgress: (p) => {
         if (p.phase === 'done' || p.elapsedMs - last < 10_000) return; // 'done': the line below says it

@@ -16,29 +16,34 @@
  */
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
-import { C1FormatError, parseC1Input, type C1Output, type Commit2In } from '../filecoin/c1.js';
-import { partitionPublicInputs } from '../filecoin/public-inputs.js';
-import { sealProofById } from '../filecoin/registry.js';
+import type { C1Output } from '../filecoin/c1.js';
+import { sealProofById, sealProofInfo } from '../filecoin/registry.js';
+import { runOffThread, type OffThreadTask } from '../engine/task-worker.js';
+import { rememberQueryIndices } from '../groth16/queries.js';
+import { rememberShapeDigest } from '../r1cs/shape.js';
 import {
   findOfficialParams,
   officialParamsCandidates,
+  rememberProgram,
+  type PorepShapeTaskResult,
   porepCircuitId,
   porepInfoForCircuit as infoForCircuit,
   porepProgram,
-  porepShape,
   porepWitnessNative,
   type ParamsSource,
   witnessRunner,
 } from './porep-c2.js';
 import type { AnyParameters } from '../groth16/keys.js';
+import { devSetupOnDevice, type ensureDevParamsFile } from '../groth16/setup.js';
 import { loadCircuitParams } from './params.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { EngineConfig } from '../engine/config.js';
 import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork } from '../engine/types.js';
-import type { PorepWitnessArg } from './porep-c2-worker.js';
+import type { PorepPlanTaskResult, PorepWitnessArg } from './porep-c2-worker.js';
 
 const SYNTH_MODULE = new URL('./porep-c2-worker.js', import.meta.url).href;
+const SHAPE_MODULE = new URL('./porep-c2.js', import.meta.url).href;
 
 export { porepCircuitId };
 
@@ -65,29 +70,21 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
 
   const shapeCacheDir = opts.cacheDir ?? join(opts.config.srs.param_cache, 'kiln-cache');
   const notice = opts.notice ?? ((): void => undefined);
-  const officialFiles = new Map<string, string | undefined>();
-  /** `<param_cache>/<circuit id>.params`, or the official v28 file whose sizes match the circuit. */
+  const officialFiles = new Map<string, string>();
+  /** `<param_cache>/<circuit id>.params`, or the official v28 file whose sizes match the circuit.
+   *  Looked up again while not found (a file placed later is seen); the shape is compiled (off the
+   *  event loop) only when v28 files of the circuit's tree tag are there to be told apart. */
   const officialFile = async (id: string): Promise<string | undefined> => {
     if (!officialFiles.has(id)) {
       const info = infoForCircuit(id);
-      officialFiles.set(id, info ? await findOfficialParams(info, () => circuits.shape(id), opts.config.srs.param_cache) : undefined);
+      const f = info ? await findOfficialParams(info, () => circuits.shape(id), opts.config.srs.param_cache) : undefined;
+      if (f !== undefined) officialFiles.set(id, f);
     }
     return officialFiles.get(id);
   };
-  /** Runs `f`, logging `what` every 10 s while it runs, and its time at the end when that was over 10 s. */
-  const whileLogging = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
-    const t0 = performance.now();
-    const secs = (): string => ((performance.now() - t0) / 1000).toFixed(0);
-    const tick = setInterval(() => notice(`${what}: ${secs()} s so far`), 10_000);
-    tick.unref();
-    try {
-      const r = await f();
-      if (performance.now() - t0 > 10_000) notice(`${what}: done in ${secs()} s`);
-      return r;
-    } finally {
-      clearInterval(tick);
-    }
-  };
+  /** Shape compilations in flight (terminated on close). */
+  const compiling = new Set<OffThreadTask<PorepShapeTaskResult>>();
+  const devTasks = new Set<OffThreadTask<unknown>>();
   const circuits: CircuitProvider = {
     knows: (id) => infoForCircuit(id) !== undefined,
     async available(id) {
@@ -105,12 +102,15 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       if (s === undefined) {
         const info = infoForCircuit(id);
         if (info === undefined) return Promise.reject(new Error(`unknown PoRep circuit ${id}`));
-        s = Promise.resolve().then(() => {
-          const t0 = performance.now();
-          // compiled once per size, cached on disk; each step of a compile is logged (a 32 GiB compile takes minutes)
-          const { shape, cached, cacheError } = porepShape(info, shapeCacheDir, (step, k, n) => {
-            if (k < n) notice(`circuit ${id}: compiling the shape, step ${k + 1}/${n}: ${step} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
-          });
+        // compiled (or read from the disk cache) once per size in a worker thread: seconds to minutes
+        // and gigabytes that must not block the event loop; concurrent callers share the one promise
+        const task = runOffThread<PorepShapeTaskResult>(SHAPE_MODULE, 'porepShapeTask', { circuitId: id, cacheDir: shapeCacheDir });
+        compiling.add(task);
+        s = task.result.finally(() => compiling.delete(task)).then((r) => {
+          const { shape, cached, cacheError } = r;
+          rememberProgram(shape, r.program);
+          rememberQueryIndices(shape, r.queries);
+          if (r.digest !== undefined) rememberShapeDigest(shape, r.digest);
           notice(
             `circuit ${id}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux ` +
               `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : 'recorded and cached'})`,
@@ -136,7 +136,24 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         checkAvailable: () => circuits.available!(id),
         onSource: (s) => void sources.set(id, s),
         officialName: officialParamsCandidates(infoForCircuit(id)!, opts.config.srs.param_cache)[0],
+        // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
+        makeDevParams:
+          !devSetupOnDevice(opts.backend) && (opts.backend.name === 'native' || opts.backend.name === 'reference')
+            ? () => {
+                const task = runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(SHAPE_MODULE, 'porepDevParamsTask', {
+                  circuitId: id,
+                  cacheDir: shapeCacheDir,
+                  devDir: join(shapeCacheDir, 'dev-params'),
+                  backend: opts.backend.name,
+                });
+                devTasks.add(task);
+                return task.result.finally(() => devTasks.delete(task));
+              }
+            : undefined,
       });
+    },
+    async close() {
+      await Promise.all([...compiling, ...devTasks].map((t) => t.terminate()));
     },
   };
 
@@ -147,14 +164,12 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
     defaultPriority: Priority.NORMAL,
     async plan(req, ctx): Promise<ProofWork> {
       if (req.vanillaProof.length === 0) throw new PlanError('vanilla_proof is empty: expected the Commit2In JSON wrapper {SectorNum, Phase1Out, SectorSize}');
-      let c2: Commit2In;
-      try {
-        c2 = parseC1Input(req.vanillaProof);
-      } catch (e) {
-        if (e instanceof C1FormatError) throw new PlanError(`vanilla_proof (Commit2In): ${e.message}`);
-        throw new PlanError(`vanilla_proof (Commit2In): ${(e as Error).message}`);
-      }
-      const c1 = c2.phase1Out;
+      // parsing, the public inputs and the consistency checks run in a synthesis worker
+      const planned = await ctx.synthPool.run<PorepPlanTaskResult>({ module: SYNTH_MODULE, fn: 'porepPlanTask', arg: { bytes: req.vanillaProof } });
+      if (!planned.ok) throw new PlanError(planned.error);
+      const c2 = planned.c2;
+      // the registry's own object again (the worker sent a copy)
+      const c1: C1Output = { ...c2.phase1Out, registeredProof: sealProofInfo(c2.phase1Out.registeredProof.name) ?? c2.phase1Out.registeredProof };
       const info = c1.registeredProof;
       if (req.sectorSize !== 0 && req.sectorSize !== c2.sectorSize) {
         throw new PlanError(`sector_size ${req.sectorSize} does not match the Commit2In SectorSize ${c2.sectorSize} (${info.name})`);
@@ -167,12 +182,14 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         throw new PlanError(`sector_number ${req.sectorNumber} does not match the Commit2In SectorNum ${c2.sectorNum}`);
       }
       const circuitId = porepCircuitId(info.sectorSize);
-      let inputs: bigint[][];
-      try {
-        inputs = c1.partitions.map((_, k) => partitionPublicInputs(c1, k));
-      } catch (e) {
-        throw new PlanError(`public inputs of ${info.name}: ${(e as Error).message}`);
+      // fail fast: an inconsistent C1 (a replaced comm_r, a broken path, a wrong parent or column
+      // index) is named now instead of costing a whole proof that then fails to verify
+      if (planned.count > 0) {
+        const more = planned.count > 1 ? ` (and ${planned.count - 1} more inconsistenc${planned.count === 2 ? 'y' : 'ies'})` : '';
+        throw new PlanError(`the C1's vanilla proofs are inconsistent: ${planned.failures[0]}${more}`);
       }
+      if (planned.inputs === undefined) throw new PlanError(planned.inputsError ?? 'no public inputs');
+      const inputs = planned.inputs;
       let c1Ref: C1Output | undefined = c1;
       return {
         circuitId,

@@ -2,8 +2,11 @@
  * Witness of one PoRep partition, run in a synthesis worker (see synth-pool.ts): the C1 arrives
  * structured-cloned with only this partition's vanilla proofs filled in.
  */
-import type { C1Output } from '../filecoin/c1.js';
+import { C1FormatError, parseC1Input, type C1Output, type Commit2In } from '../filecoin/c1.js';
+import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
+import { verifyC1 } from '../filecoin/verify.js';
+import { actorIdFromAddress, proverIdFromActorId } from '../filecoin/graph.js';
 import { stackedCircuitFor } from '../filecoin/circuit/index.js';
 
 export interface PorepWitnessArg {
@@ -18,4 +21,49 @@ export function porepWitness(arg: PorepWitnessArg): { assignment: Uint8Array; in
   const wg = new WitnessGenerator(arg.numInputs);
   circuit.synthesize(wg);
   return { assignment: wg.assignment().slice(), inputs: wg.inputs(), ms: performance.now() - t0 };
+}
+
+/** What the vanilla proofs of a C1 claim, checked before any synthesis (filecoin/verify.ts): every
+ *  Merkle path against its root, comm_r = Poseidon2(comm_c, comm_r_last), the challenges and column
+ *  indices, the parents against the graph, the labels and the encoding. The first few failures. */
+export function porepCheck(arg: { c1: C1Output }): { failures: string[]; count: number; ms: number } {
+  const t0 = performance.now();
+  const failures = verifyC1(arg.c1);
+  return { failures: failures.slice(0, 5), count: failures.length, ms: performance.now() - t0 };
+}
+
+export type PorepPlanTaskResult =
+  | { ok: true; c2: Commit2In; inputs: bigint[][] | undefined; inputsError: string | undefined; failures: string[]; count: number }
+  | { ok: false; error: string };
+
+/**
+ * The planner's work on a request's bytes, in a synthesis worker (JSON parsing, base64, the
+ * consistency checks and the public inputs take tens of milliseconds for a 2 KiB C1 and seconds
+ * for a 32 GiB one: not on the event loop): the parsed Commit2In, its public inputs and the first
+ * inconsistencies of its vanilla proofs (porepCheck).
+ */
+export function porepPlanTask(arg: { bytes: Uint8Array }): PorepPlanTaskResult {
+  let c2: Commit2In;
+  try {
+    c2 = parseC1Input(arg.bytes);
+  } catch (e) {
+    return { ok: false, error: `vanilla_proof (Commit2In): ${e instanceof C1FormatError ? e.message : (e as Error).message}` };
+  }
+  const c1 = c2.phase1Out;
+  let inputs: bigint[][] | undefined;
+  let inputsError: string | undefined;
+  try {
+    inputs = c1.partitions.map((_, k) => partitionPublicInputs(c1, k));
+  } catch (e) {
+    inputsError = `public inputs of ${c1.registeredProof.name}: ${(e as Error).message}`;
+  }
+  // with the wrapper's Miner, replica_id is recomputed from (prover id, sector number, ticket, comm_d, porep id) too
+  let ids: { proverId: Uint8Array; sectorId: number } | undefined;
+  try {
+    if (c2.miner !== undefined) ids = { proverId: proverIdFromActorId(actorIdFromAddress(c2.miner)), sectorId: c2.sectorNum };
+  } catch (e) {
+    return { ok: false, error: `vanilla_proof (Commit2In): Miner ${JSON.stringify(c2.miner).slice(0, 100)}: ${(e as Error).message}` };
+  }
+  const failures = verifyC1(c1, ids ?? {});
+  return { ok: true, c2, inputs, inputsError, failures: failures.slice(0, 5), count: failures.length };
 }

@@ -12,8 +12,8 @@ import { NativeBackend } from '../backend/native.js';
 import { type AnyParameters, readVerifyingKeyFile, type VerifyingKey } from '../groth16/keys.js';
 import { loadParams } from '../groth16/params-native.js';
 import { decodeProofs, PROOF_BYTES } from '../groth16/proof.js';
-import { checkParamsForShape, domainSize, expectedParamsCounts } from '../groth16/queries.js';
-import { devParamsPath, devParamsPathForDigest, loadOrCreateDevParams } from '../groth16/setup.js';
+import { checkParamsForShape, domainSize, expectedParamsCounts, queryIndices, type QueryIndices } from '../groth16/queries.js';
+import { devParamsPath, devParamsPathForDigest, ensureDevParamsFile, loadOrCreateDevParams, type EnsureDevParamsResult } from '../groth16/setup.js';
 import { CountingSystem } from '../r1cs/counter.js';
 import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
 import type { CircuitShape } from '../r1cs/cs.js';
@@ -108,7 +108,47 @@ export function porepShape(info: SealProofInfo, cacheDir?: string, onStep?: Shap
 }
 
 const programs = new WeakMap<CircuitShape, WitnessProgram>();
-const rememberProgram = (shape: CircuitShape, p: WitnessProgram): void => void programs.set(shape, p);
+/** Records the witness program of a shape (e.g. one a worker thread compiled with it). */
+export const rememberProgram = (shape: CircuitShape, p: WitnessProgram): void => void programs.set(shape, p);
+
+export interface PorepShapeTaskResult {
+  shape: CircuitShape;
+  queries: QueryIndices;
+  program: WitnessProgram;
+  /** The shape's digest when it was cached beside the shape file. */
+  digest: string | undefined;
+  cached: boolean;
+  cacheError?: string;
+}
+
+/**
+ * Makes the INSECURE development parameter file of a circuit id when missing, meant to run in a
+ * worker thread (engine/task-worker.ts): the CPU setup evaluates the circuit at tau in this thread
+ * for seconds to hours. The shape is read from the cache `porepShapeTask` filled (or compiled).
+ */
+export async function porepDevParamsTask(arg: { circuitId: string; cacheDir: string; devDir: string; backend: string }): Promise<EnsureDevParamsResult> {
+  const info = porepInfoForCircuit(arg.circuitId);
+  if (info === undefined) throw new Error(`unknown PoRep circuit ${arg.circuitId}`);
+  const { shape } = porepShape(info, arg.cacheDir);
+  const { selectBackend } = await import('../backend/select.js');
+  const r = await ensureDevParamsFile(shape, selectBackend(arg.backend), arg.devDir);
+  return r;
+}
+
+/**
+ * porepShape and porepProgram of a circuit id, meant to run in a worker thread
+ * (engine/task-worker.ts runOffThread): compiling or reading a shape takes seconds (2 KiB) to
+ * minutes (32 GiB) and gigabytes, which must not block the daemon's event loop. The caller calls
+ * rememberProgram and rememberShapeDigest with the result.
+ */
+export function porepShapeTask(arg: { circuitId: string; cacheDir?: string }): PorepShapeTaskResult {
+  const info = porepInfoForCircuit(arg.circuitId);
+  if (info === undefined) throw new Error(`unknown PoRep circuit ${arg.circuitId}`);
+  const { shape, cached, cacheError } = porepShape(info, arg.cacheDir);
+  const program = porepProgram(info, shape, arg.cacheDir);
+  const digest = arg.cacheDir !== undefined ? cachedPorepShapeDigest(info, arg.cacheDir) : undefined;
+  return { shape, queries: queryIndices(shape), program, digest, cached, cacheError };
+}
 
 /**
  * The witness program of a sector size's partition circuit (native witness generation): kept

@@ -11,7 +11,9 @@ import type { Backend } from '../backend/backend.js';
 import { type BackendName, selectBackend } from '../backend/select.js';
 import { loadConfig, type EngineConfig } from '../engine/config.js';
 import { Engine } from '../engine/engine.js';
+import { Journal, cleanTempFiles, type JournalOpenResult } from '../engine/journal.js';
 import { builtinKinds, createDemoKind } from '../kinds/index.js';
+import { grpcServerCredentials, resolveAuthToken } from './auth.js';
 import { startGrpcServer, type GrpcServerHandle } from './grpc.js';
 import { startHttpServer, type HttpServerHandle } from './http.js';
 
@@ -72,24 +74,44 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     log.warn({ err: (e as Error).message }, 'native backend unavailable, falling back to the reference backend');
     backend = selectBackend('reference');
   }
+  // leftovers of writes a crash interrupted (development parameters, shapes): removed at start
+  const demoCache = opts.demo ? (opts.demo.cacheDir ?? join(tmpdir(), 'kiln-dev-params')) : undefined;
+  const kilnCache = join(config.srs.param_cache, 'kiln-cache');
+  const cacheDirs = [kilnCache, join(kilnCache, 'dev-params'), join(kilnCache, 'shapes')];
+  if (demoCache !== undefined) cacheDirs.push(demoCache, join(demoCache, 'dev-params'), join(demoCache, 'shapes'));
+  const removedTemp = await cleanTempFiles(cacheDirs);
+  if (removedTemp.length > 0) log.warn({ files: removedTemp }, `removed ${removedTemp.length} partial file(s) of an interrupted write`);
+  // durable jobs: the journal in [daemon] state_dir (src/engine/journal.ts)
+  let recovered: JournalOpenResult | undefined;
+  if (config.daemon.state_dir !== '') {
+    recovered = await Journal.open(config.daemon.state_dir, { retentionMs: config.kiln.job_retention_s * 1000 });
+    if (recovered.badLines > 0) log.warn({ lines: recovered.badLines }, 'job journal: records that failed their checksum were skipped (a write torn by a crash)');
+    if (recovered.removedTemp.length > 0) log.warn({ files: recovered.removedTemp }, 'job journal: partial files removed');
+  } else log.info('[daemon] state_dir is not set: jobs live in memory only and are lost when the daemon stops');
   const kinds = builtinKinds(config, backend, (m) => log.info(m));
-  const engine = new Engine({ config, backend, logger: log, planners: kinds.planners, providers: kinds.providers });
+  const engine = new Engine({ config, backend, logger: log, planners: kinds.planners, providers: kinds.providers, journal: recovered?.journal });
   if (opts.demo) {
     const demo = createDemoKind({
       constraints: opts.demo.constraints,
       partitions: opts.demo.partitions,
-      cacheDir: opts.demo.cacheDir ?? join(tmpdir(), 'kiln-dev-params'),
+      cacheDir: demoCache!,
       backend,
     });
     engine.registerPlanner(demo.planner);
     engine.registerCircuits(demo.circuits);
   }
+  if (recovered !== undefined) await engine.recover(recovered);
 
   let grpcServer: GrpcServerHandle | undefined;
   let httpServer: HttpServerHandle | undefined;
   try {
-    grpcServer = await startGrpcServer(engine, config.daemon.listen);
-    if (config.daemon.status_listen !== '') httpServer = await startHttpServer(engine, config.daemon.status_listen);
+    const token = await resolveAuthToken(config.daemon);
+    const credentials = await grpcServerCredentials(config.daemon);
+    const warn = (m: string): void => log.warn(m);
+    grpcServer = await startGrpcServer(engine, config.daemon.listen, { token, credentials, warn });
+    if (config.daemon.status_listen !== '') {
+      httpServer = await startHttpServer(engine, config.daemon.status_listen, { token, hosts: config.daemon.status_hosts, warn });
+    }
   } catch (e) {
     await grpcServer?.close();
     await engine.close(0);

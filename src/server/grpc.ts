@@ -8,7 +8,9 @@ import { dirname } from 'node:path';
 import { connect } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { Engine, JobResult } from '../engine/engine.js';
-import { errorText } from '../engine/engine.js';
+import { errorText, InvalidRequestError, OverloadError, UnavailableError } from '../engine/engine.js';
+import { boundText } from '../util/limits.js';
+import { grpcAuthorized, isLoopback } from './auth.js';
 import { UnknownCircuitError } from '../engine/srs-cache.js';
 import { proofRequest, type ProofRequest } from '../engine/types.js';
 import { MAX_MESSAGE_BYTES, loadProvingEngine, parseListen } from './proto.js';
@@ -59,13 +61,26 @@ function fail(cb: grpc.sendUnaryData<Msg>, code: grpc.status, details: string): 
   cb({ code, details, name: 'Error', message: details } as grpc.ServiceError, null);
 }
 
-export function serviceHandlers(engine: Engine): Record<string, Handler> {
+export function serviceHandlers(engine: Engine, opts: { token?: string } = {}): Record<string, Handler> {
+  const token = opts.token ?? '';
   const wrap =
     (fn: (req: Msg, call: grpc.ServerUnaryCall<Msg, Msg>) => Promise<Msg | [grpc.status, string]>): Handler =>
     (call, cb) => {
-      fn(call.request, call).then(
+      if (!grpcAuthorized(call.metadata, token)) {
+        return fail(cb, grpc.status.UNAUTHENTICATED, 'this daemon needs a bearer token: send metadata "authorization: Bearer <token>" ([daemon] auth_token)');
+      }
+      let p: Promise<Msg | [grpc.status, string]>;
+      try {
+        p = fn(call.request, call);
+      } catch (e) {
+        p = Promise.reject(e);
+      }
+      p.then(
         (r) => (Array.isArray(r) ? fail(cb, r[0], r[1]) : cb(null, r)),
         (e: unknown) => {
+          if (e instanceof InvalidRequestError) return fail(cb, grpc.status.INVALID_ARGUMENT, errorText(e));
+          if (e instanceof OverloadError) return fail(cb, grpc.status.RESOURCE_EXHAUSTED, errorText(e));
+          if (e instanceof UnavailableError) return fail(cb, grpc.status.UNAVAILABLE, errorText(e));
           engine.log.error({ err: errorText(e) }, 'gRPC handler failed');
           fail(cb, grpc.status.INTERNAL, errorText(e));
         },
@@ -78,7 +93,7 @@ export function serviceHandlers(engine: Engine): Record<string, Handler> {
   return {
     SubmitProof: wrap(async (m) => submit(m)),
     AwaitProof: wrap(async (m) => {
-      const id = String(m.job_id ?? '');
+      const id = boundText(String(m.job_id ?? ''), 128);
       const r = await engine.await(id, num(m.timeout_ms));
       return r === undefined ? [grpc.status.NOT_FOUND, `job not found: ${id}`] : resultToWire(r);
     }),
@@ -89,7 +104,7 @@ export function serviceHandlers(engine: Engine): Record<string, Handler> {
       return { result: resultToWire(r ?? engine.resultOf(job)) };
     }),
     CancelProof: wrap(async (m) => {
-      const id = String(m.job_id ?? '');
+      const id = boundText(String(m.job_id ?? ''), 128);
       const r = engine.cancel(id);
       return r === undefined ? [grpc.status.NOT_FOUND, `job not found: ${id}`] : { was_running: r.wasRunning };
     }),
@@ -113,6 +128,8 @@ export function serviceHandlers(engine: Engine): Record<string, Handler> {
     GetMetrics: wrap(async () => ({ prometheus_text: await engine.metrics.text() })),
     PreloadSRS: wrap(async (m) => {
       const id = String(m.circuit_id ?? '');
+      if (engine.closing) throw new UnavailableError('the daemon is shutting down');
+      if (id.length > 64) return [grpc.status.INVALID_ARGUMENT, `circuit_id is ${id.length} characters: not a circuit id`];
       try {
         const r = await engine.preloadSrs(id);
         return { already_loaded: r.alreadyLoaded, load_time_ms: Math.round(r.loadTimeMs) };
@@ -156,13 +173,23 @@ async function clearStaleSocket(path: string): Promise<void> {
   await unlink(path);
 }
 
-export async function startGrpcServer(engine: Engine, listen: string): Promise<GrpcServerHandle> {
+export interface GrpcServerOptions {
+  /** Bearer token every call must carry ('' or absent: none). */
+  token?: string;
+  /** Server credentials (default insecure); `tls` says whether they are TLS. */
+  credentials?: { creds: grpc.ServerCredentials; tls: boolean };
+  /** Told about a listener other machines can reach without credentials. */
+  warn?: (msg: string) => void;
+}
+
+export async function startGrpcServer(engine: Engine, listen: string, opts: GrpcServerOptions = {}): Promise<GrpcServerHandle> {
   const { service } = loadProvingEngine();
   const server = new grpc.Server({
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
   });
-  server.addService(service, serviceHandlers(engine) as unknown as grpc.UntypedServiceImplementation);
+  server.addService(service, serviceHandlers(engine, { token: opts.token }) as unknown as grpc.UntypedServiceImplementation);
+  const creds = opts.credentials ?? { creds: grpc.ServerCredentials.createInsecure(), tls: false };
   const where = parseListen(listen);
   let bindAddr: string;
   if ('socket' in where) {
@@ -175,7 +202,7 @@ export async function startGrpcServer(engine: Engine, listen: string): Promise<G
   // The socket is created 0600 from the start (umask during the bind), then chmod'ed to be sure.
   const oldUmask = 'socket' in where ? process.umask(0o177) : undefined;
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(bindAddr, grpc.ServerCredentials.createInsecure(), (err, p) =>
+    server.bindAsync(bindAddr, creds.creds, (err, p) =>
       err ? reject(new Error(`listen ${listen}: ${err.message}`)) : resolve(p),
     ),
   ).finally(() => {
@@ -185,7 +212,17 @@ export async function startGrpcServer(engine: Engine, listen: string): Promise<G
   if ('socket' in where) {
     await chmod(where.socket, 0o600);
     address = `unix://${where.socket}`;
-  } else address = `${where.host.includes(':') ? `[${where.host}]` : where.host}:${port}`;
+  } else {
+    address = `${where.host.includes(':') ? `[${where.host}]` : where.host}:${port}`;
+    if (!isLoopback(where.host) && !creds.tls && !opts.token) {
+      opts.warn?.(
+        `gRPC listens on ${address}, reachable from other machines, WITHOUT TLS OR A TOKEN: anyone who can reach it can submit, ` +
+          'await and cancel jobs. Set [daemon] auth_token (and tls_cert/tls_key), or listen on a unix socket or 127.0.0.1',
+      );
+    } else if (!isLoopback(where.host) && !creds.tls) {
+      opts.warn?.(`gRPC listens on ${address} without TLS: the bearer token crosses the network in clear text (set [daemon] tls_cert and tls_key)`);
+    }
+  }
   return {
     server,
     address,

@@ -12,8 +12,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Engine } from '../engine/engine.js';
 import { errorText } from '../engine/engine.js';
+import { STATUS_JOBS_MAX, boundText } from '../util/limits.js';
 import { parseListen } from './proto.js';
 import { statusPageRoute } from './status-page.js';
+import { bearer, hostAllowed, isLoopback, tokenMatches } from './auth.js';
 
 const json = (res: ServerResponse, code: number, body: unknown): void => {
   const text = JSON.stringify(body, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
@@ -21,11 +23,40 @@ const json = (res: ServerResponse, code: number, body: unknown): void => {
   res.end(text);
 };
 
-async function route(engine: Engine, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export interface HttpServerOptions {
+  /** The bearer token: when set, job details (the job list of /status, /jobs, /trace) need
+   *  `Authorization: Bearer <token>`; counts, queues and /metrics do not. */
+  token?: string;
+  /** Host header names answered besides the loopback ones ([daemon] status_hosts). */
+  hosts?: readonly string[];
+  /** Told about a listener other machines can reach. */
+  warn?: (msg: string) => void;
+}
+
+async function route(engine: Engine, req: IncomingMessage, res: ServerResponse, opts: HttpServerOptions & { boundHost: string }): Promise<void> {
+  // DNS rebinding: a page of another site that resolves its name to this address is refused
+  if (!hostAllowed(req.headers.host, opts.hosts ?? [], opts.boundHost)) {
+    return json(res, 403, { error: `Host ${boundText(String(req.headers.host ?? '(none)'), 100)} is not served here (add it to [daemon] status_hosts)` });
+  }
   const url = new URL(req.url ?? '/', 'http://localhost');
   if (req.method !== 'GET') return json(res, 405, { error: 'only GET' });
   const path = url.pathname.replace(/\/+$/, '') || '/';
-  if (path === '/status') return json(res, 200, engine.status());
+  const token = opts.token ?? '';
+  const authorized = token === '' || tokenMatches(bearer(req.headers.authorization), token);
+  const needToken = (): void => {
+    res.setHeader('www-authenticate', 'Bearer');
+    json(res, 401, { error: 'job details need the token: send "Authorization: Bearer <token>" ([daemon] auth_token)' });
+  };
+  if (path === '/status') {
+    const n = (k: string): number | undefined => (url.searchParams.has(k) ? Number(url.searchParams.get(k)) : undefined);
+    const st = engine.status({ offset: n('offset'), limit: authorized ? n('limit') : 0 });
+    if (!authorized) {
+      delete st.jobs;
+      st.jobsHidden = 'job ids, request ids and errors are shown with "Authorization: Bearer <token>"';
+    }
+    return json(res, 200, st);
+  }
+  if (!authorized && (path.startsWith('/jobs/') || path === '/trace' || path.startsWith('/trace/') || path === '/status/timeline')) return needToken();
   if (path === '/metrics') {
     const text = await engine.metrics.text();
     res.writeHead(200, { 'content-type': engine.metrics.contentType });
@@ -34,18 +65,19 @@ async function route(engine: Engine, req: IncomingMessage, res: ServerResponse):
   }
   let m = /^\/jobs\/([^/]+)$/.exec(path);
   if (m) {
-    const job = engine.getJob(decodeURIComponent(m[1]));
-    if (!job) return json(res, 404, { error: `job not found: ${m[1]}` });
+    const id = decodeURIComponent(m[1]);
+    const job = engine.getJob(id);
+    if (!job) return json(res, 404, { error: `job not found: ${boundText(id, 128)}` });
     return json(res, 200, { ...job.summary(), spans: job.span.toJSON() });
   }
   m = /^\/trace\/([^/]+)$/.exec(path);
   if (m) {
     const id = decodeURIComponent(m[1]);
-    if (!engine.getJob(id)) return json(res, 404, { error: `job not found: ${id}` });
+    if (!engine.getJob(id)) return json(res, 404, { error: `job not found: ${boundText(id, 128)}` });
     return json(res, 200, engine.trace([id]));
   }
   if (path === '/trace') {
-    const ids = url.searchParams.get('jobs')?.split(',').filter(Boolean) ?? engine.jobIds();
+    const ids = (url.searchParams.get('jobs')?.split(',').filter(Boolean) ?? engine.jobIds()).slice(0, STATUS_JOBS_MAX);
     return json(res, 200, engine.trace(ids));
   }
   if (path === '/' && url.searchParams.has('json')) return json(res, 200, { endpoints: ['/ (the status page)', '/status', '/status/timeline', '/metrics', '/jobs/<id>', '/trace/<id>', '/trace?jobs=a,b'] });
@@ -59,11 +91,20 @@ export interface HttpServerHandle {
   close(): Promise<void>;
 }
 
-export async function startHttpServer(engine: Engine, listen: string): Promise<HttpServerHandle> {
-  const where = parseListen(listen);
+export async function startHttpServer(engine: Engine, listen: string, opts: HttpServerOptions = {}): Promise<HttpServerHandle> {
+  // `:PORT` binds loopback only: the status server shows what the daemon is doing
+  const where = parseListen(listen, '127.0.0.1');
+  const boundHost = 'socket' in where ? 'localhost' : where.host;
+  if (!('socket' in where) && !isLoopback(where.host)) {
+    opts.warn?.(
+      `the HTTP status server listens on ${where.host}:${where.port}, reachable from other machines` +
+        (opts.token ? '' : ' and WITHOUT A TOKEN: anyone who can reach it sees every job id, request id and error (set [daemon] auth_token)'),
+    );
+  }
   const server = createServer((req, res) => {
-    route(engine, req, res).catch((e: unknown) => {
-      if (!res.headersSent) json(res, 500, { error: errorText(e) });
+    route(engine, req, res, { ...opts, boundHost }).catch((e: unknown) => {
+      // a malformed URL (bad percent-encoding, e.g. /jobs/%ZZ) is the client's error
+      if (!res.headersSent) json(res, e instanceof URIError ? 400 : 500, { error: errorText(e) });
       else res.end();
     });
   });

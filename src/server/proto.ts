@@ -42,7 +42,7 @@ export function loadProvingEngine(path = protoPath()): ProvingEngineDef {
 }
 
 /** `unix:///path` / `unix:/path` → { socket }, `host:port` → { host, port }. */
-export function parseListen(addr: string): { socket: string } | { host: string; port: number } {
+export function parseListen(addr: string, defaultHost = '0.0.0.0'): { socket: string } | { host: string; port: number } {
   if (addr.startsWith('unix:')) {
     const path = addr.replace(/^unix:(\/\/)?/, '');
     if (!path.startsWith('/')) throw new Error(`listen ${addr}: the unix socket path must be absolute (unix:///path)`);
@@ -52,5 +52,5 @@ export function parseListen(addr: string): { socket: string } | { host: string; 
   if (!m) throw new Error(`listen ${addr}: expected host:port or unix:///path`);
   const port = Number(m[2]);
   if (port > 65535) throw new Error(`listen ${addr}: port out of range`);
-  return { host: m[1].replace(/^\[(.*)\]$/, '$1') || '0.0.0.0', port };
+  return { host: m[1].replace(/^\[(.*)\]$/, '$1') || defaultHost, port };
 }

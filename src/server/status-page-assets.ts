@@ -255,7 +255,7 @@ export const STATUS_PAGE_JS = `'use strict';
     ]);
     fill('queues', queues(st));
     var live = tl.jobs.filter(function (j) { return LIVE[j.state]; });
-    fill('running', live.length ? live.map(function (j) { return jobCard(j, now); }) : h('p', { class: 'empty' }, 'no jobs running or queued'));
+    fill('running', live.length ? live.map(function (j) { return jobCard(j, now); }) : h('p', { class: 'empty' }, tl.hidden ? 'job details need the token: open this page as /#token=<token>' : 'no jobs running or queued'));
     var recent = tl.jobs.filter(function (j) { return !LIVE[j.state]; });
     fill('recent', recent.length ? recent.map(function (j) { return jobCard(j, now); }) : h('p', { class: 'empty' }, 'none yet'));
     fill('proofs', lastProofs(st));
@@ -267,15 +267,24 @@ export const STATUS_PAGE_JS = `'use strict';
     document.body.setAttribute('data-renders', String(++renders));
   }
 
+  // With [daemon] auth_token set, job details need the token: open the page as /#token=<token>
+  // (the fragment never leaves the browser; it is sent only as the Authorization header).
+  var token = (/(?:^#|&)token=([^&]+)/.exec(location.hash) || [])[1];
   function getJson(path) {
-    return fetch(path, { cache: 'no-store' }).then(function (r) {
+    var headers = token ? { Authorization: 'Bearer ' + decodeURIComponent(token) } : {};
+    return fetch(path, { cache: 'no-store', headers: headers }).then(function (r) {
       if (!r.ok) throw new Error(path + ': HTTP ' + r.status);
       return r.json();
     });
   }
   var last = null;
   function poll() {
-    Promise.all([getJson('/status'), getJson('/status/timeline')]).then(function (x) {
+    var timeline = getJson('/status/timeline').catch(function (e) {
+      // 401: a token is configured and the page was opened without it (#token=…): counts only
+      if (/HTTP 401/.test(String(e && e.message))) return { nowMs: Date.now(), jobs: [], lanes: [], hidden: true };
+      throw e;
+    });
+    Promise.all([getJson('/status'), timeline]).then(function (x) {
       pollError = '';
       last = x;
       render(x[0], x[1]);
