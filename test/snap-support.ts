@@ -43,3 +43,22 @@ export class XorShiftRng {
     }
   }
 }
+
+import { snapParams, type SnapParams } from '../src/filecoin/snap/registry.js';
+import { snapUpdateInMemory, snapPartitionProofs, type SnapUpdate } from '../src/filecoin/snap/update.js';
+import type { SnapPartitionProof } from '../src/filecoin/snap/vanilla.js';
+import { rng } from './support.js';
+
+/**
+ * rust's `test_empty_sector_update_circuit` fixture: random old replica labels and comm_c, random new data, the
+ * new replica encoded with h = hs[log2 H_SELECT] (H_SELECT = 1 << 2), and every partition's vanilla proof.
+ */
+export function snapFixture(nodes: number, seed = 1, hIndex = 2): { p: SnapParams; update: SnapUpdate; proofs: SnapPartitionProof[] } {
+  const p = snapParams(nodes);
+  const next = rng(seed);
+  const labelsROld = Array.from({ length: nodes }, () => next());
+  const commC = next();
+  const labelsDNew = Array.from({ length: nodes }, () => next());
+  const update = snapUpdateInMemory(p, p.hs[hIndex]!, commC, labelsROld, labelsDNew);
+  return { p, update, proofs: snapPartitionProofs(p, update.pub.commRNew, update.trees) };
+}
