@@ -226,7 +226,7 @@ describe('kiln daemon over gRPC', () => {
     assert.equal(unknown.status, STATUS.FAILED);
     assert.match(unknown.error_message, /unknown proof_kind 77/);
     for (const [kind, re] of [
-      [2, /SNAP_DEALS_UPDATE proofs are not implemented yet/],
+      [2, /comm_r_old must be 32 bytes, got 0/],
       [3, /registered_proof 0 is StackedDrgWinning2KiBV1, not a WindowPoSt proof/],
       [4, /randomness must be 32 bytes, got 0/],
     ] as const) {
