@@ -141,3 +141,30 @@ test('checks: wrong counts and shapes are refused with the sector named', () => 
   assert.throws(() => checkPoStSectors(info, [proofs[0]!, badRoot], ctx), /challenge 2: the inclusion proof's root is not the sector's comm_r_last/);
   assert.throws(() => new FallbackPoStCircuit({ tree: info.size.tree, challengeCount: 10, sectorCount: 2 }, []), /expected 2 circuit sectors/);
 });
+
+test('postCircuitSizes (one and two sectors counted, extrapolated) = a whole count: winning-2k (66 sectors), wpost-8m', async () => {
+  const { postCircuitSizes } = await import('../src/kinds/post.js');
+  const { DensityCounter } = await import('../src/r1cs/density.js');
+  const { postCircuitParams } = await import('../src/filecoin/post/circuit.js');
+  for (const id of [0, 11]) {
+    const info = postProofById(id)!;
+    const dc = new DensityCounter();
+    postBlankCircuit(postCircuitParams(info)).synthesize(dc);
+    const d = dc.densityCounts();
+    assert.deepEqual(postCircuitSizes(info), {
+      numConstraints: d.constraints,
+      numInputs: d.inputs,
+      numAux: d.aux,
+      aAuxDense: d.aAuxDense,
+      bInputDense: d.bInputDense,
+      bAuxDense: d.bAuxDense,
+    });
+  }
+  // the 32 GiB circuits from FACTS §6's per-gadget figures: per sector Poseidon-2 (311) + comm_r equality (1) + its
+  // input (1), per challenge 10 arity-8 levels (530 each) + the packed path (1) + the root equality (1) — the same
+  // 53,333 per sector as rust's pinned bench_cs (266,665 / 5); cuzk: ~125 M constraints, domain 2^27
+  const perSector = (challenges: number): number => 311 + 1 + 1 + challenges * (10 * 530 + 1 + 1);
+  assert.equal(perSector(10) * 5, 266_665);
+  assert.equal(postCircuitSizes(postProofById(13)!).numConstraints, 2349 * perSector(10)); // 125,279,217
+  assert.equal(postCircuitSizes(postProofById(3)!).numConstraints, 66 * perSector(1)); // 370,590
+});

@@ -13,7 +13,8 @@ import { postProofById } from '../src/filecoin/post/registry.js';
 import { encodeTape, interpretProgram } from '../src/r1cs/program.js';
 import { recordShape, shapeDigest } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
-import { postProofsFor, testRandomness, testSector } from './post-support.js';
+import { postProofsFor, testPoStInfo, testRandomness, testSector } from './post-support.js';
+import type { TreeShape } from '../src/filecoin/registry.js';
 
 const backend = new NativeBackend();
 
@@ -60,3 +61,26 @@ for (const [id, nSectors] of [[10, 2], [10, 1], [0, 1]] as const) {
     await assert.rejects(() => backend.runWitnessProgram(program, encodeTape(postTape(circuit).slice(1)), new Uint8Array(ref.length)));
   });
 }
+
+test('sub and top tree levels (rust\'s 8-4-2 test tree, 3 sectors of which 2 real): native witness = WitnessGenerator', async () => {
+  const tree = { baseArity: 8, baseLevels: 2, subArity: 4, topArity: 2 } as unknown as TreeShape;
+  const info = testPoStInfo(tree, 3, 5, 'V1');
+  const params = { tree, challengeCount: 5, sectorCount: 3 };
+  const { shape, program } = postShapeAndProgram(params);
+  const fast = postShapeAndProgramFast(params);
+  assert.equal(shapeDigest(fast.shape), shapeDigest(shape));
+  assert.deepEqual(fast.program, program);
+  const randomness = testRandomness(77);
+  const proofs = postProofsFor(info, [testSector(tree, 1n, 501), testSector(tree, 2n, 502)], randomness);
+  assert.equal(proofs[0]!.inclusionProofs[0]!.shape, 'Top');
+  const circuit = postCircuitFor(info, proofs);
+  const wg = new WitnessGenerator(shape.numInputs);
+  circuit.synthesize(wg);
+  const w = await postWitnessNative(backend, program, circuit);
+  try {
+    assert.equal(firstDifference(w.assignment, wg.assignment()), -1);
+    assert.deepEqual(w.inputs, postPublicInputs(info, proofs, { randomness, partitionIndex: 0 }));
+  } finally {
+    backend.release(w.assignment);
+  }
+});

@@ -14,7 +14,7 @@ import { postLeafChallenge, postSectorChallenges } from '../src/filecoin/post/ch
 import { postProofById } from '../src/filecoin/post/registry.js';
 import type { PoStProofInfo, PoStSectorProof } from '../src/filecoin/post/types.js';
 import {
-  VanillaFileError, VanillaProofError, parsePoStSectorProof, parseVanillaFile, postSectorProofSize, readVanillaFile,
+  VanillaFileError, VanillaProofError, parsePoStSectorProof, parsePoStSectorProofs, parseVanillaFile, postSectorProofSize, readVanillaFile,
   serializePoStSectorProof, vanillaFileText,
 } from '../src/filecoin/post/vanilla.js';
 import { poseidonHash } from '../src/filecoin/hash/poseidon.js';
@@ -205,6 +205,12 @@ test('malformed proofs: each class is a VanillaProofError naming the field and o
   expectError(edit((b) => b.fill(0xff, 8, 40)), WINDOW_2K, /comm_r = 0xff.* not a canonical/);
   expectError(edit((b) => b.fill(0xff, at(9) + 36, at(9) + 68)), WINDOW_2K, /inclusion_proofs\[9\]\.leaf = .* not a canonical/);
   expectError(edit((b) => b.fill(0xff, at(1) + 84, at(1) + 116)), WINDOW_2K, /inclusion_proofs\[1\]\.base\[0\]\.hashes\[0\] = .* not a canonical/);
+  // a request's elements: the error names the element
+  const bad = edit((_, dv) => dv.setUint32(at(3), 1, true));
+  assert.equal(parsePoStSectorProofs([w, w], WINDOW_2K).length, 2);
+  assert.throws(() => parsePoStSectorProofs([w, bad], WINDOW_2K), (err: unknown) =>
+    err instanceof VanillaProofError && err.field === 'vanilla_proofs[1].inclusion_proofs[3].tag' &&
+    /^vanilla_proofs\[1\]: vanilla proof: inclusion_proofs\[3\]\.tag = 1/.test(err.message));
   // the writer refuses what the reader would
   const good = real2KiB(WINDOW_2K, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   assert.throws(() => serializePoStSectorProof({ ...good, commC: FR_MODULUS }, WINDOW_2K), /comm_c is not a canonical/);

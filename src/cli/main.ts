@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { selectBackend } from '../backend/select.js';
 import { registerPostCommands } from './post-commands.js';
+import { registerPostVanillaCommands } from './post-vanilla-commands.js';
 
 const program = new Command();
 program
@@ -83,6 +84,7 @@ program
   .option('--ticket <hex>', '32-byte ticket (default: derived from --rng-seed)')
   .option('--seed <hex>', '32-byte interactive seed (default: lotus-bench\'s)')
   .option('--rng-seed <s>', 'seed of the random data and default ticket (default: random without --data, "0" with it)')
+  .option('--sector-dir <dir>', 'also keep what PoSt proofs need (replica, tree_r_last, comm_c) in DIR, for `kiln gen-vanilla`')
   .action(async (opts) => {
     const { runSeal } = await import('./seal.js');
     runSeal({
@@ -94,6 +96,7 @@ program
       seed: opts.seed,
       rngSeed: opts.rngSeed,
       out: opts.out,
+      sectorDir: opts.sectorDir,
     });
   });
 
@@ -288,6 +291,8 @@ bench
     const { benchTrace } = await import('../client/bench.js');
     await benchTrace({ http: o.http, jobIds, outFile: o.out });
   });
+
+registerPostVanillaCommands(program);
 
 function defaultParamsDir(): string {
   return process.env.FIL_PROOFS_PARAMETER_CACHE ?? '/var/tmp/filecoin-proof-parameters';

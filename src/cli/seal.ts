@@ -1,7 +1,7 @@
 /** `kiln seal` and `kiln synth-c1`: C1 inputs that nobody hands you. */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { cliProgressRenderer, parseHex32, sealSector, synthC1 } from '../filecoin/seal/index.js';
+import { cliProgressRenderer, parseHex32, sealSector, synthC1, writeSectorDir } from '../filecoin/seal/index.js';
 
 export interface SealCliOptions {
   sectorSize: string;
@@ -12,6 +12,8 @@ export interface SealCliOptions {
   seed?: string;
   rngSeed?: string;
   out: string;
+  /** Also keep the sector's PoSt material (replica, tree_r_last, comm_c) in this directory (sector-store.ts). */
+  sectorDir?: string;
 }
 
 /** Seals a small sector and writes its Commit2In; returns the wrapper text. */
@@ -30,9 +32,11 @@ export function runSeal(o: SealCliOptions, quiet = false): string {
       seed: o.seed !== undefined ? parseHex32(o.seed, '--seed') : undefined,
       rngSeed,
       progress: bar?.progress,
+      keepSector: o.sectorDir !== undefined,
     });
     bar?.stop();
     writeFileSync(o.out, r.commit2In);
+    if (o.sectorDir !== undefined && r.sector !== undefined) writeSectorDir(o.sectorDir, r.sector);
     if (!quiet) {
       const stages = Object.entries(r.timings)
         .map(([k, v]) => `${k} ${v.toFixed(0)} ms`)
@@ -40,6 +44,7 @@ export function runSeal(o: SealCliOptions, quiet = false): string {
       console.error(`sealed ${r.info.name}: comm_d ${hex(r.commD)}, comm_r ${hex(r.commR)}`);
       console.error(`  ${stages}`);
       console.error(`  Commit2In written to ${o.out}`);
+      if (o.sectorDir !== undefined) console.error(`  sector kept for PoSt in ${o.sectorDir} (sector.json, replica.bin, tree-r-last.bin)`);
     }
     return r.commit2In;
   } finally {

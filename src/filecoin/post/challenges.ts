@@ -33,3 +33,17 @@ export function postSectorChallenges(p: PoStProofInfo, randomness: Uint8Array, s
   const base = p.type === 'window' && p.api === 'V1' ? BigInt(sectorIndex) * BigInt(count) : 0n;
   return Array.from({ length: count }, (_, n) => postLeafChallenge(randomness, sectorId, base + BigInt(n), p.size.sectorSize));
 }
+
+/**
+ * WinningPoSt's sector challenge (rust-fil-proofs fallback/vanilla.rs `generate_sector_challenge`, n = 0 since
+ * WINNING_POST_SECTOR_COUNT = 1): LE_u64(SHA256(prover_id ‖ randomness ‖ LE_u64(n))[0..8]) mod sector_set_len,
+ * the position of the challenged sector in the miner's eligible sector set.
+ */
+export function winningPostSectorIndex(randomness: Uint8Array, proverId: Uint8Array, sectorSetLen: number, n = 0): number {
+  if (randomness.length !== 32) throw new RangeError(`randomness must be 32 bytes, got ${randomness.length}`);
+  if (proverId.length !== 32) throw new RangeError(`prover_id must be 32 bytes, got ${proverId.length}`);
+  if (!Number.isInteger(sectorSetLen) || sectorSetLen <= 0) throw new RangeError('the sector set is empty');
+  const h = sha256.create().update(proverId).update(randomness).update(u64le(BigInt(n))).digest();
+  const v = new DataView(h.buffer, h.byteOffset, 8).getBigUint64(0, true);
+  return Number(v % BigInt(sectorSetLen));
+}

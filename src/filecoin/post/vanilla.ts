@@ -25,7 +25,9 @@
 import { readFileSync } from 'node:fs';
 import { FR_MODULUS } from '../../field/layout.js';
 import type { TreeShape } from '../registry.js';
-import type { MerkleProof, MerkleProofShape, PathElement } from '../tree/path.js';
+import { fastPoseidon } from '../seal/poseidon-fast.js';
+import { fullPath, pathLeafIndex, type MerkleProof, type MerkleProofShape, type PathElement } from '../tree/path.js';
+import { postSectorChallenges } from './challenges.js';
 import { WINNING_POST_CHALLENGE_COUNT } from './registry.js';
 import type { PoStProofInfo, PoStSectorProof } from './types.js';
 
@@ -91,7 +93,7 @@ export function postSectorProofSize(info: PoStProofInfo): number {
 
 /** The bincode reader (shared with the SnapDeals codec, snap/vanilla.ts). */
 export class Reader {
-  private readonly dv: DataView;
+  readonly dv: DataView;
   pos = 0;
 
   constructor(readonly bytes: Uint8Array) {
@@ -132,8 +134,9 @@ export class Reader {
   fr(field: string): bigint {
     this.need(32, field);
     const at = this.pos;
-    let v = 0n;
-    for (let i = 31; i >= 0; i--) v = (v << 8n) | BigInt(this.bytes[at + i]!);
+    const dv = this.dv;
+    const v = dv.getBigUint64(at, true) | (dv.getBigUint64(at + 8, true) << 64n)
+      | (dv.getBigUint64(at + 16, true) << 128n) | (dv.getBigUint64(at + 24, true) << 192n);
     this.pos += 32;
     if (v >= FR_MODULUS) this.fail(field, `= 0x${v.toString(16)} is not a canonical field element (≥ r)`, at);
     return v;
@@ -196,6 +199,21 @@ export function parsePoStSectorProof(bytes: Uint8Array, info: PoStProofInfo): Po
   return { sectorId, commR, inclusionProofs, commC, commRLast };
 }
 
+/**
+ * Parses the elements of a request (`vanilla_proofs`, one per sector); an error names the element:
+ * "vanilla_proofs[3]: vanilla proof: comm_c … (byte offset 5616)".
+ */
+export function parsePoStSectorProofs(elements: readonly Uint8Array[], info: PoStProofInfo): PoStSectorProof[] {
+  return elements.map((el, i) => {
+    try {
+      return parsePoStSectorProof(el, info);
+    } catch (e) {
+      if (!(e instanceof VanillaProofError)) throw e;
+      throw new VanillaProofError(`vanilla_proofs[${i}]: ${e.message}`, e.field === undefined ? undefined : `vanilla_proofs[${i}].${e.field}`, e.offset);
+    }
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Serialising
 
@@ -223,11 +241,11 @@ export class Writer {
     if (typeof v !== 'bigint' || v < 0n || v >= FR_MODULUS) {
       throw new VanillaProofError(`vanilla proof: ${field} is not a canonical field element`, field);
     }
-    let x = v;
-    for (let i = 0; i < 32; i++) {
-      this.out[this.pos + i] = Number(x & 0xffn);
-      x >>= 8n;
-    }
+    const m = 0xffffffffffffffffn;
+    this.dv.setBigUint64(this.pos, v & m, true);
+    this.dv.setBigUint64(this.pos + 8, (v >> 64n) & m, true);
+    this.dv.setBigUint64(this.pos + 16, (v >> 128n) & m, true);
+    this.dv.setBigUint64(this.pos + 24, v >> 192n, true);
     this.pos += 32;
   }
 }
@@ -287,6 +305,35 @@ export function serializePoStSectorProof(p: PoStSectorProof, info: PoStProofInfo
   w.fr(p.commRLast, 'comm_r_last');
   if (w.pos !== w.out.length) throw new Error(`vanilla proof: serialised ${w.pos} bytes, expected ${w.out.length}`);
   return w.out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Consistency (what the circuit will enforce)
+
+/**
+ * The problems the FallbackPoSt circuit would find in a well-formed sector proof, [] when none:
+ * comm_r ≠ Poseidon2(comm_c, comm_r_last); an inclusion proof whose root is not comm_r_last or whose path does
+ * not lead from its leaf to its root; a leaf that is not at the derived challenge (challenges.ts; `sectorIndex` is
+ * the sector's place in the whole PoSt, used by the V1 window derivation only).
+ */
+export function checkPoStSectorProof(p: PoStSectorProof, info: PoStProofInfo, randomness: Uint8Array, sectorIndex = 0): string[] {
+  const problems: string[] = [];
+  if (fastPoseidon([p.commC, p.commRLast]) !== p.commR) problems.push('comm_r ≠ Poseidon2(comm_c, comm_r_last)');
+  const challenges = postSectorChallenges(info, randomness, p.sectorId, sectorIndex);
+  p.inclusionProofs.forEach((mp, i) => {
+    if (mp.root !== p.commRLast) problems.push(`inclusion_proofs[${i}].root ≠ comm_r_last`);
+    const path = fullPath(mp);
+    let cur = mp.leaf;
+    for (const el of path) {
+      const children = el.hashes.slice();
+      children.splice(el.index, 0, cur);
+      cur = fastPoseidon(children);
+    }
+    if (cur !== mp.root) problems.push(`inclusion_proofs[${i}]: the path does not lead from the leaf to the root`);
+    const at = pathLeafIndex(path);
+    if (at !== challenges[i]) problems.push(`inclusion_proofs[${i}] opens leaf ${at}, the challenge is ${challenges[i]}`);
+  });
+  return problems;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,3 +8,4 @@ export * from './commit1.js';
 export * from './sealer.js';
 export * from './synthetic.js';
 export * from './progress.js';
+export * from './sector-store.js';

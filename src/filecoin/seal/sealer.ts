@@ -20,6 +20,7 @@ import { BASE_DEGREE, buildParentTable } from './parents.js';
 import { fastPoseidon, readFrLE, writeFrLE } from './poseidon-fast.js';
 import { poseidonPool, sharedBytes, type PoseidonBatch } from './poseidon-pool.js';
 import { DensePoseidonTree, DenseSha256Tree } from './trees.js';
+import type { SealedSectorData } from './sector-store.js';
 import { shapeArities } from '../tree/build.js';
 
 /** Called as the slow steps advance; `stage` names the step (stable strings, see SEAL_STAGES). */
@@ -57,6 +58,8 @@ export interface SectorOptions {
 export interface SealOptions extends SectorOptions {
   /** Padded (sectorSize bytes, Fr32) or unpadded (127/128 of it) data; random when absent. */
   readonly data?: Uint8Array;
+  /** Keep what the sector's later PoSt proofs need (the replica, tree_r_last, comm_c) in `SealResult.sector`. */
+  readonly keepSector?: boolean;
 }
 
 export interface SealTimings {
@@ -76,6 +79,8 @@ export interface SealResult {
   readonly commR: Uint8Array;
   readonly replicaId: Uint8Array;
   readonly timings: SealTimings;
+  /** With `keepSector`: the sector's PoSt material (write it with writeSectorDir). */
+  readonly sector?: SealedSectorData;
 }
 
 /** Miner id from a number/bigint or an "f0…"/"t0…" address. */
@@ -235,5 +240,12 @@ export function sealSector(opts: SealOptions): SealResult {
   const c1Text = JSON.stringify(c1);
   const commit2In = commit2InJson(c1Text, sectorNumber, info.sectorSize, opts.includeMiner === false ? undefined : `f0${actorId}`);
   lap('commit1');
-  return { info, commit2In, c1Text, c1, commD, commR: frToBytesLE(commRBig), replicaId, timings };
+  const commR = frToBytesLE(commRBig);
+  const sector: SealedSectorData | undefined = opts.keepSector
+    ? {
+      info, sectorNumber, minerId: actorId, commD, commR, replicaId, ticket,
+      commC: treeC.root, commRLast: treeR.root, treeRLast: { arities: treeR.arities, levels: treeR.levels },
+    }
+    : undefined;
+  return { info, commit2In, c1Text, c1, commD, commR, replicaId, timings, ...(sector ? { sector } : {}) };
 }
