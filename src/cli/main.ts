@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { selectBackend } from '../backend/select.js';
 import { registerPostCommands } from './post-commands.js';
 import { registerPostVanillaCommands } from './post-vanilla-commands.js';
+import { registerSnapCommands } from './snap-commands.js';
 
 const program = new Command();
 program
@@ -162,8 +163,13 @@ program
   )
   .option('--sector-size <size>', '2KiB | 8MiB | 512MiB | 32GiB | 64GiB')
   .option('--c1 <file>', 'take the sector size from a C1 output file instead')
-  .option('--circuit <id>', 'a PoSt circuit instead: winning-2k … winning-64g, wpost-2k … wpost-64g (FallbackPoSt)')
+  .option('--circuit <id>', 'a PoSt circuit instead: winning-2k … winning-64g, wpost-2k … wpost-64g (FallbackPoSt); or snap-2k … snap-64g (SnapDeals)')
   .action(async (opts) => {
+    if (opts.circuit && String(opts.circuit).startsWith('snap-')) {
+      const { runSnapCircuitInfo } = await import('./snap-commands.js');
+      console.log(JSON.stringify(await runSnapCircuitInfo(opts.circuit), null, 2));
+      return;
+    }
     if (opts.circuit) {
       const { runPoStCircuitInfo } = await import('./post-commands.js');
       console.log(JSON.stringify(await runPoStCircuitInfo(opts.circuit), null, 2));
@@ -199,6 +205,7 @@ program
   });
 
 registerPostCommands(program, { paramsDir: defaultParamsDir, cacheDir: defaultCacheDir, selectBackend });
+registerSnapCommands(program, { paramsDir: defaultParamsDir, cacheDir: defaultCacheDir, selectBackend });
 
 program
   .command('daemon')
