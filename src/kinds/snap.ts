@@ -20,7 +20,7 @@ import { WitnessGenerator } from '../r1cs/witness.js';
 import { writeChunksAtomic } from '../util/files.js';
 import type { WitnessProgramRunner } from '../filecoin/circuit/stacked-program.js';
 import { snapBlankCircuit, snapPublicInputs } from '../filecoin/snap/circuit.js';
-import { snapProgram, snapShapeAndProgram, snapWitnessNative } from '../filecoin/snap/program.js';
+import { snapShapeAndProgramFast, snapWitnessNative } from '../filecoin/snap/program.js';
 import { snapHDefault, snapProofByCircuitId, snapProofById, type SnapProofInfo } from '../filecoin/snap/registry.js';
 import { snapCircuitFor, type SnapPartitionProof, type SnapPublic } from '../filecoin/snap/vanilla.js';
 import type { ParamsSource } from './porep-c2.js';
@@ -45,7 +45,10 @@ function shapeFile(info: SnapProofInfo, cacheDir: string): string {
 
 const programs = new WeakMap<CircuitShape, WitnessProgram>();
 
-/** The compiled shape (and its witness program): from `<cacheDir>/shapes/` when cached, else recorded and cached. */
+/**
+ * The compiled shape (and its witness program): from `<cacheDir>/shapes/` when cached, else recorded from the prologue
+ * and one challenge, replicated with relocation (snap/program.ts), and cached.
+ */
 export function snapShape(info: SnapProofInfo, cacheDir?: string): { shape: CircuitShape; cached: boolean; cacheError?: string } {
   const file = cacheDir ? shapeFile(info, cacheDir) : undefined;
   if (file && existsSync(file)) {
@@ -57,7 +60,7 @@ export function snapShape(info: SnapProofInfo, cacheDir?: string): { shape: Circ
       /* unreadable or stale: record again below */
     }
   }
-  const { shape, program } = snapShapeAndProgram(info.params);
+  const { shape, program } = snapShapeAndProgramFast(info.params);
   programs.set(shape, program);
   if (!file) return { shape, cached: false };
   try {
@@ -89,7 +92,7 @@ export function snapProgramFor(info: SnapProofInfo, shape: CircuitShape, cacheDi
     }
   }
   if (!program) {
-    program = snapProgram(info.params);
+    program = snapShapeAndProgramFast(info.params).program;
     checkProgramForShape(program, shape);
     if (file) {
       mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });

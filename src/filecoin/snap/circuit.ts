@@ -227,10 +227,19 @@ export function labelRNew(cs: ConstraintSystem, rOld: AllocatedNum, dNew: Alloca
 // ---------------------------------------------------------------------------------------------
 // the circuit
 
+/** Recording options (program.ts): synthesize only the first `challenges` challenges (the prologue is whole). */
+export interface SnapRecordingOptions {
+  readonly challenges?: number;
+}
+
 export class EmptySectorUpdateCircuit implements Circuit {
+  /** After synthesis: the variables of each challenge's random bits (gen_challenge_bits), for shape replication. */
+  challengeBitVariables: number[][] = [];
+
   constructor(
     readonly params: SnapParams,
     readonly witness: SnapWitness,
+    readonly recording: SnapRecordingOptions = {},
   ) {
     const p = params;
     const w = witness;
@@ -294,9 +303,11 @@ export class EmptySectorUpdateCircuit implements Circuit {
     const randomBits = snapRandomBitsPerChallenge(p);
     const generated = cs.namespace('gen_challenge_bits', () => genChallengeBits(cs, commRNew, partition, p.challengeCount, randomBits));
 
+    this.challengeBitVariables = generated.map((bits) => bits.map((b) => b.variable));
+
     const arities = snapTreeRArities(p.tree);
     const apexStart = p.challengeBitLen - p.partitionBitLen - p.apexLeafBitLen;
-    generated.forEach((bits, c) => {
+    generated.slice(0, this.recording.challenges ?? generated.length).forEach((bits, c) => {
       cs.program?.beginSegment(); // challenges are independent: one witness-program segment each
       const ch = w.challenges[c]!;
       const cBits = [...bits, ...partitionBits];

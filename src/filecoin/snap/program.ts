@@ -5,14 +5,17 @@
  * root_r_old, root_r_new, the apex leaves, the partition path), then per challenge leaf_r_old, leaf_d_new, the
  * r_old siblings, the d_new siblings below the apex leaves, the r_new siblings (contiguous per segment).
  *
- * The challenge segments have the same structure but read different prologue bits (each challenge's bits are
- * its own chunk of a digest), so their words differ and each is stored: the program is recorded whole (no
- * replication as for PoRep/PoSt), which costs memory at 32 GiB (see the closing note of the SnapDeals work).
+ * The challenge segments have the same structure but read different prologue variables: each challenge's random
+ * bits are its own chunk of a digest. `snapShapeAndProgramFast` therefore records the prologue and challenge 0 only
+ * and replicates that segment with *relocation*: copy k reads challenge k's bit variables where challenge 0 read its
+ * own (r1cs replicateLastShapeSegment's `relocate`, program.ts replicateLastSegmentRelocated; each copy gets its own
+ * program block). Tests compare it with a whole recording (shape digest and witness bytes).
  */
 import { CountingSystem } from '../../r1cs/counter.js';
 import type { CircuitShape, ConstraintSystem } from '../../r1cs/cs.js';
-import { ProgramRecorder, type WitnessProgram, checkProgramForShape, encodeTape } from '../../r1cs/program.js';
-import { ShapeRecorder } from '../../r1cs/shape.js';
+import { ProgramRecorder, type WitnessProgram, checkProgramForShape, encodeTape, replicateLastSegmentRelocated } from '../../r1cs/program.js';
+import { ShapeRecorder, replicateLastShapeSegment } from '../../r1cs/shape.js';
+import { auxIndex } from '../../r1cs/cs.js';
 import { FR_BYTES, readFr } from '../../field/layout.js';
 import type { NativeWitness, WitnessProgramRunner } from '../circuit/stacked-program.js';
 import { EmptySectorUpdateCircuit, snapBlankWitness, type SnapChallengeWitness, type SnapWitness } from './circuit.js';
@@ -83,6 +86,34 @@ export function snapShapeAndProgram(p: SnapParams): { shape: CircuitShape; progr
   const shapeRec = new ShapeRecorder();
   const program = record(p, shapeRec).finish();
   const shape = shapeRec.finish();
+  checkProgramForShape(program, shape);
+  return { shape, program };
+}
+
+/** Shape and witness program from a prologue + one-challenge recording, replicated with relocation (see above). */
+export function snapShapeAndProgramFast(p: SnapParams): { shape: CircuitShape; program: WitnessProgram } {
+  const slots = snapSlotWitness(p);
+  const shapeRec = new ShapeRecorder();
+  let constraintBase = -1;
+  const bases = slots.segmentSlotBases;
+  const rec = new ProgramRecorder(shapeRec, {
+    numSlots: bases.length > 1 ? bases[1]! : slots.numSlots,
+    segmentSlotBases: [bases[0]!],
+    onBeginSegment: () => {
+      constraintBase = shapeRec.numConstraints;
+    },
+  });
+  const circuit = new EmptySectorUpdateCircuit(p, slots.witness, { challenges: 1 });
+  circuit.synthesize(rec);
+  const one = rec.finish();
+  const oneShape = shapeRec.finish();
+  if (one.segments.length !== 2 || constraintBase < 0) throw new Error(`a one-challenge recording has ${one.segments.length} segments`);
+  const bits = circuit.challengeBitVariables.map((vs) => vs.map(auxIndex));
+  if (bits.length !== p.challengeCount) throw new Error(`${bits.length} challenges' bits, expected ${p.challengeCount}`);
+  const maps = bits.map((b) => new Map(bits[0]!.map((j, i) => [j, b[i]!] as [number, number])));
+  const seg = one.segments[1]!;
+  const shape = replicateLastShapeSegment(oneShape, { constraintBase, inputBase: seg.inputBase, auxBase: seg.auxBase }, p.challengeCount, (k) => maps[k]!);
+  const program = replicateLastSegmentRelocated(one, p.challengeCount, (k) => (k === 0 ? new Map() : maps[k]!));
   checkProgramForShape(program, shape);
   return { shape, program };
 }
