@@ -23,6 +23,7 @@ import { readVanillaFile } from '../src/filecoin/post/vanilla.js';
 import { loadPorepVerifyingKey } from '../src/kinds/porep-c2.js';
 import { snapVerifyingKeySource, verifySnap } from '../src/kinds/snap.js';
 import { readUpdateFile } from '../src/cli/snap-commands.js';
+import { buildRequest } from '../src/client/bench.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
 import { repoRoot } from './support.js';
 
@@ -202,7 +203,11 @@ describe('the daemon over gRPC', () => {
       assert.equal(r.status, STATUS.FAILED, what);
       assert.match(r.error_message, re, what);
     }
-    const ok = (await call('Prove', { submit: await submit() })).result;
+    // kiln bench single --type snap --update FILE builds this very request
+    const built = await buildRequest({ addr: '', type: 'snap', update });
+    const ok = (await call('Prove', { submit: built })).result;
     assert.equal(ok.status, STATUS.COMPLETED, ok.error_message);
+    const want = await submit();
+    for (const f of ['proof_kind', 'registered_proof', 'sector_size', 'comm_r_old', 'comm_d_new', 'comm_r_new', 'vanilla_proofs'] as const) assert.deepEqual(built[f], want[f], f);
   });
 });

@@ -242,11 +242,12 @@ bench
   .requiredOption('--type <kind>', 'porep | snap | wpost | winning')
   .option('--c1 <file>', 'C1 output (Commit2In wrapper or raw JSON) for porep')
   .option('--vanilla <file>', 'vanilla proof file for snap/wpost/winning')
+  .option('--update <file>', 'snap: update.json (kiln update / synth-snap) with the commitments and the vanilla file')
   .option('--priority <p>', 'low | normal | high | critical')
   .option('--request-id <id>', 'request id (a repeated id returns the existing job)')
   .action(async (o) => {
     const { benchSingle } = await import('../client/bench.js');
-    await benchSingle({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, priority: o.priority, requestId: o.requestId });
+    await benchSingle({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, priority: o.priority, requestId: o.requestId });
   });
 bench
   .command('batch')
@@ -254,11 +255,12 @@ bench
   .requiredOption('--type <kind>', 'porep | snap | wpost | winning')
   .option('--c1 <file>', 'C1 output for porep')
   .option('--vanilla <file>', 'vanilla proof file')
+  .option('--update <file>', 'snap: update.json (kiln update / synth-snap)')
   .option('-c, --count <n>', 'number of proofs', positiveInt, 4)
   .option('-j, --concurrency <n>', 'proofs in flight', positiveInt, 2)
   .action(async (o) => {
     const { benchBatch } = await import('../client/bench.js');
-    await benchBatch({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, count: o.count, concurrency: o.concurrency });
+    await benchBatch({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, count: o.count, concurrency: o.concurrency });
   });
 bench.command('status').description('GetStatus as JSON').action(async () => {
   const { benchStatus } = await import('../client/bench.js');
