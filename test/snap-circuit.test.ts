@@ -3,7 +3,7 @@
  * tests of gadgets.rs, FACTS §7): constraint counts of the pinned sizes with the TreeR shapes the test uses
  * (1 KiB 8-4-0 1,248,389; 2 KiB 8-0-0 1,705,039; 4 KiB 8-2-0 2,165,109; 8 KiB 8-4-0 2,620,359; 16 KiB 8-8-0
  * 6,300,021; 32 KiB 8-8-2 6,760,091), gen_challenge_bits 568 constraints per digest (one digest: 1 KiB … 16 MiB;
- * 8 digests 4,544 at 512 MiB; 10 digests 5,680 at 32 and 64 GiB); the circuit satisfied with public inputs
+ * 8 digests 4,544 at 512 MiB; 10 digests 5,680 at 32 and 64 GiB), apex_por (317,654; 5,808,515; 771,448; 453,797); the circuit satisfied with public inputs
  * [k | h_select << partition_bit_len, comm_r_old, comm_d_new, comm_r_new] and the in-circuit challenge bits equal
  * to the out-of-circuit challenges; tampering named by the test system.
  */
@@ -16,7 +16,8 @@ import { TestConstraintSystem } from '../src/r1cs/test.js';
 import { CountingSystem } from '../src/r1cs/counter.js';
 import { AllocatedNum } from '../src/gadgets/num.js';
 import { SNAP_SECTOR_NODES, snapParams } from '../src/filecoin/snap/registry.js';
-import { EmptySectorUpdateCircuit, genChallengeBits, snapBlankCircuit, snapPublicInputs } from '../src/filecoin/snap/circuit.js';
+import { EmptySectorUpdateCircuit, apexPor, genChallengeBits, snapBlankCircuit, snapPublicInputs } from '../src/filecoin/snap/circuit.js';
+import { AllocatedBit } from '../src/gadgets/boolean.js';
 import { snapChallenges, snapRandomBitsPerChallenge } from '../src/filecoin/snap/challenges.js';
 import { SnapInputError, checkSnapPartition, snapCircuitFor, snapCircuitWitness, type SnapPartitionProof } from '../src/filecoin/snap/vanilla.js';
 import { snapFixture } from './snap-support.js';
@@ -58,6 +59,19 @@ if (isMainThread) test('gadgets.rs test_gen_challenge_bits_gadget: constraints p
       const got = bits.map((b) => b.reduce((s, bit, i) => s + (bit.getValue() ? 2 ** i : 0), 0) + k * 2 ** snapRandomBitsPerChallenge(p));
       assert.deepEqual(got, snapChallenges(p, commRNew, k), `${nodes} nodes, k = ${k}`);
     }
+  }
+});
+
+if (isMainThread) test('gadgets.rs test_apex_por_gadget: 8 leaves 317,654; 128 leaves + 1 partition bit 5,808,515; 16 × 4 partitions 771,448; 8 × 8 partitions 453,797', () => {
+  for (const [leaves, partitionBits, expected] of [[8, 0, 317_654], [128, 1, 5_808_515], [16, 2, 771_448], [8, 3, 453_797]] as const) {
+    const cs = new CountingSystem();
+    const commD = AllocatedNum.alloc(cs, () => 0n);
+    const bits = Array.from({ length: partitionBits }, () => AllocatedBit.alloc(cs, undefined));
+    const apex = Array.from({ length: leaves }, () => AllocatedNum.alloc(cs, () => 0n));
+    const path = Array.from({ length: partitionBits }, () => AllocatedNum.alloc(cs, () => 0n));
+    const before = cs.numConstraints;
+    apexPor(cs, apex, bits, path, commD);
+    assert.equal(cs.numConstraints - before, expected, `${leaves} leaves, ${partitionBits} partition bits`);
   }
 });
 
