@@ -40,6 +40,13 @@ if (isMainThread) for (const [label, nodes, constraints] of [
   });
 }
 
+if (isMainThread) test('circuit.rs test_empty_sector_update_constraints_32gib (BenchCS, 8-8-0): 81,049,499 constraints (counted, about a minute)', { timeout: 600_000 }, () => {
+  const cs = new CountingSystem();
+  snapBlankCircuit(snapParams(N['32GiB'])).synthesize(cs);
+  assert.equal(cs.numConstraints, 81_049_499);
+  assert.equal(cs.numInputs, 5);
+});
+
 if (isMainThread) test('gadgets.rs test_gen_challenge_bits_gadget: constraints per size; bits equal the out-of-circuit challenges', () => {
   const want: [number, number][] = [
     [N['1KiB'], 568], [N['2KiB'], 568], [N['4KiB'], 568], [N['8KiB'], 568], [N['16KiB'], 568], [N['32KiB'], 568],
