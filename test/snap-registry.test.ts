@@ -89,3 +89,18 @@ test('gen-randomness Poseidon: the optimized schedule agrees; phi and rho differ
   assert.notEqual(snapPhi(a, b), poseidonHash([a, b]));
   assert.equal(snapRho(a, 5), poseidonHash([a, 5n], 1n << 40n));
 });
+
+test('encoding: label_r_new = label_r_old + label_d_new·rho(node >> (log2 nodes − h)); decoding inverts it', async () => {
+  const { snapEncodeLabels, snapDecodeLabels } = await import('../src/filecoin/snap/update.js');
+  const p = snapParams(N['2KiB']);
+  const rng = new XorShiftRng();
+  const rOld = Array.from({ length: p.sectorNodes }, () => rng.fr());
+  const dNew = Array.from({ length: p.sectorNodes }, () => rng.fr());
+  const phi = snapPhi(rng.fr(), rng.fr());
+  const rNew = snapEncodeLabels(p, 1, phi, rOld, dNew);
+  // h = 1: nodes 0–31 use rho(phi, 0), nodes 32–63 rho(phi, 1)
+  const R = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001n; // r (FACTS §2)
+  assert.equal(rNew[5], (rOld[5]! + dNew[5]! * snapRho(phi, 0)) % R);
+  assert.equal(rNew[40], (rOld[40]! + dNew[40]! * snapRho(phi, 1)) % R);
+  assert.deepEqual(snapDecodeLabels(p, 1, phi, rOld, rNew), dNew);
+});
