@@ -1,7 +1,8 @@
 /**
  * SnapDeals vanilla proofs: the bincode `PartitionProof` codec (FACTS §8, storage-proofs-update vanilla.rs serde
  * order) round trip and its named errors; synthetic region-uniform updates (synth-snap) that pass every check,
- * including a full-size 32 GiB partition set; and a synthetic 2 KiB update satisfying the circuit.
+ * including a full-size 32 GiB partition set; and synthetic 2 KiB and 8 MiB (production parameters) updates satisfying
+ * the circuit.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -91,4 +92,17 @@ test('synthetic 32 GiB update (h = 10): 16 consistent partitions of 86 challenge
     assert.throws(() => checkSnapPartition(p, k, 11, pub, back), /leaf_r_new ≠ leaf_r_old \+ leaf_d_new·rho/);
   }
   console.log(`synthetic 32 GiB trees in ${Math.round(treesMs)} ms; partition proof ${snapPartitionProofSize(p)} B`);
+});
+
+test('synthetic 8 MiB update (production parameters: 4 partitions, 128 apex leaves, hs 7–12, h = 10): partition 3 satisfies the circuit; h = 12 is named', { timeout: 900_000 }, () => {
+  const p = snapParams(N['8MiB']);
+  const u = syntheticSnapUpdate(p, 10, 3n);
+  const pub = { commROld: u.commROld, commDNew: u.commDNew, commRNew: u.commRNew };
+  const pp = snapPartitionProof(p, 3, u.commRNew, u.trees);
+  checkSnapPartition(p, 3, 10, pub, pp);
+  assert.throws(() => checkSnapPartition(p, 3, 12, pub, pp), /leaf_r_new ≠ leaf_r_old \+ leaf_d_new·rho/);
+  const wg = new WitnessGenerator(5, undefined, { check: true });
+  snapCircuitFor(p, 3, 10, pub, pp).synthesize(wg);
+  assert.equal(wg.value(1), 3n | (8n << 2n)); // k = 3, h_select = 1 << index(10) = 8, partition_bit_len = 2
+  assert.throws(() => snapCircuitFor(p, 3, 12, pub, pp).synthesize(new WitnessGenerator(5, undefined, { check: true })), /unsatisfied constraint: por tree_r_new \(c_index=0\)\/calculated root == provided root/);
 });
