@@ -1,7 +1,8 @@
 /**
  * SnapDeals at 32 GiB end to end through the daemon (npm run bench:snap32, on the GPU machine): a synthetic,
  * consistent full-size update (synthetic.ts, as kiln synth-snap: 16 partition proofs of 86 challenges) → the
- * circuit snap-32g (shape and witness program recorded whole: 81,049,499 constraints), INSECURE development
+ * circuit snap-32g (shape and witness program: prologue + one challenge recorded, replicated with relocation;
+ * 81,049,499 constraints), INSECURE development
  * parameters (made once, timed) and the SRS onto the device (PreloadSRS) → N SNAP_DEALS_UPDATE requests over gRPC
  * (unix socket, daemon in this process), each 16 partitions through the per-partition pipeline, verified by the
  * daemon and again here from the verifying key.
@@ -141,7 +142,7 @@ async function main(): Promise<void> {
     const steady = done.length > 1 ? (done[done.length - 1]!.ms - done[0]!.ms) / (done.length - 1) : NaN;
     const m = (f: string): string => `${median(done.map((d) => d.r[f] ?? NaN)).toFixed(0)} ms`;
     rows.push(
-      [`${id}: shape and witness program (recorded whole)`, `${sec(shapeMs)} s (${shape.numConstraints} constraints)`],
+      [`${id}: shape and witness program (prologue + challenge 0 recorded, replicated with relocation)`, `${sec(shapeMs)} s (${shape.numConstraints} constraints)`],
       [`${id}: PreloadSRS (development setup when missing + SRS onto the device)`, `${sec(preloadMs)} s`],
       [`${id}: first update proof (${info.params.partitionCount} partitions), request in → verified proof out`, `${sec(done[0]!.latency)} s`],
       [`${id}: steady interval between completions (s/proof)`, Number.isNaN(steady) ? '–' : `${sec(steady)} s`],
