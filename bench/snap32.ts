@@ -8,6 +8,7 @@
  * daemon and again here from the verifying key.
  *
  *   node dist/bench/snap32.js [--sector-size 32GiB] [--proofs 2] [--dir DIR] [--backend cuda] [--md FILE] [--no-write] [--keep]
+ *   (--proofs 0 --keep: only the synthetic update, the shape cache and the parameters, for a first call)
  *
  * Prints the first proof's latency, the steady interval, the engine's timings, s/proof and peak host RSS (VmHWM);
  * appends a section to bench/RESULTS.md (or --md FILE). --dir holds the vanilla file, the shape cache and the
@@ -101,6 +102,13 @@ async function main(): Promise<void> {
     say(`PreloadSRS ${id}: ${sec(preloadMs)} s (${JSON.stringify(pre)}); SRS ${((entry?.sizeBytes ?? 0) / 2 ** 30).toFixed(2)} GiB; RSS peak ${vmHwmGiB().toFixed(2)} GiB`);
     const loadSpan = engine.srs.loadSpan(id);
     if (loadSpan) for (const l of formatSpanTree(loadSpan).split('\n')) say(`  ${l}`);
+    rows.push([`${id}: shape and witness program (prologue + challenge 0 recorded, replicated with relocation)`, `${sec(shapeMs)} s (${shape.numConstraints} constraints)`]);
+    rows.push([`${id}: PreloadSRS (development setup when missing + SRS onto the device)`, `${sec(preloadMs)} s`]);
+    if (count === 0) {
+      // --proofs 0 --keep: only synth-snap, the shape cache and the parameters (a first device call under its time limit)
+      c.close();
+      return;
+    }
     // 3. N updates back to back
     const t0 = performance.now();
     const done: { i: number; ms: number; latency: number; jobId: string; status: number; error: string; proof: Uint8Array; r: Record<string, number> }[] = [];
@@ -142,8 +150,6 @@ async function main(): Promise<void> {
     const steady = done.length > 1 ? (done[done.length - 1]!.ms - done[0]!.ms) / (done.length - 1) : NaN;
     const m = (f: string): string => `${median(done.map((d) => d.r[f] ?? NaN)).toFixed(0)} ms`;
     rows.push(
-      [`${id}: shape and witness program (prologue + challenge 0 recorded, replicated with relocation)`, `${sec(shapeMs)} s (${shape.numConstraints} constraints)`],
-      [`${id}: PreloadSRS (development setup when missing + SRS onto the device)`, `${sec(preloadMs)} s`],
       [`${id}: first update proof (${info.params.partitionCount} partitions), request in → verified proof out`, `${sec(done[0]!.latency)} s`],
       [`${id}: steady interval between completions (s/proof)`, Number.isNaN(steady) ? '–' : `${sec(steady)} s`],
       [`${id}: engine timings (median): total / synth / gpu`, `${m('total_ms')} / ${m('synthesis_ms')} / ${m('gpu_compute_ms')}`],
