@@ -225,7 +225,7 @@ describe('kiln daemon over gRPC', () => {
     // a value outside the ProofKind enum is refused outright (INVALID_ARGUMENT), no job made
     await assert.rejects(rpc.call('Prove', { submit: { proof_kind: 77, vanilla_proof: c2in } }), (e: any) => e.code === grpc.status.INVALID_ARGUMENT && /unknown proof_kind/.test(e.details));
     for (const [kind, re] of [
-      [2, /SNAP_DEALS_UPDATE proofs are not implemented yet/],
+      [2, /comm_r_old must be 32 bytes, got 0/],
       [3, /registered_proof 0 is StackedDrgWinning2KiBV1, not a WindowPoSt proof/],
       [4, /randomness must be 32 bytes, got 0/],
     ] as const) {

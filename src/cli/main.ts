@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { selectBackend } from '../backend/select.js';
 import { registerPostCommands } from './post-commands.js';
 import { registerPostVanillaCommands } from './post-vanilla-commands.js';
+import { registerSnapCommands } from './snap-commands.js';
 
 const program = new Command();
 program
@@ -162,8 +163,13 @@ program
   )
   .option('--sector-size <size>', '2KiB | 8MiB | 512MiB | 32GiB | 64GiB')
   .option('--c1 <file>', 'take the sector size from a C1 output file instead')
-  .option('--circuit <id>', 'a PoSt circuit instead: winning-2k … winning-64g, wpost-2k … wpost-64g (FallbackPoSt)')
+  .option('--circuit <id>', 'a PoSt circuit instead: winning-2k … winning-64g, wpost-2k … wpost-64g (FallbackPoSt); or snap-2k … snap-64g (SnapDeals)')
   .action(async (opts) => {
+    if (opts.circuit && String(opts.circuit).startsWith('snap-')) {
+      const { runSnapCircuitInfo } = await import('./snap-commands.js');
+      console.log(JSON.stringify(await runSnapCircuitInfo(opts.circuit), null, 2));
+      return;
+    }
     if (opts.circuit) {
       const { runPoStCircuitInfo } = await import('./post-commands.js');
       console.log(JSON.stringify(await runPoStCircuitInfo(opts.circuit), null, 2));
@@ -199,6 +205,7 @@ program
   });
 
 registerPostCommands(program, { paramsDir: defaultParamsDir, cacheDir: defaultCacheDir, selectBackend });
+registerSnapCommands(program, { paramsDir: defaultParamsDir, cacheDir: defaultCacheDir, selectBackend });
 
 program
   .command('daemon')
@@ -273,6 +280,7 @@ bench
   .requiredOption('--type <kind>', 'porep | snap | wpost | winning')
   .option('--c1 <file>', 'C1 output (Commit2In wrapper or raw JSON) for porep')
   .option('--vanilla <file>', 'vanilla proof file for snap/wpost/winning')
+  .option('--update <file>', 'snap: update.json (kiln update / synth-snap) with the commitments and the vanilla file')
   .option('--priority <p>', 'low | normal | high | critical')
   .option('--request-id <id>', 'request id (a repeated id returns the existing job)')
   .option('--randomness <hex>', 'wpost/winning: 32-byte randomness as hex')
@@ -281,7 +289,7 @@ bench
   .option('--partition-index <k>', 'wpost: the partition index')
   .action(async (o) => {
     const { benchSingle } = await import('../client/bench.js');
-    await benchSingle({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, priority: o.priority, requestId: o.requestId, ...postBenchOptions(o) });
+    await benchSingle({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, priority: o.priority, requestId: o.requestId, ...postBenchOptions(o) });
   });
 bench
   .command('batch')
@@ -289,6 +297,7 @@ bench
   .requiredOption('--type <kind>', 'porep | snap | wpost | winning')
   .option('--c1 <file>', 'C1 output for porep')
   .option('--vanilla <file>', 'vanilla proof file')
+  .option('--update <file>', 'snap: update.json (kiln update / synth-snap)')
   .option('-c, --count <n>', 'number of proofs', positiveInt, 4)
   .option('-j, --concurrency <n>', 'proofs in flight', positiveInt, 2)
   .option('--randomness <hex>', 'wpost/winning: 32-byte randomness as hex')
@@ -301,7 +310,7 @@ bench
     const bar = cliProgressRenderer();
     try {
       await benchBatch({
-        addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, count: o.count, concurrency: o.concurrency,
+        addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, count: o.count, concurrency: o.concurrency,
         out: bar.log, onProgress: (done, total) => bar.progress('proofs', done, total), ...postBenchOptions(o),
       });
     } finally {

@@ -3,7 +3,7 @@
  * over the daemon's HTTP status server. Each subcommand is one exported async function taking
  * plain options; output goes through `out` (default console.log). The lead's CLI wires them:
  *
- *   single  --addr A --type porep|snap|wpost|winning|demo (--c1 FILE | --vanilla FILE) [--priority P] [--request-id ID]
+ *   single  --addr A --type porep|snap|wpost|winning|demo (--c1 FILE | --vanilla FILE | --update FILE) [--priority P] [--request-id ID]
  *           wpost/winning: --randomness HEX [--registered-proof ID|NAME] [--miner-id N] [--partition-index K]
  *   batch   --addr A --type … --c1 FILE -c N -j J
  *   status  --addr A          preload --addr A --circuit ID     evict --addr A --circuit ID
@@ -74,6 +74,8 @@ export interface SubmitOptions {
   c1?: string;
   /** Vanilla proof file(s) (snap/wpost/winning: sent as vanilla_proofs; demo: the JSON options). */
   vanilla?: string;
+  /** snap: update.json (kiln update / synth-snap): registered proof, comm_r_old / comm_d_new / comm_r_new and the vanilla file. */
+  update?: string;
   priority?: string;
   requestId?: string;
   /** wpost/winning: 32-byte randomness as hex (required). */
@@ -139,6 +141,16 @@ export async function buildRequest(o: SubmitOptions): Promise<Msg> {
       req.vanilla_proof = Buffer.from(JSON.stringify({ SectorNum: 0, Phase1Out: bytes.toString('base64'), SectorSize: size }));
       req.sector_size = size;
     }
+  } else if (o.type === 'snap' && o.update !== undefined) {
+    const { readUpdateFile } = await import('../cli/snap-commands.js');
+    const { readVanillaFile } = await import('../filecoin/post/vanilla.js');
+    const u = await readUpdateFile(o.update);
+    req.registered_proof = u.info.id;
+    req.sector_size = u.info.size.sectorSize;
+    req.vanilla_proofs = readVanillaFile(o.vanilla ?? u.vanillaPath).map((e) => Buffer.from(e));
+    req.comm_r_old = Buffer.from(u.raw.commROld);
+    req.comm_d_new = Buffer.from(u.raw.commDNew);
+    req.comm_r_new = Buffer.from(u.raw.commRNew);
   } else if (o.type === 'demo') {
     req.vanilla_proof = o.vanilla ? await readFile(o.vanilla) : Buffer.alloc(0);
   } else {

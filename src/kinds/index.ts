@@ -6,40 +6,35 @@
  *    porep-c2-worker.ts (a partition's witness in a synthesis worker);
  *  - WinningPoSt / WindowPoSt: post.ts (shape, witness program, parameters, verification of the FallbackPoSt
  *    circuit), post-planner.ts (the two planners and their circuit provider), post-worker.ts;
- *  - SnapDeals: not implemented yet (its jobs FAIL with a clear message);
+ *  - SnapDeals: snap.ts (shape, witness program, parameters, verification of the EmptySectorUpdate circuit),
+ *    snap-planner.ts (SNAP_DEALS_UPDATE's planner and circuit provider), snap-worker.ts;
  *  - the opt-in demo-circuit kind (demo-circuit.ts, demo-circuit-worker.ts): the synthetic
  *    DemoCircuit of src/r1cs/demo-circuit.ts.
  */
 import type { Backend } from '../backend/backend.js';
 import type { EngineConfig } from '../engine/config.js';
-import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner } from '../engine/types.js';
+import type { CircuitProvider, Planner } from '../engine/types.js';
 import { createPorepKind } from './porep-c2-planner.js';
 import { createPoStKind } from './post-planner.js';
+import { createSnapKind } from './snap-planner.js';
 
 export { createDemoKind, demoCircuitId, type DemoKindOptions } from './demo-circuit.js';
 export { createPorepKind, porepCircuitId } from './porep-c2-planner.js';
 export { createPoStKind } from './post-planner.js';
-
-function notImplemented(kind: number, name: string, wire: string, defaultPriority: number): Planner {
-  return {
-    kind,
-    name,
-    defaultPriority,
-    plan: () => Promise.reject(new PlanError(`${wire} proofs are not implemented yet in kiln (only POREP_SEAL_COMMIT is)`)),
-  };
-}
+export { createSnapKind } from './snap-planner.js';
 
 /** The built-in kinds; `notice` gets the lines worth logging (parameters found or generated, shapes). */
 export function builtinKinds(config: EngineConfig, backend: Backend, notice?: (msg: string) => void): { planners: Planner[]; providers: CircuitProvider[] } {
   const porep = createPorepKind({ config, backend, notice });
   const post = createPoStKind({ config, backend, notice });
+  const snap = createSnapKind({ config, backend, notice });
   return {
     planners: [
       porep.planner,
-      notImplemented(ProofKind.SNAP_DEALS_UPDATE, 'snap-update', 'SNAP_DEALS_UPDATE', Priority.NORMAL),
+      snap.planner,
       post.window,
       post.winning,
     ],
-    providers: [porep.circuits, post.circuits],
+    providers: [porep.circuits, post.circuits, snap.circuits],
   };
 }

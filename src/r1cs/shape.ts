@@ -265,9 +265,15 @@ export interface ShapeSegment {
  * (prologue < segment, inputs < aux), so the rows stay canonical. For circuits whose segments are
  * identical by construction (StackedDrg's challenges): a 32 GiB partition's 130 M constraints from
  * a one-challenge recording (7.2 M) in seconds. Exactness is the caller's claim; tests compare the
- * result with a full recording.
+ * result with a full recording. `relocate(k)` (optional) maps prologue aux indices the segment reads to the
+ * ones copy k reads instead (SnapDeals: each challenge reads its own challenge bits; relocate(0) gives the keys).
  */
-export function replicateLastShapeSegment(shape: CircuitShape, seg: ShapeSegment, n: number): CircuitShape {
+export function replicateLastShapeSegment(
+  shape: CircuitShape,
+  seg: ShapeSegment,
+  n: number,
+  relocate?: (k: number) => ReadonlyMap<number, number>,
+): CircuitShape {
   if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`segment count ${n}`);
   const { numInputs: ni, numAux: na, numConstraints: nc } = shape;
   const { constraintBase: cb, inputBase: ib, auxBase: ab } = seg;
@@ -315,17 +321,54 @@ export function replicateLastShapeSegment(shape: CircuitShape, seg: ShapeSegment
       }
     }
     const segCoeffs = m.coeffIdx.subarray(nnzP, nnz);
+    // relocated prologue aux terms (copy k reads other prologue variables there) and the rows holding them
+    const relocKeys = relocate ? relocate(0) : undefined;
+    const relocRows: number[] = [];
+    if (relocKeys) {
+      for (let r = 0; r < segC; r++) {
+        for (let t = m.rowPtr[cb + r] - nnzP; t < m.rowPtr[cb + r + 1] - nnzP; t++) {
+          if (kind[t] === 0 && segCols[t] >= NI && relocKeys.has(segCols[t] - NI)) {
+            relocRows.push(r);
+            break;
+          }
+        }
+      }
+    }
     for (let k = 0; k < n; k++) {
       const o = nnzP + k * nnzS;
       const di = k * segI;
       const da = k * segA;
+      const map = relocate && k > 0 ? relocate(k) : undefined;
       for (let t = 0; t < nnzS; t++) {
         const kd = kind[t];
-        colIdx[o + t] = segCols[t] + (kd === 1 ? di : kd === 2 ? da : 0);
+        let col = segCols[t] + (kd === 1 ? di : kd === 2 ? da : 0);
+        if (map && kd === 0 && col >= NI) {
+          const to = map.get(col - NI);
+          if (to !== undefined) {
+            if (to >= ab) throw new RangeError(`${name}: relocation to aux ${to}, outside the prologue`);
+            col = NI + to;
+          }
+        }
+        colIdx[o + t] = col;
       }
       coeffIdx.set(segCoeffs, o);
       const r0 = cb + k * segC;
       for (let r = 1; r <= segC; r++) rowPtr[r0 + r] = o + (m.rowPtr[cb + r] - nnzP);
+      if (map) {
+        // keep the relocated rows canonical (terms sorted by column)
+        for (const r of relocRows) {
+          const from = rowPtr[r0 + r];
+          const to = rowPtr[r0 + r + 1];
+          const terms: [number, number][] = [];
+          for (let t = from; t < to; t++) terms.push([colIdx[t], coeffIdx[t]]);
+          terms.sort((x, y) => x[0] - y[0]);
+          terms.forEach(([c, q], i) => {
+            if (i > 0 && c === terms[i - 1]![0]) throw new RangeError(`${name}: relocation merges two terms of row ${r0 + r}`);
+            colIdx[from + i] = c;
+            coeffIdx[from + i] = q;
+          });
+        }
+      }
     }
     return { rows: NC, cols: NI + NA, rowPtr, colIdx, coeffIdx, coeffs: m.coeffs };
   });

@@ -233,11 +233,12 @@ class LegacyPoseidonCircuit {
 
 /**
  * `neptune::circuit::poseidon_hash` with Filecoin's constants for arity = preimage.length
- * (2, 4, 8 or 11; MerkleTree domain tag). Namespaces and names follow neptune.
+ * (2, 4, 8 or 11; MerkleTree domain tag unless `domainTag` gives another, e.g. SnapDeals'
+ * GEN_RANDOMNESS_DOMAIN_TAG: the same constraints, only the constant tag differs). Namespaces and names follow neptune.
  */
-export function poseidonHashCircuit(cs: ConstraintSystem, preimage: readonly AllocatedNum[]): AllocatedNum {
+export function poseidonHashCircuit(cs: ConstraintSystem, preimage: readonly AllocatedNum[], domainTag?: bigint): AllocatedNum {
   const c = poseidonOptimizedConstants(preimage.length);
-  const elements: Elt[] = [constantElt(c.domainTag), ...preimage.map((num): Elt => ({ kind: 'alloc', num }))];
+  const elements: Elt[] = [constantElt(domainTag ?? c.domainTag), ...preimage.map((num): Elt => ({ kind: 'alloc', num }))];
   return new LegacyPoseidonCircuit(elements, c).hash(cs);
 }
 

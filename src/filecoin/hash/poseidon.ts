@@ -268,8 +268,15 @@ export function poseidonOptimizedConstants(arity: number): PoseidonOptimizedCons
   return o;
 }
 
-function initialState(c: PoseidonConstants, inputs: readonly bigint[]): bigint[] {
-  const state = [c.domainTag];
+/**
+ * The domain tag of `HashType::Custom(CType::Arbitrary(1))`: 1·2^40 (neptune hash_type.rs). storage-proofs-update
+ * derives SnapDeals' phi, rho and challenge digests with it (`POSEIDON_CONSTANTS_GEN_RANDOMNESS`, arity 2); the
+ * round constants and matrices are those of the arity, only state[0] differs.
+ */
+export const GEN_RANDOMNESS_DOMAIN_TAG = 1n << 40n;
+
+function initialState(c: PoseidonConstants, inputs: readonly bigint[], domainTag: bigint = c.domainTag): bigint[] {
+  const state = [domainTag];
   for (const x of inputs) {
     if (x < 0n || x >= P) throw new RangeError('Poseidon input is not a canonical Fr element');
     state.push(x);
@@ -277,10 +284,13 @@ function initialState(c: PoseidonConstants, inputs: readonly bigint[]): bigint[]
   return state;
 }
 
-/** Poseidon with the MerkleTree domain tag; the arity is `inputs.length` (2, 4, 8 or 11 in Filecoin). */
-export function poseidonHash(inputs: readonly bigint[]): bigint {
+/**
+ * Poseidon with the MerkleTree domain tag; the arity is `inputs.length` (2, 4, 8 or 11 in Filecoin). `domainTag`
+ * replaces the tag (e.g. GEN_RANDOMNESS_DOMAIN_TAG).
+ */
+export function poseidonHash(inputs: readonly bigint[], domainTag?: bigint): bigint {
   const c = poseidonConstants(inputs.length);
-  let state = initialState(c, inputs);
+  let state = initialState(c, inputs, domainTag);
   const t = c.width;
   const half = c.fullRounds / 2;
   const rounds = c.fullRounds + c.partialRounds;
@@ -294,9 +304,9 @@ export function poseidonHash(inputs: readonly bigint[]): bigint {
 }
 
 /** neptune `hash_optimized_dynamic`: the same function through the compressed constants and sparse matrices. */
-export function poseidonHashOptimized(inputs: readonly bigint[]): bigint {
+export function poseidonHashOptimized(inputs: readonly bigint[], domainTag?: bigint): bigint {
   const c = poseidonOptimizedConstants(inputs.length);
-  let state = initialState(c, inputs);
+  let state = initialState(c, inputs, domainTag);
   const t = c.width;
   const half = c.fullRounds / 2;
   const crc = c.compressedRoundConstants;

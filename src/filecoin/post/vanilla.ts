@@ -74,7 +74,7 @@ export function postProofLayout(info: PoStProofInfo): PoStProofLayout {
 }
 
 /** Bytes of one inclusion proof of this layout. */
-function merkleProofBytes(l: PoStProofLayout): number {
+export function merkleProofBytes(l: PoStProofLayout): number {
   const path = (p: { levels: number; arity: number }): number => 8 + p.levels * (8 + (p.arity - 1) * 32 + 8);
   let n = 4 + 64 + path(l.base);
   if (l.shape !== 'Single') n += path(l.sub);
@@ -91,7 +91,8 @@ export function postSectorProofSize(info: PoStProofInfo): number {
 // ---------------------------------------------------------------------------------------------
 // Parsing
 
-class Reader {
+/** The bincode reader (shared with the SnapDeals codec, snap/vanilla.ts). */
+export class Reader {
   readonly dv: DataView;
   pos = 0;
 
@@ -158,7 +159,7 @@ function readPath(r: Reader, field: string, levels: number, arity: number): Path
   return out;
 }
 
-function readMerkleProof(r: Reader, field: string, l: PoStProofLayout): MerkleProof<bigint> {
+export function readMerkleProof(r: Reader, field: string, l: PoStProofLayout): MerkleProof<bigint> {
   const at = r.pos;
   const tag = r.u32(`${field}.tag`);
   if (tag !== l.tag) {
@@ -216,7 +217,7 @@ export function parsePoStSectorProofs(elements: readonly Uint8Array[], info: PoS
 // ---------------------------------------------------------------------------------------------
 // Serialising
 
-class Writer {
+export class Writer {
   readonly out: Uint8Array;
   private readonly dv: DataView;
   pos = 0;
@@ -266,6 +267,25 @@ function writePath(w: Writer, path: readonly PathElement<bigint>[], field: strin
   });
 }
 
+/** One MerkleProof in bincode (tag, then the fields in serde order), checked against the layout like the parser. */
+export function writeMerkleProof(w: Writer, mp: MerkleProof<bigint>, f: string, l: PoStProofLayout): void {
+  if (mp.shape !== l.shape) throw new VanillaProofError(`vanilla proof: ${f} is ${mp.shape}, this sector size's tree needs ${l.shape}`, `${f}.tag`);
+  w.u32(l.tag);
+  if (l.shape === 'Single') {
+    w.fr(mp.root, `${f}.root`);
+    w.fr(mp.leaf, `${f}.leaf`);
+    writePath(w, mp.base, `${f}.base`, l.base.levels, l.base.arity);
+    if (mp.sub.length || mp.top.length) throw new VanillaProofError(`vanilla proof: ${f} is Single but has sub/top levels`, f);
+    return;
+  }
+  writePath(w, mp.base, `${f}.base`, l.base.levels, l.base.arity);
+  writePath(w, mp.sub, `${f}.sub`, l.sub.levels, l.sub.arity);
+  if (l.shape === 'Top') writePath(w, mp.top, `${f}.top`, l.top.levels, l.top.arity);
+  else if (mp.top.length) throw new VanillaProofError(`vanilla proof: ${f} is Sub but has top levels`, f);
+  w.fr(mp.root, `${f}.root`);
+  w.fr(mp.leaf, `${f}.leaf`);
+}
+
 /** Serialises one sector proof as raw bincode `FallbackPoStSectorProof`; checks the layout like the parser. */
 export function serializePoStSectorProof(p: PoStSectorProof, info: PoStProofInfo): Uint8Array {
   const l = postProofLayout(info);
@@ -280,24 +300,7 @@ export function serializePoStSectorProof(p: PoStSectorProof, info: PoStProofInfo
   w.fr(p.commR, 'comm_r');
   w.u64(1);
   w.u64(l.inclusionProofs);
-  p.inclusionProofs.forEach((mp, i) => {
-    const f = `inclusion_proofs[${i}]`;
-    if (mp.shape !== l.shape) throw new VanillaProofError(`vanilla proof: ${f} is ${mp.shape}, this sector size's tree needs ${l.shape}`, `${f}.tag`);
-    w.u32(l.tag);
-    if (l.shape === 'Single') {
-      w.fr(mp.root, `${f}.root`);
-      w.fr(mp.leaf, `${f}.leaf`);
-      writePath(w, mp.base, `${f}.base`, l.base.levels, l.base.arity);
-      if (mp.sub.length || mp.top.length) throw new VanillaProofError(`vanilla proof: ${f} is Single but has sub/top levels`, f);
-      return;
-    }
-    writePath(w, mp.base, `${f}.base`, l.base.levels, l.base.arity);
-    writePath(w, mp.sub, `${f}.sub`, l.sub.levels, l.sub.arity);
-    if (l.shape === 'Top') writePath(w, mp.top, `${f}.top`, l.top.levels, l.top.arity);
-    else if (mp.top.length) throw new VanillaProofError(`vanilla proof: ${f} is Sub but has top levels`, f);
-    w.fr(mp.root, `${f}.root`);
-    w.fr(mp.leaf, `${f}.leaf`);
-  });
+  p.inclusionProofs.forEach((mp, i) => writeMerkleProof(w, mp, `inclusion_proofs[${i}]`, l));
   w.fr(p.commC, 'comm_c');
   w.fr(p.commRLast, 'comm_r_last');
   if (w.pos !== w.out.length) throw new Error(`vanilla proof: serialised ${w.pos} bytes, expected ${w.out.length}`);

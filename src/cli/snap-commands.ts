@@ -1,0 +1,376 @@
+/**
+ * SnapDeals on the command line:
+ *  - `kiln update`: a sector update of a kiln-sealed sector (`kiln seal --sector-dir D`) with new data: the new
+ *    replica encoded with rho per h (h_default), comm_d_new / comm_r_new, every partition's vanilla proof (checked)
+ *    written as cuzk-bench's vanilla file (a JSON array of base64 bincode PartitionProofs), the new replica, and
+ *    update.json (registered proof, comm_r_old / comm_d_new / comm_r_new as 32-byte LE hex, h, the vanilla file);
+ *  - `kiln synth-snap`: the same files for a synthetic, fully consistent update of any size (32 GiB: 16 partitions),
+ *    without a sector (snap/synthetic.ts);
+ *  - `kiln prove-snap` / `kiln verify-snap`: SNAP_DEALS_UPDATE through the in-process engine (planner, circuit
+ *    provider and parameter loader of the daemon; the proofs are verified before they are returned) and the
+ *    verification of partitions × 192 bytes against the public inputs;
+ *  - `kiln circuit-info --circuit snap-*` (runSnapCircuitInfo).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { type Command, InvalidArgumentError } from 'commander';
+import type { Backend } from '../backend/backend.js';
+import type { ParamsSource } from '../kinds/porep-c2.js';
+import type { SnapProofInfo } from '../filecoin/snap/registry.js';
+import type { SnapPublic } from '../filecoin/snap/vanilla.js';
+import type { Span } from '../util/timing.js';
+
+export interface SnapCommandDefaults {
+  paramsDir: () => string;
+  cacheDir: () => string;
+  selectBackend: (name: string, opts: { device: number }) => Backend;
+}
+
+export const UPDATE_JSON_FORMAT = 'kiln-sector-update/1';
+
+/** update.json: what prove-snap / verify-snap need besides the proofs. */
+export interface UpdateFile {
+  format: string;
+  registeredUpdateProof: number;
+  name: string;
+  sectorSize: number;
+  h: number;
+  commROld: string;
+  commDNew: string;
+  commRNew: string;
+  vanilla: string;
+}
+
+const hexLE = (x: bigint): string => Buffer.from(frHexBytes(x)).toString('hex');
+function frHexBytes(x: bigint): Uint8Array {
+  const out = new Uint8Array(32);
+  let v = x;
+  for (let i = 0; i < 32; i++) {
+    out[i] = Number(v & 0xffn);
+    v >>= 8n;
+  }
+  return out;
+}
+
+/** 32 bytes of LE hex → bigint (RangeError naming the field). */
+export function parseCommHex(hex: string, name: string): Uint8Array {
+  const h = String(hex).trim().replace(/^0x/i, '');
+  if (!/^[0-9a-fA-F]{64}$/.test(h)) throw new RangeError(`${name} must be 32 bytes of hex (64 digits), got '${hex}'`);
+  return new Uint8Array(Buffer.from(h, 'hex'));
+}
+
+const leBig = (b: Uint8Array): bigint => {
+  let x = 0n;
+  for (let i = 31; i >= 0; i--) x = (x << 8n) | BigInt(b[i]!);
+  return x;
+};
+
+/** Reads and checks update.json; `vanilla` resolved against its directory. */
+export async function readUpdateFile(path: string): Promise<{ u: UpdateFile; info: SnapProofInfo; pub: SnapPublic; raw: { commROld: Uint8Array; commDNew: Uint8Array; commRNew: Uint8Array }; vanillaPath: string }> {
+  const { snapProofById } = await import('../filecoin/snap/registry.js');
+  let u: UpdateFile;
+  try {
+    u = JSON.parse(readFileSync(path, 'utf8')) as UpdateFile;
+  } catch (e) {
+    throw new Error(`${path}: not a readable update file (${(e as Error).message})`);
+  }
+  if (u?.format !== UPDATE_JSON_FORMAT) throw new Error(`${path}: format is '${u?.format}', expected ${UPDATE_JSON_FORMAT}`);
+  const info = snapProofById(u.registeredUpdateProof);
+  if (!info) throw new Error(`${path}: registeredUpdateProof ${u.registeredUpdateProof} is not a RegisteredUpdateProof (0–4)`);
+  const raw = { commROld: parseCommHex(u.commROld, 'commROld'), commDNew: parseCommHex(u.commDNew, 'commDNew'), commRNew: parseCommHex(u.commRNew, 'commRNew') };
+  return {
+    u,
+    info,
+    pub: { commROld: leBig(raw.commROld), commDNew: leBig(raw.commDNew), commRNew: leBig(raw.commRNew) },
+    raw,
+    vanillaPath: resolve(dirname(path), u.vanilla),
+  };
+}
+
+function writeUpdateFiles(outDir: string, info: SnapProofInfo, h: number, pub: SnapPublic, elements: Uint8Array[], vanillaFileText: (e: readonly Uint8Array[]) => string): string {
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, 'vanilla.json'), vanillaFileText(elements));
+  const u: UpdateFile = {
+    format: UPDATE_JSON_FORMAT,
+    registeredUpdateProof: info.id,
+    name: info.name,
+    sectorSize: info.size.sectorSize,
+    h,
+    commROld: hexLE(pub.commROld),
+    commDNew: hexLE(pub.commDNew),
+    commRNew: hexLE(pub.commRNew),
+    vanilla: 'vanilla.json',
+  };
+  const file = join(outDir, 'update.json');
+  writeFileSync(file, JSON.stringify(u, null, 2) + '\n');
+  return file;
+}
+
+export interface UpdateOptions {
+  sectorDir: string;
+  data: string;
+  out: string;
+}
+
+/** `kiln update`: returns the update.json path. */
+export async function runUpdate(o: UpdateOptions, say: (m: string) => void = console.error): Promise<string> {
+  const { readSectorDir, sectorTreeLeaf } = await import('../filecoin/seal/sector-store.js');
+  const { prepareSectorData } = await import('../filecoin/seal/options.js');
+  const { snapProofBySectorSize, snapHDefault } = await import('../filecoin/snap/registry.js');
+  const { snapUpdateInMemory, snapPartitionProofs } = await import('../filecoin/snap/update.js');
+  const { checkSnapPartition, serializeSnapPartitionProof } = await import('../filecoin/snap/vanilla.js');
+  const { frFromBytesLE, frToBytesLE } = await import('../filecoin/hash/fr32.js');
+  const { vanillaFileText } = await import('../filecoin/post/vanilla.js');
+  const t0 = performance.now();
+  const s = readSectorDir(o.sectorDir);
+  const info = snapProofBySectorSize(s.info.sectorSize);
+  if (!info) throw new Error(`${o.sectorDir}: no RegisteredUpdateProof for ${s.info.sectorSize}-byte sectors`);
+  const p = info.params;
+  const data = prepareSectorData(new Uint8Array(readFileSync(o.data)), s.info.sectorSize);
+  const labelsROld = Array.from({ length: p.sectorNodes }, (_, i) => sectorTreeLeaf(s, i));
+  const labelsDNew = Array.from({ length: p.sectorNodes }, (_, i) => frFromBytesLE(data.subarray(i * 32, i * 32 + 32)));
+  const h = snapHDefault(p.sectorNodes);
+  const u = snapUpdateInMemory(p, h, s.commC, labelsROld, labelsDNew);
+  if (hexLE(u.pub.commROld) !== Buffer.from(s.commR).toString('hex')) throw new Error(`${o.sectorDir}: the replica and comm_c do not give the sector's comm_r`);
+  const proofs = snapPartitionProofs(p, u.pub.commRNew, u.trees);
+  proofs.forEach((pp, k) => checkSnapPartition(p, k, h, u.pub, pp));
+  const elements = proofs.map((pp) => serializeSnapPartitionProof(pp, p));
+  const file = writeUpdateFiles(o.out, info, h, u.pub, elements, vanillaFileText);
+  const replica = new Uint8Array(s.info.sectorSize);
+  u.labelsRNew.forEach((x, i) => replica.set(frToBytesLE(x), i * 32));
+  writeFileSync(join(o.out, 'replica-new.bin'), replica);
+  say(`${info.name} update of sector ${s.sectorNumber}: comm_r_old ${hexLE(u.pub.commROld)}, comm_d_new ${hexLE(u.pub.commDNew)}, comm_r_new ${hexLE(u.pub.commRNew)} (h = ${h})`);
+  say(`${proofs.length} partition proof(s) of ${elements[0]!.length} B in ${join(o.out, 'vanilla.json')}, new replica in ${join(o.out, 'replica-new.bin')} (${Math.round(performance.now() - t0)} ms)`);
+  return file;
+}
+
+export interface SynthSnapOptions {
+  sectorSize: string;
+  out: string;
+  seed?: string;
+  h?: string;
+}
+
+/** `kiln synth-snap`: returns the update.json path. */
+export async function runSynthSnap(o: SynthSnapOptions, say: (m: string) => void = console.error): Promise<string> {
+  const { parseSectorSize } = await import('../filecoin/registry.js');
+  const { snapProofBySectorSize, snapHDefault } = await import('../filecoin/snap/registry.js');
+  const { syntheticSnapUpdate } = await import('../filecoin/snap/synthetic.js');
+  const { snapPartitionProof } = await import('../filecoin/snap/update.js');
+  const { checkSnapPartition, serializeSnapPartitionProof } = await import('../filecoin/snap/vanilla.js');
+  const { vanillaFileText } = await import('../filecoin/post/vanilla.js');
+  const size = parseSectorSize(o.sectorSize);
+  if (!size) throw new InvalidArgumentError(`--sector-size '${o.sectorSize}' is not one of 2KiB, 8MiB, 512MiB, 32GiB, 64GiB`);
+  const info = snapProofBySectorSize(size.sectorSize)!;
+  const p = info.params;
+  const h = o.h === undefined ? snapHDefault(p.sectorNodes) : Number(o.h);
+  if (!p.hs.includes(h)) throw new InvalidArgumentError(`--h ${o.h} is not allowed for ${size.label} (allowed: ${[...new Set(p.hs)].join(', ')})`);
+  const seed = BigInt(o.seed ?? '1');
+  const t0 = performance.now();
+  const u = syntheticSnapUpdate(p, h, seed);
+  const pub = { commROld: u.commROld, commDNew: u.commDNew, commRNew: u.commRNew };
+  const elements: Uint8Array[] = [];
+  for (let k = 0; k < p.partitionCount; k++) {
+    const pp = snapPartitionProof(p, k, u.commRNew, u.trees);
+    checkSnapPartition(p, k, h, pub, pp);
+    elements.push(serializeSnapPartitionProof(pp, p));
+  }
+  const file = writeUpdateFiles(o.out, info, h, pub, elements, vanillaFileText);
+  say(`synthetic ${info.name} update (seed ${seed}, h = ${h}): ${elements.length} partition proofs of ${elements[0]!.length} B in ${join(o.out, 'vanilla.json')}, ${file} (${Math.round(performance.now() - t0)} ms)`);
+  return file;
+}
+
+export interface SnapLocalProof {
+  bytes: Uint8Array;
+  source: ParamsSource;
+  span: Span;
+  ms: number;
+}
+
+/** Proves a SnapDeals update through an in-process engine (dev parameters allowed, INSECURE, and said so). */
+export async function proveSnapLocally(
+  req: { info: SnapProofInfo; vanillaProofs: Uint8Array[]; raw: { commROld: Uint8Array; commDNew: Uint8Array; commRNew: Uint8Array } },
+  o: { paramsDir: string; cacheDir: string; backend: Backend; say: (m: string) => void },
+): Promise<SnapLocalProof> {
+  const { default: pino } = await import('pino');
+  const { defaultConfig } = await import('../engine/config.js');
+  const { Engine } = await import('../engine/engine.js');
+  const { AwaitStatus, ProofKind, proofRequest } = await import('../engine/types.js');
+  const { createSnapKind } = await import('../kinds/snap-planner.js');
+  const config = defaultConfig();
+  config.srs.param_cache = o.paramsDir;
+  config.srs.dev_params = true;
+  if (o.backend.capabilities().gpus.length === 0) config.gpus.gpu_workers_per_device = 1;
+  const kind = createSnapKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`) });
+  const engine = new Engine({
+    config,
+    backend: o.backend,
+    logger: pino({ level: 'error', base: undefined }, pino.destination(2)),
+    planners: [kind.planner],
+    providers: [kind.circuits],
+    defaultMetrics: false,
+  });
+  try {
+    const t0 = performance.now();
+    const { job } = await engine.submit(
+      proofRequest({
+        proofKind: ProofKind.SNAP_DEALS_UPDATE,
+        registeredProof: req.info.id,
+        vanillaProofs: req.vanillaProofs,
+        commROld: req.raw.commROld,
+        commDNew: req.raw.commDNew,
+        commRNew: req.raw.commRNew,
+      }),
+    );
+    const r = await engine.await(job.id);
+    if (r === undefined || r.status !== AwaitStatus.COMPLETED) throw new Error(r?.errorMessage || `job ${job.id} did not complete`);
+    const source = job.work ? kind.paramsSource(job.work.circuitId) : undefined;
+    if (source === undefined) throw new Error('internal: the job completed without parameters');
+    return { bytes: r.proof, source, span: job.span, ms: performance.now() - t0 };
+  } finally {
+    await engine.close(0);
+  }
+}
+
+export interface ProveSnapOptions {
+  update: string;
+  vanilla?: string;
+  out?: string;
+  paramsDir: string;
+  cacheDir: string;
+  backend: Backend;
+  json: boolean;
+}
+
+export async function runProveSnap(o: ProveSnapOptions): Promise<void> {
+  const say = (m: string): void => {
+    if (!o.json) console.error(m);
+  };
+  const { info, raw, vanillaPath } = await readUpdateFile(o.update);
+  const { readVanillaFile } = await import('../filecoin/post/vanilla.js');
+  const { describeBackend } = await import('../backend/select.js');
+  const { formatSpanTree } = await import('../util/timing.js');
+  const vfile = o.vanilla ?? vanillaPath;
+  const vanillaProofs = readVanillaFile(vfile);
+  say(`${info.name} (${info.circuitId}): ${vanillaProofs.length} partition proof(s) from ${vfile}, backend ${describeBackend(o.backend)}`);
+  const r = await proveSnapLocally({ info, vanillaProofs, raw }, { ...o, say });
+  if (o.out) writeFileSync(o.out, r.bytes);
+  const hex = Buffer.from(r.bytes).toString('hex');
+  if (o.json) {
+    console.log(JSON.stringify({ proof: hex, bytes: r.bytes.length, registeredProof: info.name, params: r.source, ms: Math.round(r.ms), spans: r.span.toJSON() }, null, 2));
+    return;
+  }
+  console.log(formatSpanTree(r.span));
+  console.log(`proof: ${r.bytes.length} B (${info.params.partitionCount} partition${info.params.partitionCount > 1 ? 's' : ''})${o.out ? ` written to ${o.out}` : ''}, verified (${r.source.kind === 'dev' ? 'INSECURE development' : 'official'} parameters ${r.source.path})`);
+  if (!o.out) console.log(hex);
+}
+
+/** Verifies partitions × 192 bytes against the update's public inputs; true when valid. */
+export async function runVerifySnap(o: { update: string; proof: string; paramsDir: string; cacheDir: string }): Promise<boolean> {
+  const { info, pub } = await readUpdateFile(o.update);
+  const { snapVerifyingKeySource, verifySnap } = await import('../kinds/snap.js');
+  const { loadPorepVerifyingKey } = await import('../kinds/porep-c2.js');
+  const source = snapVerifyingKeySource(info, o.paramsDir, o.cacheDir);
+  const vk = await loadPorepVerifyingKey(source).catch((e: unknown) => {
+    throw new Error(`no verifying key for ${info.name}: ${(e as Error).message}`);
+  });
+  const proof = new Uint8Array(readFileSync(o.proof));
+  const ok = verifySnap(info, pub, proof, vk);
+  console.log(ok ? `valid (${source.kind} verifying key ${source.path})` : 'INVALID');
+  return ok;
+}
+
+/** `kiln circuit-info --circuit snap-*`: the circuit counted without storing. */
+export async function runSnapCircuitInfo(circuitId: string): Promise<Record<string, unknown>> {
+  const { snapProofByCircuitId, snapParamsIdentifier } = await import('../filecoin/snap/registry.js');
+  const { snapCircuitSizes } = await import('../kinds/snap.js');
+  const info = snapProofByCircuitId(circuitId);
+  if (!info) throw new InvalidArgumentError(`unknown circuit '${circuitId}' (snap-2k, snap-8m, snap-512m, snap-32g, snap-64g)`);
+  const t0 = performance.now();
+  const s = snapCircuitSizes(info);
+  const withInputs = s.numConstraints + s.numInputs;
+  let n = 1;
+  while (n < withInputs) n *= 2;
+  const p = info.params;
+  return {
+    circuitId,
+    registeredProof: info.name,
+    sectorSize: info.size.sectorSize,
+    partitions: p.partitionCount,
+    challengesPerPartition: p.challengeCount,
+    apexLeaves: p.apexLeafCount,
+    hs: p.hs,
+    treeR: `${p.tree.baseArity}-${p.tree.subArity}-${p.tree.topArity}`,
+    constraints: s.numConstraints,
+    constraintsWithInputConstraints: withInputs,
+    publicInputs: s.numInputs - 1,
+    publicInputsWithOne: s.numInputs,
+    auxVariables: s.numAux,
+    domainSize: n,
+    aDensity: { inputs: s.numInputs, aux: s.aAuxDense, total: s.numInputs + s.aAuxDense },
+    bDensity: { inputs: s.bInputDense, aux: s.bAuxDense, total: s.bInputDense + s.bAuxDense },
+    paramsIdentifier: snapParamsIdentifier(p.sectorNodes),
+    countMs: Math.round(performance.now() - t0),
+  };
+}
+
+/** Registers update, synth-snap, prove-snap and verify-snap on the `kiln` program. */
+export function registerSnapCommands(program: Command, d: SnapCommandDefaults): void {
+  program
+    .command('update')
+    .description(
+      'SnapDeals sector update of a kiln-sealed sector (kiln seal --sector-dir): encode the new data into the replica (rho per h = h_default), ' +
+        'compute comm_d_new / comm_r_new and write the partition vanilla proofs (vanilla.json), the new replica and update.json into --out',
+    )
+    .requiredOption('--sector-dir <dir>', 'the sealed sector directory (kiln seal --sector-dir)')
+    .requiredOption('--data <file>', 'the new data: sector-size bytes of Fr32-padded nodes, or the unpadded 127/128 of that')
+    .requiredOption('--out <dir>', 'where to write update.json, vanilla.json and replica-new.bin')
+    .action(async (opts) => {
+      await runUpdate({ sectorDir: opts.sectorDir, data: opts.data, out: opts.out });
+    });
+  program
+    .command('synth-snap')
+    .description('synthetic, consistent SnapDeals vanilla proofs of any size (32 GiB: 16 partitions of 86 challenges) for benches: update.json and vanilla.json into --out')
+    .option('--sector-size <size>', 'sector size (2KiB, 8MiB, 512MiB, 32GiB, 64GiB)', '32GiB')
+    .requiredOption('--out <dir>', 'output directory')
+    .option('--seed <n>', 'deterministic seed', '1')
+    .option('--h <n>', 'high bits selecting rho (default h_default: 10 for 32 GiB, 1 for 2 KiB)')
+    .action(async (opts) => {
+      await runSynthSnap({ sectorSize: opts.sectorSize, out: opts.out, seed: opts.seed, h: opts.h });
+    });
+  const common = (c: Command): Command =>
+    c
+      .requiredOption('--update <file>', 'update.json (kiln update / kiln synth-snap): registered proof, comm_r_old, comm_d_new, comm_r_new, vanilla file')
+      .option('--params-dir <dir>', 'Filecoin parameter cache (official files by their v28 names)', d.paramsDir())
+      .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', d.cacheDir());
+  common(
+    program
+      .command('prove-snap')
+      .description(
+        'SnapDeals (EmptySectorUpdate): prove every partition from the vanilla proofs, verify, write partitions × 192 bytes and print the ' +
+          'timing breakdown. Without official parameters in --params-dir it generates INSECURE development parameters (once, cached) and says so.',
+      ),
+  )
+    .option('--vanilla <file>', 'vanilla proofs instead of the one update.json names (a JSON array of base64 bincode PartitionProofs, or one raw element)')
+    .option('--out <file>', 'where to write the proof (default: print it as hex)')
+    .option('--backend <name>', 'compute backend: auto (the GPU when usable, else the CPU), cuda, native or reference', 'auto')
+    .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')
+    .option('--json', 'print the result and span tree as JSON')
+    .action(async (opts) => {
+      await runProveSnap({
+        update: opts.update,
+        vanilla: opts.vanilla,
+        out: opts.out,
+        paramsDir: opts.paramsDir,
+        cacheDir: opts.cacheDir,
+        backend: d.selectBackend(opts.backend, { device: Number(opts.device) }),
+        json: Boolean(opts.json),
+      });
+    });
+  common(program.command('verify-snap').description('verify a SnapDeals proof (partitions × 192 bytes) against update.json\'s public inputs (exit status 0 when valid, 1 when not)'))
+    .requiredOption('--proof <file>', 'the proof file')
+    .action(async (opts) => {
+      const ok = await runVerifySnap({ update: opts.update, proof: opts.proof, paramsDir: opts.paramsDir, cacheDir: opts.cacheDir });
+      if (!ok) process.exitCode = 1;
+    });
+}

@@ -1,0 +1,218 @@
+/**
+ * SNAP_DEALS_UPDATE (2, NORMAL, queue 'snap-update'): Curio's fields (FACTS §8): `vanilla_proofs` = one raw bincode
+ * `PartitionProof` per partition, in order (16 for 32 GiB), `comm_r_old`, `comm_r_new`, `comm_d_new` (32 B each,
+ * little-endian field elements), `registered_proof` (RegisteredUpdateProof 0–4). Every element is parsed (errors
+ * name the element, field and offset) and checked as vanilla.rs `verify` does with h = h_default (errors name the
+ * partition and challenge); one ProofWork of `partitions` partitions is made, circuit id `snap-<size>`, through the
+ * per-partition pipeline; the answer is the partition proofs concatenated (16 × 192 = 3,072 B for 32 GiB).
+ * Synthesis: the circuit's witness program on the native backend (one segment per challenge), else the TypeScript
+ * generator in the worker pool (snap-worker.ts). The engine verifies each partition proof against its public inputs.
+ *
+ * Parameters: the official file (by the name `officialParamsName` gives: params-names.ts `snapParamsFileName` on
+ * branch ops) or `<circuit id>.params` in `[srs] param_cache`; otherwise, only with `[srs] dev_params = true`,
+ * INSECURE development parameters (params.ts).
+ */
+import { snapParamsFileName } from '../filecoin/params-names.js';
+import { join } from 'node:path';
+import type { Backend } from '../backend/backend.js';
+import type { EngineConfig } from '../engine/config.js';
+import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork, type ProofRequest, type PlanContext } from '../engine/types.js';
+import { FR_BYTES, FR_MODULUS } from '../field/layout.js';
+import { snapPublicInputs } from '../filecoin/snap/circuit.js';
+import { snapHDefault, snapProofByCircuitId, snapProofById, type SnapProofInfo } from '../filecoin/snap/registry.js';
+import { checkSnapPartition, parseSnapPartitionProof, SnapInputError, VanillaProofError, type SnapPartitionProof, type SnapPublic } from '../filecoin/snap/vanilla.js';
+import type { AnyParameters } from '../groth16/keys.js';
+import type { CircuitShape } from '../r1cs/cs.js';
+import { loadCircuitParams } from './params.js';
+import { type ParamsSource, witnessRunner } from './porep-c2.js';
+import { findOfficialSnapParams, snapProgramFor, snapShape, snapWitnessNativeFor, type SnapPartitionJob } from './snap.js';
+import type { SnapWitnessArg } from './snap-worker.js';
+
+const SYNTH_MODULE = new URL('./snap-worker.js', import.meta.url).href;
+
+export interface SnapKindOptions {
+  config: EngineConfig;
+  backend: Backend;
+  /** Shapes and development parameters (default `<param_cache>/kiln-cache`; the CLI passes its --cache-dir). */
+  cacheDir?: string;
+  notice?: (msg: string) => void;
+  /** The official parameter file name of a circuit (default: params-names.ts `snapParamsFileName(info.size)`). */
+  officialParamsName?: (info: SnapProofInfo) => string | undefined;
+}
+
+export interface SnapKind {
+  planner: Planner;
+  circuits: CircuitProvider;
+  paramsSource(circuitId: string): ParamsSource | undefined;
+}
+
+/** The parsed, checked request. */
+export interface SnapPlan {
+  info: SnapProofInfo;
+  h: number;
+  pub: SnapPublic;
+  partitions: SnapPartitionProof[];
+}
+
+function fr32(bytes: Uint8Array, name: string): bigint {
+  if (bytes.length !== 32) throw new PlanError(`${name} must be 32 bytes, got ${bytes.length}`);
+  let x = 0n;
+  for (let i = 31; i >= 0; i--) x = (x << 8n) | BigInt(bytes[i]!);
+  if (x >= FR_MODULUS) throw new PlanError(`${name} is not a canonical field element (≥ r)`);
+  return x;
+}
+
+/** Validates a SNAP_DEALS_UPDATE request and parses and checks its partition proofs (PlanError naming the problem). */
+export function planSnapRequest(req: ProofRequest): SnapPlan {
+  const info = snapProofById(req.registeredProof);
+  if (!info) throw new PlanError(`registered_proof ${req.registeredProof} is not a RegisteredUpdateProof (0–4: StackedDrg{2KiB,8MiB,512MiB,32GiB,64GiB}V1)`);
+  if (req.sectorSize !== 0 && req.sectorSize !== info.size.sectorSize) {
+    throw new PlanError(`sector_size ${req.sectorSize} does not match registered_proof ${info.name} (${info.size.sectorSize})`);
+  }
+  const pub: SnapPublic = { commROld: fr32(req.commROld, 'comm_r_old'), commDNew: fr32(req.commDNew, 'comm_d_new'), commRNew: fr32(req.commRNew, 'comm_r_new') };
+  const n = info.params.partitionCount;
+  const elements = req.vanillaProofs;
+  if (elements.length !== n) {
+    throw new PlanError(`vanilla_proofs has ${elements.length} elements; a ${info.size.label} SnapDeals update takes ${n} PartitionProof${n > 1 ? 's' : ''}, one per partition in order`);
+  }
+  const h = snapHDefault(info.params.sectorNodes);
+  const partitions = elements.map((bytes, k) => {
+    let pp: SnapPartitionProof;
+    try {
+      pp = parseSnapPartitionProof(bytes, info.params);
+    } catch (e) {
+      if (e instanceof VanillaProofError) throw new PlanError(`vanilla_proofs[${k}]: ${e.message}`);
+      throw new PlanError(`vanilla_proofs[${k}]: ${(e as Error).message}`);
+    }
+    try {
+      checkSnapPartition(info.params, k, h, pub, pp);
+    } catch (e) {
+      if (e instanceof SnapInputError) throw new PlanError(`${info.name} vanilla_proofs[${k}]: ${e.message}`);
+      throw e;
+    }
+    return pp;
+  });
+  return { info, h, pub, partitions };
+}
+
+export function createSnapKind(opts: SnapKindOptions): SnapKind {
+  const officialName = (info: SnapProofInfo): string => opts.officialParamsName?.(info) ?? snapParamsFileName(info.size);
+  const sources = new Map<string, ParamsSource>();
+  const shapes = new Map<string, Promise<CircuitShape>>();
+  const shapeCacheDir = opts.cacheDir ?? join(opts.config.srs.param_cache, 'kiln-cache');
+  const notice = opts.notice ?? ((): void => undefined);
+  const infoOf = (id: string): SnapProofInfo => {
+    const info = snapProofByCircuitId(id);
+    if (!info) throw new Error(`unknown SnapDeals circuit ${id}`);
+    return info;
+  };
+  const official = (info: SnapProofInfo): string | undefined => findOfficialSnapParams(info, opts.config.srs.param_cache, officialName(info));
+
+  const circuits: CircuitProvider = {
+    knows: (id) => snapProofByCircuitId(id) !== undefined,
+    async available(id) {
+      const info = infoOf(id);
+      if (!opts.config.srs.dev_params && official(info) === undefined) {
+        const name = officialName(info);
+        throw new Error(
+          `no parameters for ${id} in ${opts.config.srs.param_cache}: neither ${name ? `the official ${join(opts.config.srs.param_cache, name)} nor ` : ''}${id}.params ` +
+            `(or set [srs] dev_params = true for INSECURE development parameters)`,
+        );
+      }
+    },
+    shape(id) {
+      let s = shapes.get(id);
+      if (s === undefined) {
+        const info = snapProofByCircuitId(id);
+        if (info === undefined) return Promise.reject(new Error(`unknown SnapDeals circuit ${id}`));
+        s = Promise.resolve().then(() => {
+          const { shape, cached, cacheError } = snapShape(info, shapeCacheDir);
+          notice(
+            `circuit ${id}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux ` +
+              `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : 'recorded and cached'})`,
+          );
+          return shape;
+        });
+        shapes.set(id, s);
+        s.catch(() => shapes.delete(id));
+      }
+      return s;
+    },
+    async params(id, span): Promise<AnyParameters> {
+      const shape = await circuits.shape(id);
+      return loadCircuitParams({
+        id,
+        shape,
+        officialFile: official(infoOf(id)),
+        config: opts.config,
+        backend: opts.backend,
+        devDir: join(shapeCacheDir, 'dev-params'),
+        notice,
+        span,
+        checkAvailable: () => circuits.available!(id),
+        onSource: (s) => void sources.set(id, s),
+      });
+    },
+  };
+
+  const runner = witnessRunner();
+  const work = (plan: SnapPlan, ctx: PlanContext, describe: string): ProofWork => {
+    const { info } = plan;
+    let partitions: SnapPartitionProof[] | undefined = plan.partitions;
+    return {
+      circuitId: info.circuitId,
+      partitions: info.params.partitionCount,
+      describe,
+      async synthesize(k, span) {
+        if (partitions === undefined) throw new Error('job disposed');
+        const job: SnapPartitionJob = { k, h: plan.h, pub: plan.pub, proof: partitions[k]! };
+        const want = snapPublicInputs(info.params, k, plan.h, plan.pub.commROld, plan.pub.commDNew, plan.pub.commRNew);
+        const check = (got: bigint[]): void => {
+          const bad = want.findIndex((x, i) => got[i] !== x);
+          if (got.length !== want.length || bad >= 0) throw new Error(`partition ${k}: the circuit's public inputs differ from the expected ones (index ${bad < 0 ? got.length : bad})`);
+        };
+        if (runner !== undefined) {
+          const shape = await circuits.shape(info.circuitId);
+          const program = snapProgramFor(info, shape, shapeCacheDir);
+          const out = ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES);
+          let held: Uint8Array | undefined = out;
+          const giveBack = (): void => {
+            if (held) ctx.buffers.give(held);
+            held = undefined;
+          };
+          try {
+            const w = await snapWitnessNativeFor(runner, program, info, job, out);
+            span.record('tape', w.tapeMs);
+            span.record('witness', w.runMs);
+            check(w.inputs);
+            return { assignment: w.assignment, inputs: want, release: giveBack };
+          } catch (e) {
+            giveBack();
+            throw e;
+          }
+        }
+        const arg: SnapWitnessArg = { registeredProof: info.id, job, numInputs: want.length + 1 };
+        const t0 = performance.now();
+        const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'snapWitness', arg });
+        span.record('worker_wait', Math.max(0, performance.now() - t0 - r.ms));
+        span.record('witness', r.ms);
+        check(r.inputs);
+        return { assignment: r.assignment, inputs: want };
+      },
+      dispose() {
+        partitions = undefined;
+      },
+    };
+  };
+
+  const planner: Planner = {
+    kind: ProofKind.SNAP_DEALS_UPDATE,
+    name: 'snap-update',
+    defaultPriority: Priority.NORMAL,
+    async plan(req, ctx) {
+      const plan = planSnapRequest(req);
+      return work(plan, ctx, `${plan.info.name} update (${plan.info.params.partitionCount} partition${plan.info.params.partitionCount > 1 ? 's' : ''})${req.sectorNumber ? ` sector ${req.sectorNumber}` : ''}${req.minerId ? ` miner ${req.minerId}` : ''}`);
+    },
+  };
+  return { planner, circuits, paramsSource: (id) => sources.get(id) };
+}
