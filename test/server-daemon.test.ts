@@ -14,6 +14,8 @@ import * as protoLoader from '@grpc/proto-loader';
 import { selectBackend } from '../src/backend/select.js';
 import { decodeProofs, loadOrCreateDevParams, prepareVerifyingKey, verifyProof } from '../src/groth16/index.js';
 import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
+import { postProofById } from '../src/filecoin/post/registry.js';
+import { synthPoSt } from '../src/filecoin/post/synthetic.js';
 import { recordShape } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
@@ -355,6 +357,54 @@ describe('no blocking work on the event loop', () => {
       await d.close(); // terminates the compiling worker
       await rm(d3dir, { recursive: true, force: true });
     }
+  });
+
+  test('a PoSt shape (wpost-512m) compiles in a worker thread: GetStatus keeps answering within 50 ms meanwhile', async () => {
+    const d4dir = await mkdtemp(join(tmpdir(), 'kiln-daemon-post-shape-'));
+    const d = await runDaemon({
+      listen: `unix://${join(d4dir, 'k.sock')}`,
+      logLevel: 'silent',
+      handleSignals: false,
+      shutdownGraceSeconds: 1,
+      configure: (c) => {
+        c.srs.param_cache = d4dir;
+        c.srs.dev_params = true; // parameters can be had: the shape is compiled first (~2 s here)
+      },
+    });
+    const c = makeClient(d.grpcAddress);
+    try {
+      const preload = c.call('PreloadSRS', { circuit_id: 'wpost-512m' }, 600_000);
+      preload.catch(() => {});
+      const lat = await statusLatencies(c, new Promise((r) => setTimeout(r, 4000)));
+      console.log(`# GetStatus while the wpost-512m shape compiles: ${lat.length} calls, p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms`);
+      assert.ok(lat.length > 40, `${lat.length} answers in 4 s`);
+      assert.ok(pct(lat, 99) < 50, `GetStatus p99 ${pct(lat, 99)} ms`);
+    } finally {
+      c.close();
+      await d.close(); // terminates the compiling worker
+      await rm(d4dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a full 2,349-sector 32 GiB WindowPoSt request is validated off the event loop: GetStatus p99 under 50 ms meanwhile', async () => {
+    // one synthetic 32 GiB sector (V1_1: its challenges depend on the sector id and challenge number only),
+    // 2,349 times: every element is parsed and checked (paths, challenges, comm_r) and its public inputs derived
+    const info = postProofById(13)!;
+    const randomness = new Uint8Array(32).fill(5);
+    randomness[31] = 0x0f;
+    const one = synthPoSt({ info, randomness, sectors: 1, firstSectorId: 42n, threads: 1 }).elements[0]!;
+    const vanilla = Array.from({ length: info.sectorCount }, () => Buffer.from(one));
+    const submit = { proof_kind: 3, registered_proof: info.id, sector_size: 0, vanilla_proofs: vanilla, randomness: Buffer.from(randomness), partition_index: 0 };
+    const t0 = performance.now();
+    // no wpost-32g parameters in this daemon's cache: the request fails at the parameters, after its validation
+    const prove = rpc.call('Prove', { submit }, 120_000);
+    const lat = await statusLatencies(rpc, prove);
+    const res = await prove.then((r) => r.result, (e: any) => ({ status: -1, error_message: String(e.details ?? e.message) }));
+    const ms = performance.now() - t0;
+    console.log(`# GetStatus while a 2349-sector wpost-32g request is validated (${ms.toFixed(0)} ms): ${lat.length} calls, p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms`);
+    assert.match(res.error_message, /no parameters for wpost-32g/, 'the request passed its validation');
+    assert.ok(lat.length >= 5, `${lat.length} answers`);
+    assert.ok(pct(lat, 99) < 50, `GetStatus p99 ${pct(lat, 99)} ms`);
   });
 });
 

@@ -143,6 +143,7 @@ export class Engine {
   /** Adds (or replaces) the planner of a proof kind. Tests register the demo kind this way. */
   registerPlanner(p: Planner): void {
     this.planners.set(p.kind, p);
+    p.warm?.({ synthPool: this.synthPool, buffers: this.buffers });
   }
 
   registerCircuits(p: CircuitProvider): void {

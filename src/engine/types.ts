@@ -115,6 +115,10 @@ export interface Planner {
   /** Priority when the request says UNSPECIFIED. */
   readonly defaultPriority: number;
   plan(req: ProofRequest, ctx: PlanContext): Promise<ProofWork>;
+  /** Optional: called once when the engine registers the planner, e.g. to load its worker module into a
+   *  synthesis worker ahead of the first request (a latency-critical kind's first plan then pays no
+   *  worker start or module import). Must not throw or block. */
+  warm?(ctx: PlanContext): void;
 }
 
 /** Shapes and parameters of the circuits one planner family uses. */

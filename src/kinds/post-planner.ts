@@ -5,9 +5,13 @@
  * `partition_index`, `miner_id`, `registered_proof` (RegisteredPoStProof 0–14). Every element is parsed (errors
  * name the element, field and offset), every challenged leaf is checked against the challenge the randomness
  * derives (errors name the sector and challenge), and one ProofWork of one partition is made: circuit id
- * `winning-<size>` / `wpost-<size>`. Synthesis: the circuit's witness program on the native backend (one sector =
- * one segment, run in parallel), else the TypeScript generator in the worker pool (post-worker.ts). The engine
- * verifies the proof against `postPublicInputs` before it returns it.
+ * `winning-<size>` / `wpost-<size>`. Nothing heavy runs on the event loop (issue 16): the parse, the checks, the
+ * public inputs and the witness tape are made in a synthesis worker (post-worker.ts postPlanTask; ~2 s for a
+ * 2,349-sector 32 GiB WindowPoSt), the shape and witness program are recorded in a one-shot worker thread
+ * (post.ts postShapeTask, its arrays transferred back), the CPU development setup too (postDevParamsTask).
+ * Synthesis: the circuit's witness program on the native backend run on the worker's tape (one sector = one
+ * segment, run in parallel), else the TypeScript generator in the worker pool (post-worker.ts postWitness). The
+ * engine verifies the proof against `postPublicInputs` before it returns it.
  *
  * Parameters: the official file by its name (`postParamsFileName`, e.g.
  * v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-<sha256>.params) or `<circuit id>.params` in
@@ -19,7 +23,7 @@ import type { Backend } from '../backend/backend.js';
 import type { EngineConfig } from '../engine/config.js';
 import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork, type ProofRequest, type PlanContext } from '../engine/types.js';
 import { FR_BYTES, FR_MODULUS } from '../field/layout.js';
-import { checkPoStSectorsAsync, PoStInputError, postPublicInputs } from '../filecoin/post/circuit.js';
+import { checkPoStSectors, PoStInputError, postPublicInputs } from '../filecoin/post/circuit.js';
 import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofById, postProofName } from '../filecoin/post/registry.js';
 import type { PoStProofInfo, PoStSectorProof } from '../filecoin/post/types.js';
 import { parsePoStSectorProof, VanillaProofError } from '../filecoin/post/vanilla.js';
@@ -27,10 +31,15 @@ import type { AnyParameters } from '../groth16/keys.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { loadCircuitParams } from './params.js';
 import { type ParamsSource, witnessRunner } from './porep-c2.js';
-import { findOfficialPoStParams, postProgramFor, postShape, postShapeCacheDir, postWitnessNativeFor } from './post.js';
-import type { PoStWitnessArg } from './post-worker.js';
+import { findOfficialPoStParams, postProgramFor, postShapeCacheDir, postWitnessNativeFromTape, type PostShapeTaskResult, rememberPostProgram } from './post.js';
+import type { PoStPlanArg, PoStPlanTaskResult, PoStWitnessArg } from './post-worker.js';
+import { runOffThread, type OffThreadTask } from '../engine/task-worker.js';
+import { rememberQueryIndices } from '../groth16/queries.js';
+import { devSetupOnDevice, type ensureDevParamsFile } from '../groth16/setup.js';
+import { rememberShapeDigest } from '../r1cs/shape.js';
 
 const SYNTH_MODULE = new URL('./post-worker.js', import.meta.url).href;
+const SHAPE_MODULE = new URL('./post.js', import.meta.url).href;
 
 export interface PoStKindOptions {
   config: EngineConfig;
@@ -62,8 +71,8 @@ function le32(bytes: Uint8Array): bigint {
   return x;
 }
 
-/** Validates a PoSt request for `type` and parses its vanilla proofs (PlanError naming the problem). */
-export async function planPoStRequest(req: ProofRequest, type: 'winning' | 'window'): Promise<PoStPlan> {
+/** The request's fields checked (cheap: no element parsed) for `type`; its vanilla proof elements (PlanError naming the problem). */
+export function checkPoStRequest(req: ProofRequest, type: 'winning' | 'window'): { info: PoStProofInfo; elements: Uint8Array[] } {
   const wire = type === 'winning' ? 'WINNING_POST' : 'WINDOW_POST_PARTITION';
   const info = postProofById(req.registeredProof);
   if (!info) throw new PlanError(`registered_proof ${req.registeredProof} is not a RegisteredPoStProof (0–4 Winning, 5–14 Window)`);
@@ -83,6 +92,16 @@ export async function planPoStRequest(req: ProofRequest, type: 'winning' | 'wind
   if (type === 'window' && elements.length > info.sectorCount) {
     throw new PlanError(`${elements.length} vanilla proofs; a ${info.size.label} WindowPoSt partition holds at most ${info.sectorCount} sectors`);
   }
+  return { info, elements };
+}
+
+/**
+ * Parses every element (errors name the element, field and offset), checks each challenged leaf against the
+ * challenge the randomness derives and comm_r (errors name the sector and challenge), and derives the public
+ * inputs: seconds for a full 32 GiB WindowPoSt partition, so the engine runs it in a synthesis worker
+ * (post-worker.ts postPlanTask). PlanError naming the problem.
+ */
+export function planPoStSectors(info: PoStProofInfo, elements: readonly Uint8Array[], randomness: Uint8Array, partitionIndex: number): { sectors: PoStSectorProof[]; inputs: bigint[] } {
   const sectors = elements.map((bytes, k) => {
     try {
       return parsePoStSectorProof(bytes, info);
@@ -91,14 +110,21 @@ export async function planPoStRequest(req: ProofRequest, type: 'winning' | 'wind
       throw new PlanError(`vanilla_proofs[${k}]: ${(e as Error).message}`);
     }
   });
-  const ctx = { randomness: req.randomness, partitionIndex: req.partitionIndex };
+  const ctx = { randomness, partitionIndex };
   try {
-    await checkPoStSectorsAsync(info, sectors, ctx);
+    checkPoStSectors(info, sectors, ctx);
   } catch (e) {
     if (e instanceof PoStInputError) throw new PlanError(`${postProofName(info)}: ${e.message}`);
     throw e;
   }
-  return { info, sectors, randomness: req.randomness, partitionIndex: req.partitionIndex, inputs: postPublicInputs(info, sectors, ctx) };
+  return { sectors, inputs: postPublicInputs(info, sectors, ctx) };
+}
+
+/** Validates a PoSt request for `type` and parses its vanilla proofs, in this thread (PlanError naming the problem). */
+export function planPoStRequest(req: ProofRequest, type: 'winning' | 'window'): PoStPlan {
+  const { info, elements } = checkPoStRequest(req, type);
+  const { sectors, inputs } = planPoStSectors(info, elements, req.randomness, req.partitionIndex);
+  return { info, sectors, randomness: req.randomness, partitionIndex: req.partitionIndex, inputs };
 }
 
 export function createPoStKind(opts: PoStKindOptions): PoStKind {
@@ -110,6 +136,12 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
     const info = postProofByCircuitId(id);
     if (!info) throw new Error(`unknown PoSt circuit ${id}`);
     return info;
+  };
+  /** Shape compilations and CPU development setups in flight (terminated on close). */
+  const tasks = new Set<OffThreadTask<unknown>>();
+  const track = <T>(task: OffThreadTask<T>): Promise<T> => {
+    tasks.add(task);
+    return task.result.finally(() => tasks.delete(task));
   };
 
   const circuits: CircuitProvider = {
@@ -128,11 +160,20 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
       if (s === undefined) {
         const info = postProofByCircuitId(id);
         if (info === undefined) return Promise.reject(new Error(`unknown PoSt circuit ${id}`));
-        s = Promise.resolve().then(() => {
-          const { shape, cached, cacheError } = postShape(info, postShapeCacheDir(shapeCacheDir));
+        // recorded (or read from the disk cache) once per circuit in a worker thread: seconds to half a minute
+        // and gigabytes that must not block the event loop; the shape's arrays come back transferred, not
+        // copied; concurrent callers share the one promise
+        const cacheDir = postShapeCacheDir(shapeCacheDir);
+        // without a shape cache, development parameters are named by a digest hashed now, in the worker
+        const digest = cacheDir === undefined && opts.config.srs.dev_params && findOfficialPoStParams(info, opts.config.srs.param_cache) === undefined;
+        s = track(runOffThread<PostShapeTaskResult>(SHAPE_MODULE, 'postShapeTask', { circuitId: id, cacheDir, digest })).then((r) => {
+          const { shape, cached, cacheError } = r;
+          rememberPostProgram(shape, r.program);
+          rememberQueryIndices(shape, r.queries);
+          if (r.digest !== undefined) rememberShapeDigest(shape, r.digest);
           notice(
             `circuit ${id}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux ` +
-              `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : postShapeCacheDir(shapeCacheDir) ? 'recorded and cached' : 'recorded, not cached: KILN_POST_SHAPE_CACHE=0'})`,
+              `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : cacheDir ? 'recorded and cached' : 'recorded, not cached: KILN_POST_SHAPE_CACHE=0'})`,
           );
           return shape;
         });
@@ -143,49 +184,76 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
     },
     async params(id, span): Promise<AnyParameters> {
       const shape = await circuits.shape(id);
+      const devDir = join(shapeCacheDir, 'dev-params');
       return loadCircuitParams({
         id,
         shape,
         officialFile: findOfficialPoStParams(infoOf(id), opts.config.srs.param_cache),
         config: opts.config,
         backend: opts.backend,
-        devDir: join(shapeCacheDir, 'dev-params'),
+        devDir,
         notice,
         span,
         checkAvailable: () => circuits.available!(id),
         onSource: (s) => void sources.set(id, s),
+        officialName: postParamsFileName(infoOf(id)),
+        // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
+        makeDevParams:
+          !devSetupOnDevice(opts.backend) && (opts.backend.name === 'native' || opts.backend.name === 'reference')
+            ? () =>
+                track(
+                  runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(SHAPE_MODULE, 'postDevParamsTask', {
+                    circuitId: id,
+                    cacheDir: postShapeCacheDir(shapeCacheDir),
+                    devDir,
+                    backend: opts.backend.name,
+                  }),
+                )
+            : undefined,
       });
+    },
+    async close() {
+      await Promise.all([...tasks].map((t) => t.terminate()));
     },
   };
 
   const runner = witnessRunner();
-  const work = (plan: PoStPlan, ctx: PlanContext, describe: string): ProofWork => {
+  /** The request checked and planned in a synthesis worker (post-worker.ts postPlanTask). */
+  const plan = async (req: ProofRequest, ctx: PlanContext, type: 'winning' | 'window'): Promise<WorkerPlan> => {
+    const { info, elements } = checkPoStRequest(req, type);
+    const arg: PoStPlanArg = { registeredProof: info.id, elements, randomness: req.randomness, partitionIndex: req.partitionIndex, tape: runner !== undefined };
+    const r = await ctx.synthPool.run<PoStPlanTaskResult>({ module: SYNTH_MODULE, fn: 'postPlanTask', arg });
+    if (!r.ok) throw new PlanError(r.error);
+    return { info, elements, inputs: r.inputs, tape: r.tape, tapeMs: r.tapeMs, firstSectorId: r.firstSectorId, sectors: r.sectors, partitionIndex: req.partitionIndex };
+  };
+  const work = (plan: WorkerPlan, ctx: PlanContext, describe: string): ProofWork => {
     const { info } = plan;
     const circuitId = postCircuitId(info);
-    let sectors: PoStSectorProof[] | undefined = plan.sectors;
+    let held: { elements: Uint8Array[]; tape: Uint8Array | undefined } | undefined = { elements: plan.elements, tape: plan.tape };
     return {
       circuitId,
       partitions: 1,
       describe,
       async synthesize(_k, span) {
-        if (sectors === undefined) throw new Error('job disposed');
+        if (held === undefined) throw new Error('job disposed');
         const want = plan.inputs;
         const check = (got: bigint[]): void => {
           const bad = want.findIndex((x, i) => got[i] !== x);
           if (got.length !== want.length || bad >= 0) throw new Error(`the circuit's public inputs differ from postPublicInputs (index ${bad < 0 ? got.length : bad})`);
         };
-        if (runner !== undefined) {
+        if (runner !== undefined && held.tape !== undefined) {
+          // the tape was made with the plan, in the worker: here only the native program runs
           const shape = await circuits.shape(circuitId);
           const program = postProgramFor(info, shape, postShapeCacheDir(shapeCacheDir));
           const out = ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES);
-          let held: Uint8Array | undefined = out;
+          let buf: Uint8Array | undefined = out;
           const giveBack = (): void => {
-            if (held) ctx.buffers.give(held);
-            held = undefined;
+            if (buf) ctx.buffers.give(buf);
+            buf = undefined;
           };
           try {
-            const w = await postWitnessNativeFor(runner, program, info, sectors, out);
-            span.record('tape', w.tapeMs);
+            const w = await postWitnessNativeFromTape(runner, program, held.tape, out);
+            span.record('tape', plan.tapeMs ?? 0);
             span.record('witness', w.runMs);
             check(w.inputs);
             return { assignment: w.assignment, inputs: want, release: giveBack };
@@ -194,7 +262,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
             throw e;
           }
         }
-        const arg: PoStWitnessArg = { registeredProof: info.id, sectors, numInputs: want.length + 1 };
+        const arg: PoStWitnessArg = { registeredProof: info.id, elements: held.elements, numInputs: want.length + 1 };
         const t0 = performance.now();
         const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'postWitness', arg });
         span.record('worker_wait', Math.max(0, performance.now() - t0 - r.ms));
@@ -203,7 +271,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
         return { assignment: r.assignment, inputs: want };
       },
       dispose() {
-        sectors = undefined;
+        held = undefined;
       },
     };
   };
@@ -212,9 +280,13 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
     kind: ProofKind.WINNING_POST,
     name: 'winning-post',
     defaultPriority: Priority.CRITICAL,
+    warm(ctx) {
+      // WinningPoSt's latency: the first request finds the planning module loaded in a synthesis worker
+      ctx.synthPool.run({ module: SYNTH_MODULE, fn: 'postWarm', arg: undefined }).catch(() => undefined);
+    },
     async plan(req, ctx) {
-      const plan = await planPoStRequest(req, 'winning');
-      return work(plan, ctx, `${postProofName(plan.info)} sector ${plan.sectors[0]!.sectorId}${req.minerId ? ` miner ${req.minerId}` : ''}`);
+      const p = await plan(req, ctx, 'winning');
+      return work(p, ctx, `${postProofName(p.info)} sector ${p.firstSectorId}${req.minerId ? ` miner ${req.minerId}` : ''}`);
     },
   };
   const window: Planner = {
@@ -222,9 +294,21 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
     name: 'window-post',
     defaultPriority: Priority.HIGH,
     async plan(req, ctx) {
-      const plan = await planPoStRequest(req, 'window');
-      return work(plan, ctx, `${postProofName(plan.info)} partition ${plan.partitionIndex} (${plan.sectors.length} sectors)${req.minerId ? ` miner ${req.minerId}` : ''}`);
+      const p = await plan(req, ctx, 'window');
+      return work(p, ctx, `${postProofName(p.info)} partition ${p.partitionIndex} (${p.sectors} sectors)${req.minerId ? ` miner ${req.minerId}` : ''}`);
     },
   };
   return { winning, window, circuits, paramsSource: (id) => sources.get(id) };
+}
+
+/** A request as the worker planned it: the checked raw elements, the public inputs, the witness tape. */
+interface WorkerPlan {
+  info: PoStProofInfo;
+  elements: Uint8Array[];
+  inputs: bigint[];
+  tape: Uint8Array | undefined;
+  tapeMs?: number;
+  firstSectorId: bigint;
+  sectors: number;
+  partitionIndex: number;
 }

@@ -10,7 +10,8 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { join } from 'node:path';
 import type { VerifyingKey } from '../groth16/keys.js';
 import { decodeProofs, PROOF_BYTES } from '../groth16/proof.js';
-import { devParamsPath, devParamsPathForDigest } from '../groth16/setup.js';
+import { queryIndices, type QueryIndices } from '../groth16/queries.js';
+import { devParamsPath, devParamsPathForDigest, ensureDevParamsFile, type EnsureDevParamsResult } from '../groth16/setup.js';
 import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { checkProgramForShape, deserializeProgram, programChunks, type WitnessProgram } from '../r1cs/program.js';
@@ -20,7 +21,7 @@ import { WitnessGenerator } from '../r1cs/witness.js';
 import { writeChunksAtomic } from '../util/files.js';
 import type { WitnessProgramRunner } from '../filecoin/circuit/stacked-program.js';
 import { type PoStChallengeContext, postBlankCircuit, postCircuitFor, postCircuitParams, postPublicInputs } from '../filecoin/post/circuit.js';
-import { postProgramFast, postShapeAndProgramFast, postWitnessNative } from '../filecoin/post/program.js';
+import { postProgramFast, postShapeAndProgramFast, postWitnessFromTape, postWitnessNative } from '../filecoin/post/program.js';
 import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofById, postProofName } from '../filecoin/post/registry.js';
 import type { PoStProofInfo, PoStSectorProof } from '../filecoin/post/types.js';
 import type { ParamsSource } from './porep-c2.js';
@@ -56,6 +57,49 @@ function shapeFile(info: PoStProofInfo, cacheDir: string): string {
 }
 
 const programs = new WeakMap<CircuitShape, WitnessProgram>();
+/** Records the witness program of a shape (one a worker thread compiled with it: postShapeTask). */
+export const rememberPostProgram = (shape: CircuitShape, p: WitnessProgram): void => void programs.set(shape, p);
+
+export interface PostShapeTaskResult {
+  shape: CircuitShape;
+  queries: QueryIndices;
+  program: WitnessProgram;
+  /** The shape's digest: the one cached beside the shape file, or computed when `digest` was asked for. */
+  digest: string | undefined;
+  cached: boolean;
+  cacheError?: string;
+}
+
+/**
+ * postShape and postProgramFor of a circuit id, meant to run in a worker thread (engine/task-worker.ts
+ * runOffThread): recording a PoSt shape takes seconds (wpost-512m) to half a minute (wpost-32g on the H200)
+ * and gigabytes, which must not block the daemon's event loop. Every typed array of the result is transferred
+ * back, not copied. `digest`: compute the shape's digest when none is cached (development parameters are
+ * named by it; hashing a 32 GiB shape takes seconds). The caller calls rememberPostProgram,
+ * rememberQueryIndices and rememberShapeDigest with the result.
+ */
+export function postShapeTask(arg: { circuitId: string; cacheDir?: string; digest?: boolean }): PostShapeTaskResult {
+  const info = postProofByCircuitId(arg.circuitId);
+  if (info === undefined) throw new Error(`unknown PoSt circuit ${arg.circuitId}`);
+  const { shape, cached, cacheError } = postShape(info, arg.cacheDir);
+  const program = postProgramFor(info, shape, arg.cacheDir);
+  let digest = arg.cacheDir !== undefined ? cachedPostShapeDigest(info, arg.cacheDir) : undefined;
+  if (digest === undefined && arg.digest === true) digest = shapeDigest(shape);
+  return { shape, queries: queryIndices(shape), program, digest, cached, cacheError };
+}
+
+/**
+ * Makes the INSECURE development parameter file of a PoSt circuit when missing, in a worker thread (the CPU
+ * setup evaluates the circuit at tau for seconds to hours). The shape is read from the cache postShapeTask
+ * filled (recorded again when the cache is off: KILN_POST_SHAPE_CACHE=0).
+ */
+export async function postDevParamsTask(arg: { circuitId: string; cacheDir?: string; devDir: string; backend: string }): Promise<EnsureDevParamsResult> {
+  const info = postProofByCircuitId(arg.circuitId);
+  if (info === undefined) throw new Error(`unknown PoSt circuit ${arg.circuitId}`);
+  const { shape } = postShape(info, arg.cacheDir);
+  const { selectBackend } = await import('../backend/select.js');
+  return ensureDevParamsFile(shape, selectBackend(arg.backend), arg.devDir);
+}
 
 /**
  * The compiled shape of a PoSt circuit: read from `<cacheDir>/shapes/` when a shape of the current circuit
@@ -196,6 +240,16 @@ export async function postWitnessNativeFor(
   out?: Uint8Array,
 ): Promise<{ assignment: Uint8Array; inputs: bigint[]; tapeMs: number; runMs: number }> {
   return postWitnessNative(runner, program, postCircuitFor(info, sectors), out);
+}
+
+/** The partition's witness computed natively from its tape (postTapeOf, e.g. made in a synthesis worker). */
+export async function postWitnessNativeFromTape(
+  runner: WitnessProgramRunner,
+  program: WitnessProgram,
+  tape: Uint8Array,
+  out?: Uint8Array,
+): Promise<{ assignment: Uint8Array; inputs: bigint[]; runMs: number }> {
+  return postWitnessFromTape(runner, program, tape, out);
 }
 
 /** Checks a 192-byte PoSt proof against the public inputs a verifier derives (sector ids, comm_r's, randomness). */

@@ -152,6 +152,17 @@ export async function postWitnessNative(runner: WitnessProgramRunner, program: W
   const t0 = performance.now();
   const tape = encodeTapeWith(postTape(circuit), runner);
   const tapeMs = performance.now() - t0;
+  const w = await postWitnessFromTape(runner, program, tape, out);
+  return { ...w, tapeMs };
+}
+
+/** postWitnessNative from the circuit's encoded tape (`encodeTapeWith(postTape(circuit))`, made e.g. in a worker). */
+export async function postWitnessFromTape(
+  runner: WitnessProgramRunner,
+  program: WitnessProgram,
+  tape: Uint8Array,
+  out?: Uint8Array,
+): Promise<{ assignment: Uint8Array; inputs: bigint[]; runMs: number }> {
   if (tape.length !== program.numSlots * FR_BYTES) throw new RangeError(`tape of ${tape.length / FR_BYTES} slots, the program reads ${program.numSlots}`);
   const bytes = (program.numInputs + program.numAux) * FR_BYTES;
   const assignment = out ?? runner.alloc(bytes);
@@ -159,5 +170,5 @@ export async function postWitnessNative(runner: WitnessProgramRunner, program: W
   const { ms } = await runner.runWitnessProgram(program, tape, assignment);
   const inputs: bigint[] = [];
   for (let i = 1; i < program.numInputs; i++) inputs.push(readFr(assignment, i));
-  return { assignment, inputs, tapeMs, runMs: ms };
+  return { assignment, inputs, runMs: ms };
 }

@@ -1,0 +1,93 @@
+/**
+ * The PoSt kinds' work off the event loop (issue 16): the shape recorded in a worker thread is the shape recorded
+ * in this thread (same digest, same witness program), concurrent requests share one compile, close() stops a
+ * compile in progress; the planning task in a synthesis worker gives the public inputs and the witness tape this
+ * thread would, and the same errors.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { selectBackend } from '../src/backend/select.js';
+import { defaultConfig } from '../src/engine/config.js';
+import { SynthesisPool } from '../src/engine/synth-pool.js';
+import { PlanError, type PlanContext, type ProofRequest } from '../src/engine/types.js';
+import { postCircuitFor } from '../src/filecoin/post/circuit.js';
+import { postTape } from '../src/filecoin/post/program.js';
+import { postProofById } from '../src/filecoin/post/registry.js';
+import { synthPoSt } from '../src/filecoin/post/synthetic.js';
+import { encodeTape, programChunks, type WitnessProgram } from '../src/r1cs/program.js';
+import { shapeDigest } from '../src/r1cs/shape.js';
+import { createPoStKind, planPoStRequest } from '../src/kinds/post-planner.js';
+import { postProgramFor, postShape } from '../src/kinds/post.js';
+import { postPlanTask } from '../src/kinds/post-worker.js';
+
+let dir: string;
+let pool: SynthesisPool;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'kiln-post-offthread-'));
+  pool = new SynthesisPool(1);
+});
+after(async () => {
+  await pool.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const kindIn = (sub: string): ReturnType<typeof createPoStKind> => {
+  const config = defaultConfig();
+  config.srs.param_cache = join(dir, sub);
+  return createPoStKind({ config, backend: selectBackend('reference'), cacheDir: join(dir, sub, 'kiln-cache') });
+};
+
+test('a PoSt shape recorded in a worker thread: the same shape and witness program as in this thread; concurrent requests share one compile', async () => {
+  const kind = kindIn('a');
+  const info = postProofById(10)!; // StackedDrgWindow2KiBV1_1: wpost-2k
+  const [s1, s2] = await Promise.all([kind.circuits.shape('wpost-2k'), kind.circuits.shape('wpost-2k')]);
+  assert.equal(s1, s2, 'one compile, one shape object');
+  assert.equal(await kind.circuits.shape('wpost-2k'), s1);
+  const here = postShape(info).shape;
+  assert.equal(s1.numConstraints, here.numConstraints);
+  assert.equal(shapeDigest(s1), shapeDigest(here), 'the same matrices');
+  // the witness program of the worker's shape (remembered with it) is the one recorded here
+  const program = postProgramFor(info, s1);
+  const bytes = (p: WitnessProgram): Buffer => Buffer.concat([...programChunks(p)]);
+  assert.ok(bytes(program).equals(bytes(postProgramFor(info, here))), 'the same witness program');
+  await kind.circuits.close?.();
+});
+
+test('close() stops a PoSt shape compile in progress', async () => {
+  const kind = kindIn('b');
+  const shape = kind.circuits.shape('wpost-512m'); // ~2 s here
+  await new Promise((r) => setTimeout(r, 200));
+  const t0 = performance.now();
+  await kind.circuits.close?.();
+  await assert.rejects(shape);
+  assert.ok(performance.now() - t0 < 1000, `stopped in ${performance.now() - t0} ms`);
+});
+
+const randomness = new Uint8Array(32).fill(9);
+randomness[31] = 0x1f;
+const request = (registeredProof: number, elements: Uint8Array[]): ProofRequest =>
+  ({ registeredProof, sectorSize: 0, randomness, partitionIndex: 0, vanillaProofs: elements, vanillaProof: new Uint8Array(0), minerId: 0 }) as unknown as ProofRequest;
+
+test('the planning task (synthesis worker): the public inputs and witness tape of this thread; errors name the element', async () => {
+  for (const id of [0, 10, 13]) {
+    const info = postProofById(id)!;
+    const { elements } = synthPoSt({ info, randomness, sectors: info.type === 'winning' ? 1 : 2, firstSectorId: 7n, threads: 1 });
+    const here = planPoStRequest(request(id, elements), info.type);
+    const r = postPlanTask({ registeredProof: id, elements, randomness, partitionIndex: 0, tape: true });
+    assert.ok(r.ok);
+    assert.deepEqual(r.inputs, here.inputs);
+    assert.equal(r.firstSectorId, 7n);
+    assert.deepEqual(r.tape, encodeTape(postTape(postCircuitFor(info, here.sectors))), `tape of ${id}`);
+    // through the planner: in the pool's worker
+    const kind = kindIn(`p${id}`);
+    const ctx = { synthPool: pool, buffers: { take: (n: number) => new Uint8Array(n), give: () => undefined } } as unknown as PlanContext;
+    const work = await (info.type === 'winning' ? kind.winning : kind.window).plan(request(id, elements), ctx);
+    assert.match(work.describe ?? '', /sector 7|partition 0 \(2 sectors\)/);
+    const bad = elements.map((e) => e.slice());
+    bad[bad.length - 1]![40] ^= 1; // inside comm_r or the first path
+    await assert.rejects((info.type === 'winning' ? kind.winning : kind.window).plan(request(id, bad), ctx), (e: Error) => e instanceof PlanError && new RegExp(`vanilla_proofs\\[${bad.length - 1}\\]|sector 8|sector 7`).test(e.message));
+  }
+});
