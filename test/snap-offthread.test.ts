@@ -6,6 +6,7 @@
  * worker's tape) is the TypeScript witness.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,7 @@ import { snapPartitionProof } from '../src/filecoin/snap/update.js';
 import { parseSnapPartitionProof, serializeSnapPartitionProof, snapCircuitFor } from '../src/filecoin/snap/vanilla.js';
 import { encodeTape, programChunks, type WitnessProgram } from '../src/r1cs/program.js';
 import { shapeDigest } from '../src/r1cs/shape.js';
+import { devParamsPath } from '../src/groth16/setup.js';
 import { createSnapKind, planSnapRequest } from '../src/kinds/snap-planner.js';
 import { snapProgramFor, snapShape, snapWitnessTs } from '../src/kinds/snap.js';
 import { snapPlanTask, snapTapeTask } from '../src/kinds/snap-worker.js';
@@ -119,5 +121,22 @@ test('the planning and tape tasks (synthesis worker): what this thread accepts, 
   assert.ok(Buffer.from(w.assignment).equals(Buffer.from(ts.assignment)), 'the same witness bytes');
   w.release?.();
   work.dispose?.();
+  await kind.circuits.close?.();
+});
+
+test('the CPU development setup runs in a worker thread: the file is made under the dev-params directory, named by the shape, its key sized for the shape', async () => {
+  const config = defaultConfig();
+  config.srs.param_cache = join(dir, 'd');
+  config.srs.dev_params = true;
+  const notices: string[] = [];
+  const kind = createSnapKind({ config, backend: selectBackend('native'), cacheDir: join(dir, 'd', 'kiln-cache'), notice: (m) => notices.push(m) });
+  const shape = await kind.circuits.shape('snap-2k');
+  const devFile = devParamsPath(shape, join(dir, 'd', 'kiln-cache', 'dev-params'));
+  assert.equal(existsSync(devFile), false);
+  const params = await kind.circuits.params('snap-2k', new Span('test'));
+  assert.ok(existsSync(devFile), 'made by the worker');
+  assert.equal(params.vk.ic.length, shape.numInputs);
+  assert.deepEqual(kind.paramsSource('snap-2k'), { kind: 'dev', path: devFile });
+  assert.ok(notices.some((m) => /no official file v28-/.test(m)), notices.join('\n'));
   await kind.circuits.close?.();
 });
