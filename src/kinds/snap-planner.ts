@@ -5,8 +5,13 @@
  * name the element, field and offset) and checked as vanilla.rs `verify` does with h = h_default (errors name the
  * partition and challenge); one ProofWork of `partitions` partitions is made, circuit id `snap-<size>`, through the
  * per-partition pipeline; the answer is the partition proofs concatenated (16 × 192 = 3,072 B for 32 GiB).
- * Synthesis: the circuit's witness program on the native backend (one segment per challenge), else the TypeScript
- * generator in the worker pool (snap-worker.ts). The engine verifies each partition proof against its public inputs.
+ * Nothing heavy runs on the event loop (issue 16): the parse and checks run in a synthesis worker (snap-worker.ts
+ * snapPlanTask; ~20 s for a 32 GiB update on this 2-core machine), each partition's witness tape is made there too
+ * (snapTapeTask), the shape and witness program are recorded in a one-shot worker thread (snap.ts snapShapeTask,
+ * its arrays transferred back), the CPU development setup too (snapDevParamsTask).
+ * Synthesis: the circuit's witness program on the native backend (one segment per challenge) run on the worker's
+ * tape, else the TypeScript generator in the worker pool (snap-worker.ts snapWitness). The engine verifies each
+ * partition proof against its public inputs.
  *
  * Parameters: the official file (by the name `officialParamsName` gives: params-names.ts `snapParamsFileName` on
  * branch ops) or `<circuit id>.params` in `[srs] param_cache`; otherwise, only with `[srs] dev_params = true`,
@@ -25,10 +30,15 @@ import type { AnyParameters } from '../groth16/keys.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { loadCircuitParams } from './params.js';
 import { type ParamsSource, witnessRunner } from './porep-c2.js';
-import { findOfficialSnapParams, snapProgramFor, snapShape, snapWitnessNativeFor, type SnapPartitionJob } from './snap.js';
-import type { SnapWitnessArg } from './snap-worker.js';
+import { findOfficialSnapParams, rememberSnapProgram, snapProgramFor, snapWitnessNativeFromTape, type SnapShapeTaskResult } from './snap.js';
+import type { SnapPlanArg, SnapPlanTaskResult, SnapWitnessArg } from './snap-worker.js';
+import { runOffThread, type OffThreadTask } from '../engine/task-worker.js';
+import { rememberQueryIndices } from '../groth16/queries.js';
+import { devSetupOnDevice, type ensureDevParamsFile } from '../groth16/setup.js';
+import { rememberShapeDigest } from '../r1cs/shape.js';
 
 const SYNTH_MODULE = new URL('./snap-worker.js', import.meta.url).href;
+const SHAPE_MODULE = new URL('./snap.js', import.meta.url).href;
 
 export interface SnapKindOptions {
   config: EngineConfig;
@@ -62,8 +72,8 @@ function fr32(bytes: Uint8Array, name: string): bigint {
   return x;
 }
 
-/** Validates a SNAP_DEALS_UPDATE request and parses and checks its partition proofs (PlanError naming the problem). */
-export function planSnapRequest(req: ProofRequest): SnapPlan {
+/** The request's fields checked (cheap: no element parsed); its partition proof elements (PlanError naming the problem). */
+export function checkSnapRequest(req: ProofRequest): { info: SnapProofInfo; h: number; pub: SnapPublic; elements: Uint8Array[] } {
   const info = snapProofById(req.registeredProof);
   if (!info) throw new PlanError(`registered_proof ${req.registeredProof} is not a RegisteredUpdateProof (0–4: StackedDrg{2KiB,8MiB,512MiB,32GiB,64GiB}V1)`);
   if (req.sectorSize !== 0 && req.sectorSize !== info.size.sectorSize) {
@@ -75,8 +85,16 @@ export function planSnapRequest(req: ProofRequest): SnapPlan {
   if (elements.length !== n) {
     throw new PlanError(`vanilla_proofs has ${elements.length} elements; a ${info.size.label} SnapDeals update takes ${n} PartitionProof${n > 1 ? 's' : ''}, one per partition in order`);
   }
-  const h = snapHDefault(info.params.sectorNodes);
-  const partitions = elements.map((bytes, k) => {
+  return { info, h: snapHDefault(info.params.sectorNodes), pub, elements };
+}
+
+/**
+ * Parses every partition proof (errors name the element, field and offset) and checks it as vanilla.rs `verify`
+ * does (errors name the partition and challenge): about a second for a 32 GiB update's 16 × 561,768 B, so the
+ * engine runs it in a synthesis worker (snap-worker.ts snapPlanTask). PlanError naming the problem.
+ */
+export function planSnapPartitions(info: SnapProofInfo, elements: readonly Uint8Array[], h: number, pub: SnapPublic): SnapPartitionProof[] {
+  return elements.map((bytes, k) => {
     let pp: SnapPartitionProof;
     try {
       pp = parseSnapPartitionProof(bytes, info.params);
@@ -92,7 +110,12 @@ export function planSnapRequest(req: ProofRequest): SnapPlan {
     }
     return pp;
   });
-  return { info, h, pub, partitions };
+}
+
+/** Validates a SNAP_DEALS_UPDATE request and parses and checks its partition proofs, in this thread (PlanError naming the problem). */
+export function planSnapRequest(req: ProofRequest): SnapPlan {
+  const { info, h, pub, elements } = checkSnapRequest(req);
+  return { info, h, pub, partitions: planSnapPartitions(info, elements, h, pub) };
 }
 
 export function createSnapKind(opts: SnapKindOptions): SnapKind {
@@ -107,6 +130,12 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
     return info;
   };
   const official = (info: SnapProofInfo): string | undefined => findOfficialSnapParams(info, opts.config.srs.param_cache, officialName(info));
+  /** Shape compilations and CPU development setups in flight (terminated on close). */
+  const tasks = new Set<OffThreadTask<unknown>>();
+  const track = <T>(task: OffThreadTask<T>): Promise<T> => {
+    tasks.add(task);
+    return task.result.finally(() => tasks.delete(task));
+  };
 
   const circuits: CircuitProvider = {
     knows: (id) => snapProofByCircuitId(id) !== undefined,
@@ -125,8 +154,14 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
       if (s === undefined) {
         const info = snapProofByCircuitId(id);
         if (info === undefined) return Promise.reject(new Error(`unknown SnapDeals circuit ${id}`));
-        s = Promise.resolve().then(() => {
-          const { shape, cached, cacheError } = snapShape(info, shapeCacheDir);
+        // recorded (or read from the disk cache) once per circuit in a worker thread: seconds to 40 s and 6 GiB
+        // (snap-32g) that must not block the event loop; the shape's arrays come back transferred, not copied;
+        // concurrent callers share the one promise
+        s = track(runOffThread<SnapShapeTaskResult>(SHAPE_MODULE, 'snapShapeTask', { circuitId: id, cacheDir: shapeCacheDir })).then((r) => {
+          const { shape, cached, cacheError } = r;
+          rememberSnapProgram(shape, r.program);
+          rememberQueryIndices(shape, r.queries);
+          rememberShapeDigest(shape, r.digest);
           notice(
             `circuit ${id}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux ` +
               `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : 'recorded and cached'})`,
@@ -140,39 +175,74 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
     },
     async params(id, span): Promise<AnyParameters> {
       const shape = await circuits.shape(id);
+      const devDir = join(shapeCacheDir, 'dev-params');
       return loadCircuitParams({
         id,
         shape,
         officialFile: official(infoOf(id)),
         config: opts.config,
         backend: opts.backend,
-        devDir: join(shapeCacheDir, 'dev-params'),
+        devDir,
         notice,
         span,
         checkAvailable: () => circuits.available!(id),
         onSource: (s) => void sources.set(id, s),
+        officialName: officialName(infoOf(id)),
+        // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
+        makeDevParams:
+          !devSetupOnDevice(opts.backend) && (opts.backend.name === 'native' || opts.backend.name === 'reference')
+            ? () =>
+                track(
+                  runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(SHAPE_MODULE, 'snapDevParamsTask', {
+                    circuitId: id,
+                    cacheDir: shapeCacheDir,
+                    devDir,
+                    backend: opts.backend.name,
+                  }),
+                )
+            : undefined,
       });
+    },
+    async close() {
+      await Promise.all([...tasks].map((t) => t.terminate()));
     },
   };
 
   const runner = witnessRunner();
-  const work = (plan: SnapPlan, ctx: PlanContext, describe: string): ProofWork => {
+  /** The request checked in a synthesis worker (snap-worker.ts snapPlanTask); only the verdict comes back. */
+  const plan = async (req: ProofRequest, ctx: PlanContext): Promise<WorkerPlan> => {
+    const { info, h, pub, elements } = checkSnapRequest(req);
+    const arg: SnapPlanArg = { registeredProof: info.id, elements, h, pub };
+    const r = await ctx.synthPool.run<SnapPlanTaskResult>({ module: SYNTH_MODULE, fn: 'snapPlanTask', arg });
+    if (!r.ok) throw new PlanError(r.error);
+    return { info, h, pub, elements };
+  };
+  const work = (plan: WorkerPlan, ctx: PlanContext, describe: string): ProofWork => {
     const { info } = plan;
-    let partitions: SnapPartitionProof[] | undefined = plan.partitions;
+    let elements: Uint8Array[] | undefined = plan.elements;
     return {
       circuitId: info.circuitId,
       partitions: info.params.partitionCount,
       describe,
       async synthesize(k, span) {
-        if (partitions === undefined) throw new Error('job disposed');
-        const job: SnapPartitionJob = { k, h: plan.h, pub: plan.pub, proof: partitions[k]! };
+        if (elements === undefined) throw new Error('job disposed');
+        const element = elements[k]!;
         const want = snapPublicInputs(info.params, k, plan.h, plan.pub.commROld, plan.pub.commDNew, plan.pub.commRNew);
         const check = (got: bigint[]): void => {
           const bad = want.findIndex((x, i) => got[i] !== x);
           if (got.length !== want.length || bad >= 0) throw new Error(`partition ${k}: the circuit's public inputs differ from the expected ones (index ${bad < 0 ? got.length : bad})`);
         };
         if (runner !== undefined) {
-          const shape = await circuits.shape(info.circuitId);
+          // the partition's tape is made in a synthesis worker (parse + Montgomery encoding); here only the
+          // native program runs
+          const t0 = performance.now();
+          const tapeArg: Omit<SnapWitnessArg, 'numInputs'> = { registeredProof: info.id, k, h: plan.h, pub: plan.pub, element };
+          const [t, shape] = await Promise.all([
+            ctx.synthPool.run<{ tape: Uint8Array; ms: number }>({ module: SYNTH_MODULE, fn: 'snapTapeTask', arg: tapeArg }),
+            circuits.shape(info.circuitId),
+          ]);
+          span.record('worker_wait', Math.max(0, performance.now() - t0 - t.ms));
+          span.record('tape', t.ms);
           const program = snapProgramFor(info, shape, shapeCacheDir);
           const out = ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES);
           let held: Uint8Array | undefined = out;
@@ -181,8 +251,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
             held = undefined;
           };
           try {
-            const w = await snapWitnessNativeFor(runner, program, info, job, out);
-            span.record('tape', w.tapeMs);
+            const w = await snapWitnessNativeFromTape(runner, program, t.tape, out);
             span.record('witness', w.runMs);
             check(w.inputs);
             return { assignment: w.assignment, inputs: want, release: giveBack };
@@ -191,7 +260,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
             throw e;
           }
         }
-        const arg: SnapWitnessArg = { registeredProof: info.id, job, numInputs: want.length + 1 };
+        const arg: SnapWitnessArg = { registeredProof: info.id, k, h: plan.h, pub: plan.pub, element, numInputs: want.length + 1 };
         const t0 = performance.now();
         const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'snapWitness', arg });
         span.record('worker_wait', Math.max(0, performance.now() - t0 - r.ms));
@@ -200,7 +269,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
         return { assignment: r.assignment, inputs: want };
       },
       dispose() {
-        partitions = undefined;
+        elements = undefined;
       },
     };
   };
@@ -210,9 +279,18 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
     name: 'snap-update',
     defaultPriority: Priority.NORMAL,
     async plan(req, ctx) {
-      const plan = planSnapRequest(req);
-      return work(plan, ctx, `${plan.info.name} update (${plan.info.params.partitionCount} partition${plan.info.params.partitionCount > 1 ? 's' : ''})${req.sectorNumber ? ` sector ${req.sectorNumber}` : ''}${req.minerId ? ` miner ${req.minerId}` : ''}`);
+      const p = await plan(req, ctx);
+      const info = p.info;
+      return work(p, ctx, `${info.name} update (${info.params.partitionCount} partition${info.params.partitionCount > 1 ? 's' : ''})${req.sectorNumber ? ` sector ${req.sectorNumber}` : ''}${req.minerId ? ` miner ${req.minerId}` : ''}`);
     },
   };
   return { planner, circuits, paramsSource: (id) => sources.get(id) };
+}
+
+/** A request as the worker checked it: its raw elements (parsed again per partition in a worker) and public values. */
+interface WorkerPlan {
+  info: SnapProofInfo;
+  h: number;
+  pub: SnapPublic;
+  elements: Uint8Array[];
 }

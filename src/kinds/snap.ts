@@ -11,7 +11,8 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { join } from 'node:path';
 import type { VerifyingKey } from '../groth16/keys.js';
 import { decodeProofs, PROOF_BYTES } from '../groth16/proof.js';
-import { devParamsPath, devParamsPathForDigest } from '../groth16/setup.js';
+import { queryIndices, type QueryIndices } from '../groth16/queries.js';
+import { devParamsPath, devParamsPathForDigest, ensureDevParamsFile, type EnsureDevParamsResult } from '../groth16/setup.js';
 import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { checkProgramForShape, deserializeProgram, programChunks, type WitnessProgram } from '../r1cs/program.js';
@@ -21,7 +22,7 @@ import { WitnessGenerator } from '../r1cs/witness.js';
 import { writeChunksAtomic } from '../util/files.js';
 import type { WitnessProgramRunner } from '../filecoin/circuit/stacked-program.js';
 import { snapBlankCircuit, snapPublicInputs } from '../filecoin/snap/circuit.js';
-import { snapShapeAndProgramFast, snapWitnessNative } from '../filecoin/snap/program.js';
+import { snapShapeAndProgramFast, snapWitnessFromTape, snapWitnessNative } from '../filecoin/snap/program.js';
 import { snapHDefault, snapProofByCircuitId, snapProofById, type SnapProofInfo } from '../filecoin/snap/registry.js';
 import { snapCircuitFor, type SnapPartitionProof, type SnapPublic } from '../filecoin/snap/vanilla.js';
 import type { ParamsSource } from './porep-c2.js';
@@ -45,6 +46,45 @@ function shapeFile(info: SnapProofInfo, cacheDir: string): string {
 }
 
 const programs = new WeakMap<CircuitShape, WitnessProgram>();
+/** Records the witness program of a shape (one a worker thread compiled with it: snapShapeTask). */
+export const rememberSnapProgram = (shape: CircuitShape, p: WitnessProgram): void => void programs.set(shape, p);
+
+export interface SnapShapeTaskResult {
+  shape: CircuitShape;
+  queries: QueryIndices;
+  program: WitnessProgram;
+  /** The shape's digest: the one cached beside the shape file, else computed (development parameters are named by it). */
+  digest: string;
+  cached: boolean;
+  cacheError?: string;
+}
+
+/**
+ * snapShape and snapProgramFor of a circuit id, meant to run in a worker thread (engine/task-worker.ts
+ * runOffThread): recording a SnapDeals shape takes seconds (snap-512m) to 40 s and 6 GiB (snap-32g on the H200),
+ * which must not block the daemon's event loop. Every typed array of the result is transferred back, not copied.
+ * The caller calls rememberSnapProgram, rememberQueryIndices and rememberShapeDigest with the result.
+ */
+export function snapShapeTask(arg: { circuitId: string; cacheDir?: string }): SnapShapeTaskResult {
+  const info = snapProofByCircuitId(arg.circuitId);
+  if (info === undefined) throw new Error(`unknown SnapDeals circuit ${arg.circuitId}`);
+  const { shape, cached, cacheError } = snapShape(info, arg.cacheDir);
+  const program = snapProgramFor(info, shape, arg.cacheDir);
+  const digest = (arg.cacheDir !== undefined && cacheError === undefined ? cachedSnapShapeDigest(info, arg.cacheDir) : undefined) ?? shapeDigest(shape);
+  return { shape, queries: queryIndices(shape), program, digest, cached, cacheError };
+}
+
+/**
+ * Makes the INSECURE development parameter file of a SnapDeals circuit when missing, in a worker thread (the CPU
+ * setup evaluates the circuit at tau for seconds to hours). The shape is read from the cache snapShapeTask filled.
+ */
+export async function snapDevParamsTask(arg: { circuitId: string; cacheDir?: string; devDir: string; backend: string }): Promise<EnsureDevParamsResult> {
+  const info = snapProofByCircuitId(arg.circuitId);
+  if (info === undefined) throw new Error(`unknown SnapDeals circuit ${arg.circuitId}`);
+  const { shape } = snapShape(info, arg.cacheDir);
+  const { selectBackend } = await import('../backend/select.js');
+  return ensureDevParamsFile(shape, selectBackend(arg.backend), arg.devDir);
+}
 
 /**
  * The compiled shape (and its witness program): from `<cacheDir>/shapes/` when cached, else recorded from the prologue
@@ -177,6 +217,16 @@ export async function snapWitnessNativeFor(
   out?: Uint8Array,
 ): Promise<{ assignment: Uint8Array; inputs: bigint[]; tapeMs: number; runMs: number }> {
   return snapWitnessNative(runner, program, snapCircuitFor(info.params, job.k, job.h, job.pub, job.proof), out);
+}
+
+/** The partition's witness computed natively from its encoded tape (snap-worker.ts snapTapeTask, in a synthesis worker). */
+export async function snapWitnessNativeFromTape(
+  runner: WitnessProgramRunner,
+  program: WitnessProgram,
+  tape: Uint8Array,
+  out?: Uint8Array,
+): Promise<{ assignment: Uint8Array; inputs: bigint[]; runMs: number }> {
+  return snapWitnessFromTape(runner, program, tape, out);
 }
 
 /**

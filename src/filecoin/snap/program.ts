@@ -13,7 +13,8 @@
  */
 import { CountingSystem } from '../../r1cs/counter.js';
 import type { CircuitShape, ConstraintSystem } from '../../r1cs/cs.js';
-import { ProgramRecorder, type WitnessProgram, checkProgramForShape, encodeTape, replicateLastSegmentRelocated } from '../../r1cs/program.js';
+import { ProgramRecorder, type WitnessProgram, checkProgramForShape, replicateLastSegmentRelocated } from '../../r1cs/program.js';
+import { encodeTapeWith } from '../post/program.js';
 import { ShapeRecorder, replicateLastShapeSegment } from '../../r1cs/shape.js';
 import { auxIndex } from '../../r1cs/cs.js';
 import { FR_BYTES, readFr } from '../../field/layout.js';
@@ -121,8 +122,19 @@ export function snapShapeAndProgramFast(p: SnapParams): { shape: CircuitShape; p
 /** The witness computed natively: the same bytes as WitnessGenerator over `circuit`. */
 export async function snapWitnessNative(runner: WitnessProgramRunner, program: WitnessProgram, circuit: EmptySectorUpdateCircuit, out?: Uint8Array): Promise<NativeWitness> {
   const t0 = performance.now();
-  const tape = encodeTape(snapTape(circuit));
+  const tape = encodeTapeWith(snapTape(circuit), runner);
   const tapeMs = performance.now() - t0;
+  const w = await snapWitnessFromTape(runner, program, tape, out);
+  return { ...w, tapeMs };
+}
+
+/** snapWitnessNative from the partition's encoded tape (`encodeTapeWith(snapTape(circuit))`, made e.g. in a worker). */
+export async function snapWitnessFromTape(
+  runner: WitnessProgramRunner,
+  program: WitnessProgram,
+  tape: Uint8Array,
+  out?: Uint8Array,
+): Promise<{ assignment: Uint8Array; inputs: bigint[]; runMs: number }> {
   if (tape.length !== program.numSlots * FR_BYTES) throw new RangeError(`tape of ${tape.length / FR_BYTES} slots, the program reads ${program.numSlots}`);
   const bytes = (program.numInputs + program.numAux) * FR_BYTES;
   const assignment = out ?? runner.alloc(bytes);
@@ -130,5 +142,5 @@ export async function snapWitnessNative(runner: WitnessProgramRunner, program: W
   const { ms } = await runner.runWitnessProgram(program, tape, assignment);
   const inputs: bigint[] = [];
   for (let i = 1; i < program.numInputs; i++) inputs.push(readFr(assignment, i));
-  return { assignment, inputs, tapeMs, runMs: ms };
+  return { assignment, inputs, runMs: ms };
 }
