@@ -43,6 +43,7 @@
         "NAPI_VERSION=8",
         "NAPI_CPP_EXCEPTIONS",
         "NODE_ADDON_API_CPP_EXCEPTIONS_ALL",
+        "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS",
         "KILN_VERSION=\"0.1.0\""
       ],
       "cflags!": ["-fno-exceptions"],

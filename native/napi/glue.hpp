@@ -1,7 +1,10 @@
 // The N-API glue shared by the two addons (native/src/addon.cpp: the CPU backend, built by
 // node-gyp; native/cuda/addon.cpp: the CUDA backend, built by scripts/device/build-cuda.sh), on
 // node-addon-api (header only; compiled with NAPI_CPP_EXCEPTIONS and
-// NODE_ADDON_API_CPP_EXCEPTIONS_ALL, so any C++ exception thrown on the JS thread becomes a JS error).
+// NODE_ADDON_API_CPP_EXCEPTIONS_ALL, so any C++ exception thrown on the JS thread becomes a JS error;
+// and NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS: a call that completes while its worker thread is being
+// terminated cannot throw into JS any more, and without it node-addon-api rethrows, which aborts the
+// whole process — the daemon terminates shape-compile workers on close and cancellation).
 //
 //   - argument helpers: typed checks that throw TypeError / RangeError naming the argument
 //   - Call: the async-job pattern. A Promise-returning AsyncWorker on libuv's thread pool (the one

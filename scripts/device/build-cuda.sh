@@ -114,7 +114,7 @@ if stale host host.cpp; then
 fi
 if stale addon addon.cpp; then
   g++ -std=c++17 -O2 -fPIC -fvisibility=hidden -fexceptions -DNAPI_VERSION=8 -DNAPI_CPP_EXCEPTIONS \
-    -DNODE_ADDON_API_CPP_EXCEPTIONS_ALL -DNODE_GYP_MODULE_NAME=kiln_cuda -I"$napi" -I"$naa" \
+    -DNODE_ADDON_API_CPP_EXCEPTIONS_ALL -DNODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS -DNODE_GYP_MODULE_NAME=kiln_cuda -I"$napi" -I"$naa" \
     -MMD -MF "$obj/addon.d" -c native/cuda/addon.cpp -o "$obj/addon.o" &
   pids+=($!)
 fi
