@@ -6,7 +6,7 @@
  * parameter cache; else INSECURE development parameters, exactly as PoRep: porep-c2.ts / params.ts), the witness
  * of a partition (native witness program or TypeScript) and the verification of a proof.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { VerifyingKey } from '../groth16/keys.js';
 import { decodeProofs, PROOF_BYTES } from '../groth16/proof.js';
@@ -14,17 +14,17 @@ import { queryIndices, type QueryIndices } from '../groth16/queries.js';
 import { devParamsPath, devParamsPathForDigest, ensureDevParamsFile, type EnsureDevParamsResult } from '../groth16/setup.js';
 import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
 import type { CircuitShape } from '../r1cs/cs.js';
-import { checkProgramForShape, deserializeProgram, programChunks, type WitnessProgram } from '../r1cs/program.js';
-import { readShapeFile, rememberShapeDigest, shapeDigest, writeShapeFile } from '../r1cs/shape.js';
+import { type WitnessProgram } from '../r1cs/program.js';
+import { rememberShapeDigest, shapeDigest } from '../r1cs/shape.js';
 import { DensityCounter } from '../r1cs/density.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
-import { writeChunksAtomic } from '../util/files.js';
 import type { WitnessProgramRunner } from '../filecoin/circuit/stacked-program.js';
 import { type PoStChallengeContext, postBlankCircuit, postCircuitFor, postCircuitParams, postPublicInputs } from '../filecoin/post/circuit.js';
 import { postProgramFast, postShapeAndProgramFast, postWitnessFromTape, postWitnessNative } from '../filecoin/post/program.js';
 import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofById, postProofName } from '../filecoin/post/registry.js';
 import type { PoStProofInfo, PoStSectorProof } from '../filecoin/post/types.js';
 import type { ParamsSource } from './porep-c2.js';
+import { cachedProgram, readCachedShape, writeShapeCache } from './shape-cache.js';
 
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
 export const POST_CIRCUIT_VERSION = 1;
@@ -107,54 +107,19 @@ export async function postDevParamsTask(arg: { circuitId: string; cacheDir?: str
  */
 export function postShape(info: PoStProofInfo, cacheDir?: string): { shape: CircuitShape; cached: boolean; cacheError?: string } {
   const file = cacheDir ? shapeFile(info, cacheDir) : undefined;
-  if (file && existsSync(file)) {
-    try {
-      const shape = readShapeFile(file);
-      if (existsSync(`${file}.sha256`)) rememberShapeDigest(shape, readFileSync(`${file}.sha256`, 'utf8').trim());
-      return { shape, cached: true };
-    } catch {
-      /* unreadable or stale: record again below */
-    }
-  }
+  const cached = readCachedShape(file);
+  if (cached) return { shape: cached, cached: true };
   const { shape, program } = postShapeAndProgramFast(postCircuitParams(info));
   programs.set(shape, program);
   if (!file) return { shape, cached: false };
-  try {
-    mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(`${tmp}.sha256`, shapeDigest(shape) + '\n');
-    renameSync(`${tmp}.sha256`, `${file}.sha256`);
-    writeChunksAtomic(`${file}.wprog`, programChunks(program));
-    writeShapeFile(file, shape);
-    return { shape, cached: false };
-  } catch (e) {
-    for (const f of [`${file}.sha256`, `${file}.wprog`, `${file}.${process.pid}.tmp`, `${file}.wprog.${process.pid}.tmp`]) rmSync(f, { force: true });
-    return { shape, cached: false, cacheError: `shape not cached in ${cacheDir}: ${(e as Error).message}` };
-  }
+  return { shape, cached: false, ...writeShapeCache(file, shape, program) };
 }
 
 /** The witness program of a PoSt circuit (kept with the shape; `<id>-v<version>.shape.wprog`), recorded when missing. */
 export function postProgramFor(info: PoStProofInfo, shape: CircuitShape, cacheDir?: string): WitnessProgram {
   const known = programs.get(shape);
   if (known) return known;
-  const file = cacheDir ? `${shapeFile(info, cacheDir)}.wprog` : undefined;
-  let program: WitnessProgram | undefined;
-  if (file && existsSync(file)) {
-    try {
-      program = deserializeProgram(readFileSync(file));
-      checkProgramForShape(program, shape);
-    } catch {
-      program = undefined;
-    }
-  }
-  if (!program) {
-    program = postProgramFast(postCircuitParams(info));
-    checkProgramForShape(program, shape);
-    if (file) {
-      mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
-      writeChunksAtomic(file, programChunks(program));
-    }
-  }
+  const program = cachedProgram(cacheDir ? shapeFile(info, cacheDir) : undefined, shape, () => postProgramFast(postCircuitParams(info)));
   programs.set(shape, program);
   return program;
 }

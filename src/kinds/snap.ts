@@ -7,7 +7,7 @@
  * params.ts), a partition's witness (native witness program or TypeScript) and the verification of the proofs.
  */
 import { snapParamsFileName } from '../filecoin/params-names.js';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { VerifyingKey } from '../groth16/keys.js';
 import { decodeProofs, PROOF_BYTES } from '../groth16/proof.js';
@@ -15,17 +15,17 @@ import { queryIndices, type QueryIndices } from '../groth16/queries.js';
 import { devParamsPath, devParamsPathForDigest, ensureDevParamsFile, type EnsureDevParamsResult } from '../groth16/setup.js';
 import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
 import type { CircuitShape } from '../r1cs/cs.js';
-import { checkProgramForShape, deserializeProgram, programChunks, type WitnessProgram } from '../r1cs/program.js';
-import { readShapeFile, rememberShapeDigest, shapeDigest, writeShapeFile } from '../r1cs/shape.js';
+import { type WitnessProgram } from '../r1cs/program.js';
+import { rememberShapeDigest, shapeDigest } from '../r1cs/shape.js';
 import { DensityCounter } from '../r1cs/density.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
-import { writeChunksAtomic } from '../util/files.js';
 import type { WitnessProgramRunner } from '../filecoin/circuit/stacked-program.js';
 import { snapBlankCircuit, snapPublicInputs } from '../filecoin/snap/circuit.js';
 import { snapShapeAndProgramFast, snapWitnessFromTape, snapWitnessNative } from '../filecoin/snap/program.js';
 import { snapHDefault, snapProofByCircuitId, snapProofById, type SnapProofInfo } from '../filecoin/snap/registry.js';
 import { snapCircuitFor, type SnapPartitionProof, type SnapPublic } from '../filecoin/snap/vanilla.js';
 import type { ParamsSource } from './porep-c2.js';
+import { cachedProgram, readCachedShape, writeShapeCache } from './shape-cache.js';
 
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
 export const SNAP_CIRCUIT_VERSION = 1;
@@ -92,54 +92,19 @@ export async function snapDevParamsTask(arg: { circuitId: string; cacheDir?: str
  */
 export function snapShape(info: SnapProofInfo, cacheDir?: string): { shape: CircuitShape; cached: boolean; cacheError?: string } {
   const file = cacheDir ? shapeFile(info, cacheDir) : undefined;
-  if (file && existsSync(file)) {
-    try {
-      const shape = readShapeFile(file);
-      if (existsSync(`${file}.sha256`)) rememberShapeDigest(shape, readFileSync(`${file}.sha256`, 'utf8').trim());
-      return { shape, cached: true };
-    } catch {
-      /* unreadable or stale: record again below */
-    }
-  }
+  const cached = readCachedShape(file);
+  if (cached) return { shape: cached, cached: true };
   const { shape, program } = snapShapeAndProgramFast(info.params);
   programs.set(shape, program);
   if (!file) return { shape, cached: false };
-  try {
-    mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(`${tmp}.sha256`, shapeDigest(shape) + '\n');
-    renameSync(`${tmp}.sha256`, `${file}.sha256`);
-    writeChunksAtomic(`${file}.wprog`, programChunks(program));
-    writeShapeFile(file, shape);
-    return { shape, cached: false };
-  } catch (e) {
-    for (const f of [`${file}.sha256`, `${file}.wprog`, `${file}.${process.pid}.tmp`, `${file}.wprog.${process.pid}.tmp`]) rmSync(f, { force: true });
-    return { shape, cached: false, cacheError: `shape not cached in ${cacheDir}: ${(e as Error).message}` };
-  }
+  return { shape, cached: false, ...writeShapeCache(file, shape, program) };
 }
 
 /** The witness program kept with the shape (`<id>-v<version>.shape.wprog`), recorded when missing. */
 export function snapProgramFor(info: SnapProofInfo, shape: CircuitShape, cacheDir?: string): WitnessProgram {
   const known = programs.get(shape);
   if (known) return known;
-  const file = cacheDir ? `${shapeFile(info, cacheDir)}.wprog` : undefined;
-  let program: WitnessProgram | undefined;
-  if (file && existsSync(file)) {
-    try {
-      program = deserializeProgram(readFileSync(file));
-      checkProgramForShape(program, shape);
-    } catch {
-      program = undefined;
-    }
-  }
-  if (!program) {
-    program = snapShapeAndProgramFast(info.params).program;
-    checkProgramForShape(program, shape);
-    if (file) {
-      mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
-      writeChunksAtomic(file, programChunks(program));
-    }
-  }
+  const program = cachedProgram(cacheDir ? shapeFile(info, cacheDir) : undefined, shape, () => snapShapeAndProgramFast(info.params).program);
   programs.set(shape, program);
   return program;
 }
