@@ -181,8 +181,8 @@ describe('kiln daemon over gRPC', () => {
   });
 
   test('with two jobs in flight, synthesis of one overlaps proving of the other (trace)', async () => {
-    const a = await rpc.call('SubmitProof', demoReq({}, { seed: 80, partitions: 3 }));
-    const b = await rpc.call('SubmitProof', demoReq({}, { seed: 90, partitions: 3 }));
+    const a = await rpc.call('SubmitProof', demoReq({}, { seed: 80, partitions: 6 }));
+    const b = await rpc.call('SubmitProof', demoReq({}, { seed: 90, partitions: 6 }));
     for (const j of [a, b]) assert.equal((await rpc.call('AwaitProof', { job_id: j.job_id })).status, STATUS.COMPLETED);
     const trace = await http(daemon, `/trace?jobs=${a.job_id},${b.job_id}`);
     const ev = trace.traceEvents.filter((e: any) => e.ph === 'X');
