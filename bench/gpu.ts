@@ -8,7 +8,7 @@
  * adds it to bench/RESULTS.md. `--quick` runs the smaller sizes only.
  * Options: --device N, --g1 20,22,24,26 --g2 20,22,24 --ntt 20,21,...  (log2 sizes),
  *          --partition 2KiB,32GiB (shapes of PoRep partitions, see PARTITIONS; none: "--partition none"),
- *          --sweep 22,24 (G1 sizes at which every window width 13 … 21 is timed, to tune the model),
+ *          --sweep 22,24 (G1 sizes at which every window width 13 … 23 is timed, to tune the model),
  *          --threads-sweep 24 (G1 and G2 sizes at which the accumulation kernels' block sizes are timed)
  */
 import { CudaBackend, cudaCapabilities, loadCuda, type PartitionSpec, type PartitionTimings } from '../src/backend/cuda.js';
@@ -100,7 +100,7 @@ async function main(): Promise<void> {
   if (sweep) {
     for (const k of list(sweep, [])) {
       const line: string[] = [];
-      for (let c = 13; c <= 21; c++) {
+      for (let c = 13; c <= 23; c++) {
         addon.setMsmWindow(c);
         const r = await addon.benchMsm(device, 1, k, g1, 3);
         line.push(`c=${c}: ${r.medianMs.toFixed(1)}`);

@@ -64,6 +64,8 @@ inline std::atomic<unsigned> g_msm_threads{32};
 
 // Pippenger window width for m points (msm.cu: a small translation unit, quick to rebuild).
 unsigned pick_window(size_t m);
+// The MSM accumulation kernel (msm_impl.cuh accumulate): KILN_MSM_ACC when set, else 1.
+int acc_variant();
 
 struct Bases {
   int dev;

@@ -8,28 +8,26 @@
 // cost ~4 IMADs per limb product. The curve formulas ARE shared: ec/xyzz.hpp is templated on the
 // field, and Xyzz<DFq>/Xyzz<DFq2> run on the device with the CPU's exact formulas.
 //
-// Multiplication (KILN_CUDA_MUL, below): CIOS on 32-bit limbs. Fq uses the even/odd PTX form
-// (mont_mul_eo: two independent carry chains per row, ~4 multiply-adds per limb product pair);
-// Fr keeps the portable C++ form with 64-bit products (IMAD.WIDE.U32), faster for 8 limbs. A PTX
-// single-chain version (KILN_CUDA_MUL=1) passed every test but measured slower on the H200
-// (NTT 2^26 30.0 → 40.9 ms, G2 MSM 2^22 341 → 424 ms): one chain through the carry flag
-// serialises what the compiler otherwise interleaves.
+// Multiplication (KILN_CUDA_MUL, below): CIOS on 32-bit limbs in the even/odd PTX form (mont_mul_eo:
+// two independent carry chains per row) for both fields; Fq's is one non-inlined function (DFp
+// mul_call). Measured on the H200: the even/odd form halved the Fq MSMs against the portable form
+// (64-bit products); for Fr the portable form was faster while additions were 64-bit C++ (NTT 2^26
+// 30.0 vs 39.5 ms), and once additions became PTX carry chains the even/odd form won (2^27 52.5 →
+// 40.7 ms, 2026-12-02). A PTX single-chain version (KILN_CUDA_MUL=1) passed every test but measured
+// slower (one chain through the carry flag serialises what the two chains interleave).
 // Values are kept fully reduced.
 #pragma once
 #include <cstdint>
 
 #include "../src/util/hd.hpp"
 
-// Which Montgomery multiplication (see DFp::mont_mul): 0 portable, 1 PTX single chain, 2 PTX
-// even/odd, 3 (default) even/odd for Fq and portable for Fr — measured on the H200 (2026-11-30):
-// even/odd takes G1 MSM 2^24 from 353 to 183 ms and G2 2^24 from 1102 to 641 ms, but the Fr NTT
-// 2^26 from 30.0 to 39.5 ms (8 limbs: the portable code's two interleaved 64-bit chains already
-// fill the pipes).
+// Which Montgomery multiplication (see DFp::mont_mul): 0 portable, 1 PTX single chain, 2 (default) PTX
+// even/odd, 3 even/odd for Fq and portable for Fr (the default until 2026-12-02).
 #ifndef KILN_CUDA_MUL
 #ifdef KILN_CUDA_PTX_MUL
 #define KILN_CUDA_MUL 1
 #else
-#define KILN_CUDA_MUL 3
+#define KILN_CUDA_MUL 2
 #endif
 #endif
 
@@ -76,6 +74,27 @@ __device__ __forceinline__ u32 addc_cc(u32 a, u32 b) {
   asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
   return r;
 }
+__device__ __forceinline__ u32 addc(u32 a, u32 b) {
+  u32 r;
+  asm volatile("addc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+__device__ __forceinline__ u32 sub_cc(u32 a, u32 b) {
+  u32 r;
+  asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+__device__ __forceinline__ u32 subc_cc(u32 a, u32 b) {
+  u32 r;
+  asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+// 0xffffffff when the chain before borrowed, else 0.
+__device__ __forceinline__ u32 borrow_mask() {
+  u32 r;
+  asm volatile("subc.u32 %0, 0, 0;" : "=r"(r));
+  return r;
+}
 __device__ __forceinline__ u32 addc0(u32 a) {
   u32 r;
   asm volatile("addc.u32 %0, %1, 0;" : "=r"(r) : "r"(a));
@@ -106,7 +125,12 @@ struct FrP {
   __device__ static __forceinline__ u32 one(int i) { return kFrOne[i]; }
 };
 
-template <class P>
+// V selects a variant for A/B measurements in one build (a kernel taking one reinterprets the same
+// bytes): 0 the default; 1 the Fq multiplication inlined at every use, as before 2026-12-02.
+// Non-inlined, the ~550 instructions of each of a bucket addition's ten multiplications are one
+// function instead of ~100 KB of loop body, which the warps of an SM missed in the instruction cache
+// (H200, G1 MSM 2^24: accumulation 120.0 → 113.8 ms; the addon's build 19 → 3 min).
+template <class P, int V = 0>
 struct __align__(16) DFp {
   static constexpr int L = P::L;
   u32 w[L];
@@ -146,48 +170,42 @@ struct __align__(16) DFp {
   // r = t − MOD if t ≥ MOD else t.
   __device__ static __forceinline__ void reduce_once(u32* r, const u32* t) {
     u32 d[L];
-    u32 borrow = 0;
+    d[0] = sub_cc(t[0], P::mod(0));
 #pragma unroll
-    for (int i = 0; i < L; i++) {
-      const u64 s = (u64)t[i] - P::mod(i) - borrow;
-      d[i] = (u32)s;
-      borrow = (u32)(s >> 63);
-    }
+    for (int i = 1; i < L; i++) d[i] = subc_cc(t[i], P::mod(i));
+    const u32 m = borrow_mask();
 #pragma unroll
-    for (int i = 0; i < L; i++) r[i] = borrow ? t[i] : d[i];
+    for (int i = 0; i < L; i++) r[i] = m ? t[i] : d[i];
   }
 
+  // Addition and subtraction are single carry chains in PTX (add.cc/addc, sub.cc/subc): about half
+  // the instructions of 64-bit arithmetic per limb. a + b < 2^(32L) (MOD < 2^(32L−1)), so the sum
+  // has no carry out; the conditional subtraction / addition of MOD is a select / a mask.
   __device__ friend __forceinline__ DFp operator+(const DFp& a, const DFp& b) {
-    u32 t[L];
-    u32 c = 0;
+    u32 t[L], d[L];
+    t[0] = add_cc(a.w[0], b.w[0]);
 #pragma unroll
-    for (int i = 0; i < L; i++) {
-      const u64 s = (u64)a.w[i] + b.w[i] + c;
-      t[i] = (u32)s;
-      c = (u32)(s >> 32);
-    }
+    for (int i = 1; i < L - 1; i++) t[i] = addc_cc(a.w[i], b.w[i]);
+    t[L - 1] = addc(a.w[L - 1], b.w[L - 1]);
+    d[0] = sub_cc(t[0], P::mod(0));
+#pragma unroll
+    for (int i = 1; i < L; i++) d[i] = subc_cc(t[i], P::mod(i));
+    const u32 m = borrow_mask();
     DFp r;
-    reduce_once(r.w, t);
+#pragma unroll
+    for (int i = 0; i < L; i++) r.w[i] = m ? t[i] : d[i];
     return r;
   }
   __device__ friend __forceinline__ DFp operator-(const DFp& a, const DFp& b) {
     DFp r;
-    u32 borrow = 0;
+    r.w[0] = sub_cc(a.w[0], b.w[0]);
 #pragma unroll
-    for (int i = 0; i < L; i++) {
-      const u64 s = (u64)a.w[i] - b.w[i] - borrow;
-      r.w[i] = (u32)s;
-      borrow = (u32)(s >> 63);
-    }
-    if (borrow) {
-      u32 c = 0;
+    for (int i = 1; i < L; i++) r.w[i] = subc_cc(a.w[i], b.w[i]);
+    const u32 m = borrow_mask();
+    r.w[0] = add_cc(r.w[0], P::mod(0) & m);
 #pragma unroll
-      for (int i = 0; i < L; i++) {
-        const u64 s = (u64)r.w[i] + P::mod(i) + c;
-        r.w[i] = (u32)s;
-        c = (u32)(s >> 32);
-      }
-    }
+    for (int i = 1; i < L - 1; i++) r.w[i] = addc_cc(r.w[i], P::mod(i) & m);
+    r.w[L - 1] = addc(r.w[L - 1], P::mod(L - 1) & m);
     return r;
   }
   __device__ friend __forceinline__ DFp operator-(const DFp& a) {
@@ -354,7 +372,13 @@ struct __align__(16) DFp {
     reduce_once(r, t);
   }
 
+  __device__ static __noinline__ DFp mul_call(DFp a, DFp b) {
+    DFp r;
+    mont_mul(r.w, a.w, b.w);
+    return r;
+  }
   __device__ friend __forceinline__ DFp operator*(const DFp& a, const DFp& b) {
+    if constexpr (L == 12 && V == 0) return mul_call(a, b);
     DFp r;
     mont_mul(r.w, a.w, b.w);
     return r;

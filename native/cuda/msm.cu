@@ -2,6 +2,7 @@
 // the window model and diagnostics knobs. The drivers are msm_impl.cuh (msm_g1.cu, msm_g2.cu).
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "ctx.cuh"
 #include "field.cuh"
@@ -22,6 +23,11 @@ unsigned pick_window(size_t m) {
     if (cost < best_cost) best_cost = cost, best = c;
   }
   return best;
+}
+
+int acc_variant() {
+  const char* e = std::getenv("KILN_MSM_ACC");
+  return e && *e ? std::atoi(e) : 1;
 }
 
 void set_msm_window(unsigned c) { g_msm_window.store(c); }

@@ -171,9 +171,10 @@ static __global__ void k_chunk_counts(const u32* __restrict__ start, const u32* 
 
 // choff has nb + 1 entries (choff[0] = 0, choff[b+1] = Σ_{≤b} chunks).
 template <class F>
-__global__ void k_accumulate(const Affine<F>* __restrict__ bases, const u32* __restrict__ vals,
-                             const u32* __restrict__ start, const u32* __restrict__ end,
-                             const u32* __restrict__ choff, u32 nb, u32 L, Xyzz<F>* __restrict__ partial) {
+__device__ __forceinline__ void accumulate_chunk(const Affine<F>* __restrict__ bases, const u32* __restrict__ vals,
+                                                 const u32* __restrict__ start, const u32* __restrict__ end,
+                                                 const u32* __restrict__ choff, u32 nb, u32 L,
+                                                 Xyzz<F>* __restrict__ partial) {
   const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= choff[nb]) return;
   // first b with choff[b + 1] > j
@@ -193,6 +194,67 @@ __global__ void k_accumulate(const Affine<F>* __restrict__ bases, const u32* __r
     Affine<F> pt = load_affine(bases + (v & ~kSignBit));
     if (v & kSignBit) pt.y = -pt.y;
     acc = acc.add_affine(pt);
+  }
+  partial[j] = acc;
+}
+template <class F>
+__global__ void k_accumulate(const Affine<F>* __restrict__ bases, const u32* __restrict__ vals,
+                             const u32* __restrict__ start, const u32* __restrict__ end,
+                             const u32* __restrict__ choff, u32 nb, u32 L, Xyzz<F>* __restrict__ partial) {
+  accumulate_chunk(bases, vals, start, end, choff, nb, L, partial);
+}
+// The accumulation's bucket addition, for bases that are never the identity (classify drops them):
+// no identity test on the point, and the rare equal-x cases (doubling, P + (−P)) out of line so
+// their code takes neither registers nor instruction cache in the loop.
+template <class F>
+__device__ __noinline__ Xyzz<F> madd_rare(Xyzz<F> a, Affine<F> q) {
+  return a.add_affine(q);
+}
+template <class F>
+__device__ __forceinline__ Xyzz<F> madd_hot(const Xyzz<F>& a, const Affine<F>& q) {
+  if (a.ZZ.is_zero()) return {q.x, q.y, F::one(), F::one()};
+  const F U2 = q.x * a.ZZ;
+  const F S2 = q.y * a.ZZZ;
+  const F P = U2 - a.X;
+  const F R = S2 - a.Y;
+  if (P.is_zero()) return madd_rare(a, q);
+  const F PP = P.sqr();
+  const F PPP = P * PP;
+  const F Q = a.X * PP;
+  Xyzz<F> r;
+  r.X = R.sqr() - PPP - Q.dbl();
+  r.Y = R * (Q - r.X) - a.Y * PPP;
+  r.ZZ = a.ZZ * PP;
+  r.ZZZ = a.ZZZ * PPP;
+  return r;
+}
+
+// k_accumulate with madd_hot, the accumulator starting at the chunk's first point (a chunk is
+// never empty). F may be a multiplication variant of the bases' field (same layout).
+template <class F>
+__global__ void k_accumulate_hot(const Affine<F>* __restrict__ bases, const u32* __restrict__ vals,
+                                 const u32* __restrict__ start, const u32* __restrict__ end,
+                                 const u32* __restrict__ choff, u32 nb, u32 L, Xyzz<F>* __restrict__ partial) {
+  const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= choff[nb]) return;
+  u32 lo = 0, hi = nb;
+  while (lo < hi) {
+    const u32 mid = (lo + hi) >> 1;
+    if (choff[mid + 1] > j) hi = mid;
+    else lo = mid + 1;
+  }
+  const u32 b = lo;
+  const u32 p0 = start[b] + (j - choff[b]) * L;
+  const u32 p1 = min(end[b], p0 + L);
+  u32 v = vals[p0];
+  Affine<F> q = load_affine(bases + (v & ~kSignBit));
+  if (v & kSignBit) q.y = -q.y;
+  Xyzz<F> acc = {q.x, q.y, F::one(), F::one()};
+  for (u32 p = p0 + 1; p < p1; p++) {
+    v = vals[p];
+    q = load_affine(bases + (v & ~kSignBit));
+    if (v & kSignBit) q.y = -q.y;
+    acc = madd_hot(acc, q);
   }
   partial[j] = acc;
 }

@@ -2,6 +2,7 @@
 // instantiate it (two translation units so they compile in parallel).
 #pragma once
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "ctx.cuh"
@@ -12,6 +13,32 @@ namespace cuda {
 
 constexpr unsigned kChunk = 64;  // points per accumulation thread (a bucket's run is split in these)
 constexpr unsigned kFan = 16;    // partials per thread in the tree over a bucket's chunks
+
+// Accumulation kernel variant (msm.cu acc_variant: KILN_MSM_ACC, read per call, for A/B
+// measurements): 0 k_accumulate (general additions), 1 (default) k_accumulate_hot, 2 k_accumulate
+// with G1's Fq multiplication inlined (DFp variant 1; G2 takes k_accumulate). Capping registers at
+// 128 (__launch_bounds__(32, 16)) was measured and dropped: spills, G1 2^24 127 → 132 ms, G2 2^22
+// 122 → 484 ms.
+template <class F>
+void accumulate(Ctx& c, unsigned blocks, unsigned threads, const Affine<F>* bases, const u32* sv, const u32* start,
+                const u32* end, const u32* choff, u32 nb, Xyzz<F>* partial) {
+  const int v = acc_variant();
+  if (v == 1) {
+    k_accumulate_hot<F><<<blocks, threads, 0, c.stream>>>(bases, sv, start, end, choff, nb, kChunk, partial);
+  } else {
+    if constexpr (std::is_same_v<F, DFq>) {
+      if (v == 2) {
+        using G = DFp<FqP, 1>;
+        k_accumulate<G><<<blocks, threads, 0, c.stream>>>(reinterpret_cast<const Affine<G>*>(bases), sv, start, end, choff,
+                                                        nb, kChunk, reinterpret_cast<Xyzz<G>*>(partial));
+        KC_LAUNCHED();
+        return;
+      }
+    }
+    k_accumulate<F><<<blocks, threads, 0, c.stream>>>(bases, sv, start, end, choff, nb, kChunk, partial);
+  }
+  KC_LAUNCHED();
+}
 
 // Reduces groups×S XYZZ points (in `a`, scratch `b` as large) to groups points; returns where.
 template <class F>
@@ -96,8 +123,7 @@ void pippenger(Ctx& c, const Affine<F>* bases, const u32* d_idx, const DFr* d_sc
   const size_t max_chunks = total / kChunk + nb;
   Xyzz<F>* partial = dalloc<Xyzz<F>>(c, max_chunks);
   const unsigned at = g_msm_threads.load();
-  k_accumulate<F><<<blocks_for(max_chunks, at), at, 0, c.stream>>>(bases, sv, start, end, choff, nb, kChunk, partial);
-  KC_LAUNCHED();
+  accumulate<F>(c, blocks_for(max_chunks, at), at, bases, sv, start, end, choff, nb, partial);
   KC_CHECK(cudaEventRecord(ev.e[2], c.stream));
   // Buckets with many chunks (equal scalars, or the few buckets of a short top window) are reduced
   // in a tree of fan kFan, level by level, so no thread sums more than kFan partials.

@@ -40,8 +40,8 @@ DFr* ntt_raw(Ctx& c, DFr* data, DFr* scratch, unsigned log_n, bool inverse) {
   unsigned s = 0;
   for (unsigned gi = 0; gi < groups; gi++) {
     const unsigned k = (log_n - s + (groups - gi) - 1) / (groups - gi);  // even split
-    const unsigned threads = std::min(1u << (k - 1), 256u);
     const size_t blocks = size_t(1) << (log_n - k);
+    const unsigned threads = std::min(1u << (k >= 2 ? k - 2 : 0), 256u);
     k_ntt_group<<<(unsigned)blocks, threads, (32u << k), c.stream>>>(gi == 0 ? data : nullptr, scratch, log_n, s, k,
                                                                    static_cast<const DFr*>(c.tw), c.tw_log, inverse);
     KC_LAUNCHED();
