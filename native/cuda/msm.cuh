@@ -169,6 +169,17 @@ static __global__ void k_chunk_counts(const u32* __restrict__ start, const u32* 
   cc[b] = (end[b] - start[b] + L - 1) / L;
 }
 
+// The bucket b of chunk j: the first b with off[b + 1] > j (off has nb + 1 entries, off[0] = 0).
+__device__ __forceinline__ u32 bucket_of(const u32* __restrict__ off, u32 nb, u32 j) {
+  u32 lo = 0, hi = nb;
+  while (lo < hi) {
+    const u32 mid = (lo + hi) >> 1;
+    if (off[mid + 1] > j) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
 // choff has nb + 1 entries (choff[0] = 0, choff[b+1] = Σ_{≤b} chunks).
 template <class F>
 __device__ __forceinline__ void accumulate_chunk(const Affine<F>* __restrict__ bases, const u32* __restrict__ vals,
@@ -177,14 +188,7 @@ __device__ __forceinline__ void accumulate_chunk(const Affine<F>* __restrict__ b
                                                  Xyzz<F>* __restrict__ partial) {
   const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= choff[nb]) return;
-  // first b with choff[b + 1] > j
-  u32 lo = 0, hi = nb;
-  while (lo < hi) {
-    const u32 mid = (lo + hi) >> 1;
-    if (choff[mid + 1] > j) hi = mid;
-    else lo = mid + 1;
-  }
-  const u32 b = lo;
+  const u32 b = bucket_of(choff, nb, j);
   const u32 q = j - choff[b];
   const u32 p0 = start[b] + q * L;
   const u32 p1 = min(end[b], p0 + L);
@@ -237,13 +241,7 @@ __global__ void k_accumulate_hot(const Affine<F>* __restrict__ bases, const u32*
                                  const u32* __restrict__ choff, u32 nb, u32 L, Xyzz<F>* __restrict__ partial) {
   const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= choff[nb]) return;
-  u32 lo = 0, hi = nb;
-  while (lo < hi) {
-    const u32 mid = (lo + hi) >> 1;
-    if (choff[mid + 1] > j) hi = mid;
-    else lo = mid + 1;
-  }
-  const u32 b = lo;
+  const u32 b = bucket_of(choff, nb, j);
   const u32 p0 = start[b] + (j - choff[b]) * L;
   const u32 p1 = min(end[b], p0 + L);
   u32 v = vals[p0];
@@ -272,13 +270,7 @@ __global__ void k_reduce_chunks(const Xyzz<F>* __restrict__ partial, const u32* 
                                 const u32* __restrict__ off2, u32 nb, u32 fan, Xyzz<F>* __restrict__ next) {
   const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= off2[nb]) return;
-  u32 lo = 0, hi = nb;
-  while (lo < hi) {
-    const u32 mid = (lo + hi) >> 1;
-    if (off2[mid + 1] > j) hi = mid;
-    else lo = mid + 1;
-  }
-  const u32 b = lo;
+  const u32 b = bucket_of(off2, nb, j);
   const u32 p0 = off[b] + (j - off2[b]) * fan;
   const u32 p1 = min(off[b + 1], p0 + fan);
   Xyzz<F> acc = Xyzz<F>::identity();
