@@ -217,9 +217,9 @@ export const STATUS_PAGE_JS = `'use strict';
   }
 
   function srs(st) {
-    return table(['circuit', 'tier', 'size', 'refs', 'load', 'idle'],
+    return table(['circuit', 'tier', 'size', 'on devices', 'refs', 'load', 'idle'],
       (st.srs || []).map(function (s) {
-        return { attrs: { 'data-circuit': s.circuitId }, cells: [s.circuitId, s.tier, bytes(s.sizeBytes), s.refCount, ms(s.loadMs), ms(s.idleMs)] };
+        return { attrs: { 'data-circuit': s.circuitId }, cells: [s.circuitId, s.tier, bytes(s.sizeBytes), (s.devices || []).join(', '), s.refCount, ms(s.loadMs), ms(s.idleMs)] };
       }), 'no SRS loaded');
   }
 
