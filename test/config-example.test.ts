@@ -46,6 +46,9 @@ test('keys that have no effect are warned about; [srs] param_cache defaults to $
   assert.deepEqual(w('[scheduler]\nmax_batch_size = 4\nmax_batch_wait_ms = 5'), []);
   assert.match(w('[kiln]\nbackend = "native"\n[gpus]\ndevices = [1]').join('\n'), /gpus\.devices is parsed but has no effect/);
   assert.match(w('[gpus]\ngpu_threads = 8').join('\n'), /gpus\.gpu_threads .*ignored/);
+  assert.match(w('[kiln]\nbackend = "native"\n[gpus]\nprobe_interval = "5s"').join('\n'), /gpus\.probe_interval is parsed but has no effect/);
+  assert.match(w('[gpus]\ndevices = [1]\ndevice_wait = "1m"').join('\n'), /gpus\.device_wait is parsed but has no effect: devices lists one GPU/);
+  assert.deepEqual(w('[gpus]\ndevices = [0, 1]\nprobe_interval = "5s"\ndevice_wait = "1m"'), []);
   assert.equal(parseConfig('', { totalRamBytes: 64 * GIB, env: { FIL_PROOFS_PARAMETER_CACHE: '/srv/params' } }).config.srs.param_cache, '/srv/params');
   assert.equal(parseConfig('[srs]\nparam_cache = "/x"', { totalRamBytes: 64 * GIB, env: { FIL_PROOFS_PARAMETER_CACHE: '/srv/params' } }).config.srs.param_cache, '/x');
   assert.equal(parseConfig('', { totalRamBytes: 64 * GIB, env: {} }).config.srs.param_cache, '/data/zk/params');

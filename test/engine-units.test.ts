@@ -38,6 +38,8 @@ describe('config', () => {
     assert.equal(config.memory.total_budget, 59 * GIB); // auto = RAM − safety margin
     assert.equal(config.gpus.gpu_workers_per_device, 2);
     assert.deepEqual(config.gpus.devices, []);
+    assert.equal(config.gpus.probe_interval_ms, 10_000);
+    assert.equal(config.gpus.device_wait_ms, 600_000);
     assert.equal(config.scheduler.max_batch_size, 1);
     assert.equal(config.scheduler.max_batch_wait_ms, 10_000);
     assert.equal(config.synthesis.threads, 0);
@@ -62,6 +64,8 @@ eviction_min_idle = "30s"
 [gpus]
 devices = [0, 1]
 gpu_workers_per_device = 1
+probe_interval = "250ms"
+device_wait = "2m"
 [scheduler]
 max_batch_size = 3
 max_batch_wait_ms = 0
@@ -82,6 +86,8 @@ x = 1
     assert.equal(config.memory.total_budget, 256 * GIB);
     assert.equal(config.memory.eviction_min_idle_ms, 30_000);
     assert.deepEqual(config.gpus.devices, [0, 1]);
+    assert.equal(config.gpus.probe_interval_ms, 250);
+    assert.equal(config.gpus.device_wait_ms, 120_000);
     assert.equal(config.scheduler.max_batch_size, 3);
     assert.equal(config.pipeline.enabled, false);
     assert.equal(config.pipeline.synthesis_lookahead, 2);
@@ -119,6 +125,10 @@ x = 1
       ['[memory]\ntotal_budget = "auto"\nsafety_margin = "128GiB"', /memory\.total_budget/],
       ['[gpus]\ngpu_workers_per_device = 0', /gpus\.gpu_workers_per_device/],
       ['[gpus]\ndevices = [0, "one"]', /gpus\.devices\[1\]/],
+      ['[gpus]\ndevices = [0, 1, 0]', /gpus\.devices: lists GPU 0 twice/],
+      ['[gpus]\nprobe_interval = "1ms"', /gpus\.probe_interval: 1ms out of range \(10ms\.\.3600s\)/],
+      ['[gpus]\nprobe_interval = "often"', /gpus\.probe_interval: expected a duration/],
+      ['[gpus]\ndevice_wait = "200h"', /gpus\.device_wait: 720000s out of range/],
       ['[scheduler]\nmax_batch_size = "3"', /scheduler\.max_batch_size/],
       ['[pipeline]\nenabled = "yes"', /pipeline\.enabled/],
       ['[pipeline]\nsynthesis_lookahead = -1', /pipeline\.synthesis_lookahead/],

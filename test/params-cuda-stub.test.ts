@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Backend } from '../src/backend/backend.js';
 import { CudaBackend, type CudaAddon, type DeviceBases } from '../src/backend/cuda.js';
 import { NativeBackend } from '../src/backend/native.js';
 import { STAGING_BYTES, msmSection, releaseSection, type PointSection } from '../src/backend/section.js';
@@ -32,13 +33,14 @@ import { rng, sampleVerifyingKey } from './support.js';
 const cpu = new NativeBackend();
 
 interface StubBases {
+  device: number;
   curve: 1 | 2;
   mem: Uint8Array;
   freed: boolean;
   writes: number;
 }
 
-function stubAddon(): { addon: CudaAddon; live: Set<StubBases>; pinned: Set<Uint8Array>; proved: StubBases[][] } {
+function stubAddon(gpus = 1): { addon: CudaAddon; live: Set<StubBases>; pinned: Set<Uint8Array>; proved: StubBases[][] } {
   const live = new Set<StubBases>();
   const pinned = new Set<Uint8Array>();
   const proved: StubBases[][] = [];
@@ -48,9 +50,13 @@ function stubAddon(): { addon: CudaAddon; live: Set<StubBases>; pinned: Set<Uint
     return b;
   };
   const addon = {
-    probe: () => ({ cuda: true, gpus: [{ ordinal: 0, name: 'stub', memoryBytes: 2 ** 34, computeCapability: '9.0', multiprocessors: 1 }], runtime: 'stub' }),
-    createBases(_device: number, curve: 1 | 2, count: number): DeviceBases {
-      const b: StubBases = { curve, mem: new Uint8Array(count * (curve === 1 ? 96 : 192)), freed: false, writes: 0 };
+    probe: () => ({
+      cuda: true,
+      gpus: Array.from({ length: gpus }, (_, ordinal) => ({ ordinal, name: 'stub', memoryBytes: 2 ** 34, computeCapability: '9.0', multiprocessors: 1 })),
+      runtime: 'stub',
+    }),
+    createBases(device: number, curve: 1 | 2, count: number): DeviceBases {
+      const b: StubBases = { device, curve, mem: new Uint8Array(count * (curve === 1 ? 96 : 192)), freed: false, writes: 0 };
       live.add(b);
       return b as unknown as DeviceBases;
     },
@@ -255,6 +261,59 @@ test('the engine\'s SRS cache over the CUDA backend: development parameters stre
     assert.deepEqual(cache.evict('demo'), { wasLoaded: true, freedBytes: srsBytes });
     assert.equal(live.size, 0, 'device vectors freed');
     assert.equal(budget.reserved, 0);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('two GPUs (two CudaBackends over one addon): the SRS cache streams a copy to each device, a device proves with its own copy only, and evicting one copy leaves the other', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kiln-params-cuda-stub-'));
+  try {
+    const { addon, live, proved } = stubAddon(2);
+    const gpus = [new CudaBackend({ addon, cpu, device: 0 }), new CudaBackend({ addon, cpu, device: 1 })];
+    const shape = recordShape((cs) => new DemoCircuit({ constraints: 40, bitsPerWord: 4, publicInputs: 2 }).synthesize(cs));
+    const loads: number[] = [];
+    const cache = new SrsCache(
+      () => [
+        {
+          knows: (id: string) => id === 'demo',
+          shape: async () => shape,
+          params: async (_id: string, _span: Span, b?: Backend) => {
+            loads.push((b as CudaBackend).device);
+            return loadOrCreateDevParams(shape, b ?? gpus[0], dir);
+          },
+        },
+      ],
+      new MemoryBudget(2 ** 40),
+      gpus,
+      0,
+    );
+    const e = await cache.acquire('demo', new Span('t'), 1);
+    assert.deepEqual(loads, [1], 'the first copy on the device asked for');
+    const p1 = (await cache.paramsOn(e, 1)) as Parameters<PointSection>;
+    const p0 = (await cache.paramsOn(e, 0)) as Parameters<PointSection>;
+    assert.deepEqual(loads, [1, 0]);
+    assert.equal(live.size, 10);
+    for (const k of KEYS) {
+      assert.equal(p0[k].device?.owner, gpus[0], k);
+      assert.equal(p1[k].device?.owner, gpus[1], k);
+      assert.equal(stub(p0[k]).device, 0, k);
+      assert.equal(stub(p1[k]).device, 1, k);
+      assert.deepEqual(stub(p0[k]).mem, stub(p1[k]).mem, `${k}: the same points on both devices`);
+    }
+    const witness = new Uint8Array((shape.numInputs + shape.numAux) * 32);
+    await assert.rejects(gpus[1].provePartition(partitionInput(p1, shape, witness)), /stub: no partition prover/);
+    assert.ok(proved[0].every((b) => b.device === 1), "GPU 1's proof got GPU 1's vectors");
+    await assert.rejects(gpus[1].provePartition(partitionInput(p0, shape, witness)), /resident on another backend \(device 0\)/);
+    // EvictSRS for GPU 1 while a job holds the circuit: when it releases; GPU 0's copy stays
+    assert.deepEqual(cache.evict('demo', 1), { wasLoaded: true, freedBytes: 0 });
+    cache.release('demo');
+    assert.equal(live.size, 5);
+    assert.ok([...live].every((b) => b.device === 0));
+    assert.deepEqual(cache.status().map((s) => s.devices), [[0]]);
+    assert.deepEqual(cache.evict('demo', 0), { wasLoaded: true, freedBytes: estimateSrsBytes(shape) });
+    assert.equal(live.size, 0);
+    assert.deepEqual(cache.status(), []);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

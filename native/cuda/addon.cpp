@@ -96,6 +96,16 @@ Napi::Value js_probe(const Info& info) {
 
 Napi::Value js_version(const Info& info) { return Napi::String::New(info.Env(), "0.1.0"); }
 
+// memInfo(device) → { freeBytes, totalBytes }: the device's memory now (the daemon's GetStatus).
+Napi::Value js_mem_info(const Info& info) {
+  Napi::Env env = info.Env();
+  const DeviceMemory m = mem_info(device_arg(info, 0));
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("freeBytes", (double)m.free_bytes);
+  o.Set("totalBytes", (double)m.total_bytes);
+  return o;
+}
+
 // ---- MSM --------------------------------------------------------------------------------------------
 Napi::Value js_upload_bases(const Info& info) {
   Napi::Env env = info.Env();
@@ -591,6 +601,7 @@ Napi::Value js_dev_setup_insecure(const Info& info) {
 const Export kExports[] = {
     {"version", js_version},
     {"probe", js_probe},
+    {"memInfo", js_mem_info},
     {"uploadBases", js_upload_bases},
     {"freeBases", js_free_bases},
     {"createBases", js_create_bases},

@@ -1,7 +1,9 @@
 // Host-side arithmetic of the CUDA backend, compiled by the host compiler with the CPU addon's
 // headers (native/src): the few field constants a transform needs, and the Horner combination of
-// the MSM windows (W·c doublings: cheaper on the CPU than as one GPU thread).
+// the MSM windows (W·c doublings: cheaper on the CPU than as one GPU thread). Also the device memory
+// query of the daemon's status (mem_info).
 #include <cstring>
+#include <string>
 
 #include "../src/ec/xyzz.hpp"
 #include "../src/ff/bls12_381.hpp"
@@ -46,6 +48,32 @@ static void finish(const void* windows, unsigned W, unsigned c, const void* ones
 void finish_msm(int curve, const void* windows, unsigned W, unsigned c, const void* ones, void* out) {
   if (curve == 1) finish<Fq>(windows, W, c, ones, out);
   else finish<Fq2>(windows, W, c, ones, out);
+}
+
+}  // namespace cuda
+}  // namespace kiln
+
+// cudart's C entry points, declared here because this unit is compiled by the host compiler without
+// the CUDA headers (cuda_runtime_api.h: cudaError_t is an int-sized enum, 0 = cudaSuccess). nvcc
+// links cudart into the addon.
+extern "C" {
+int cudaSetDevice(int device);
+int cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes);
+const char* cudaGetErrorName(int error);
+}
+
+namespace kiln {
+namespace cuda {
+
+DeviceMemory mem_info(int dev) {
+  // No device lock: the query neither launches work nor waits for the device's stream, so a status
+  // poll never queues behind a proof. cudaSetDevice only changes the calling thread's current device
+  // (every other entry point sets its own).
+  int e = cudaSetDevice(dev);
+  DeviceMemory m;
+  if (e == 0) e = cudaMemGetInfo(&m.free_bytes, &m.total_bytes);
+  if (e != 0) throw Error(std::string("CUDA error ") + cudaGetErrorName(e) + " in cudaMemGetInfo (device " + std::to_string(dev) + ")");
+  return m;
 }
 
 }  // namespace cuda

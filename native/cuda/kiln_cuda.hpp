@@ -27,6 +27,13 @@ struct GpuInfo {
 int probe(std::vector<GpuInfo>& out, std::string& why);
 std::string runtime_version();
 
+struct DeviceMemory {
+  size_t free_bytes = 0, total_bytes = 0;
+};
+// host.cpp: free and total memory of device `dev` (cudaMemGetInfo); throws Error when the device
+// cannot answer (e.g. after a fault that left its context unusable).
+DeviceMemory mem_info(int dev);
+
 struct MsmTimes {
   float classify = 0, batch_add = 0, msm = 0;  // ms, CUDA events
   float sort = 0, accumulate = 0, buckets = 0, windows = 0;  // parts of msm: digits + sort, bucket

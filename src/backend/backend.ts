@@ -152,9 +152,20 @@ export interface DevSetupResult {
   timings: DevSetupTimings;
 }
 
+/** A device's memory as its driver reports it (cudaMemGetInfo). */
+export interface DeviceMemory {
+  totalBytes: number;
+  freeBytes: number;
+}
+
 export interface Backend extends PointCodec {
   readonly name: string;
   capabilities(): Capabilities;
+  /** The GPU ordinal this backend drives, for backends bound to one device (the CUDA one; an engine
+   *  drives several GPUs through one backend each). Absent for the CPU backends. */
+  readonly device?: number;
+  /** Optional: the device's memory now (total and free); undefined when it cannot be had. */
+  deviceMemory?(): DeviceMemory | undefined;
 
   /** A buffer of `bytes` zeroed bytes in backend memory (native: outside the JS heap, 64-byte
    *  aligned). Free it with `release` when done; it is also freed when garbage collected. */

@@ -38,6 +38,7 @@ import type {
   Backend,
   Capabilities,
   CsrMatrix,
+  DeviceMemory,
   DevSetupInput,
   DevSetupResult,
   DevSetupTimings,
@@ -144,6 +145,8 @@ export interface PartitionSpec {
 export interface CudaAddon {
   version(): string;
   probe(): CudaProbe;
+  /** The device's free and total memory (cudaMemGetInfo); absent from addons built before it. */
+  memInfo?(device: number): { freeBytes: number; totalBytes: number };
   uploadBases(device: number, curve: 1 | 2, bases: Uint8Array): DeviceBases;
   freeBases(handle: DeviceBases): void;
   /** `count` device points, contents undefined until writeBases fills them (the chunked SRS upload). */
@@ -311,6 +314,18 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
       // the GPU this backend drives (the engine sizes its prover lanes by this list)
       gpus: p.gpus.filter((g) => g.ordinal === this.device).map((g) => ({ ordinal: g.ordinal, name: g.name, memoryBytes: g.memoryBytes })),
     };
+  }
+
+  /** The device's memory now (the daemon's GetStatus); undefined when the addon predates memInfo or
+   *  the device cannot answer (a faulted context: the engine's health probe says more). */
+  deviceMemory(): DeviceMemory | undefined {
+    if (typeof this.addon.memInfo !== 'function') return undefined;
+    try {
+      const m = this.addon.memInfo(this.device);
+      return { totalBytes: m.totalBytes, freeBytes: m.freeBytes };
+    } catch {
+      return undefined;
+    }
   }
 
   private cpuBackend(): Backend {

@@ -1,11 +1,12 @@
 /**
  * Picks a compute backend by name: `native` (C++ on all cores), `reference` (TypeScript, slow),
  * `cuda` (the GPU addon; falls back to native with a warning when no GPU or driver is present), or
- * `auto` (cuda when a GPU is present, else native).
+ * `auto` (cuda when a GPU is present, else native). `selectDevices` picks the daemon's devices: one
+ * backend per GPU.
  */
 import type { Backend } from './backend.js';
-import { createGpuBackend } from './cuda.js';
-import { NativeBackend } from './native.js';
+import { CudaBackend, createGpuBackend, cudaCapabilities, type CudaAddon } from './cuda.js';
+import { NativeBackend, nativeAvailable } from './native.js';
 import { ReferenceBackend } from './reference.js';
 
 export const BACKEND_NAMES = ['auto', 'cuda', 'native', 'reference'] as const;
@@ -16,6 +17,8 @@ export interface SelectOptions {
   device?: number;
   /** Where the fallback warning of `cuda` goes (default: stderr). */
   warn?: (msg: string) => void;
+  /** An already loaded CUDA addon (tests: a stand-in). */
+  addon?: CudaAddon;
 }
 
 export function selectBackend(name: string, opts: SelectOptions = {}): Backend {
@@ -27,13 +30,50 @@ export function selectBackend(name: string, opts: SelectOptions = {}): Backend {
       return new ReferenceBackend();
     case 'cuda':
     case 'auto': {
-      const { backend, gpu, reason } = createGpuBackend({ device: opts.device ?? 0 });
+      const { backend, gpu, reason } = createGpuBackend({ device: opts.device ?? 0, addon: opts.addon });
       if (!gpu && name === 'cuda') warn(`kiln: no usable GPU (${reason ?? 'unknown'}): using the native CPU backend`);
       return backend;
     }
     default:
       throw new Error(`unknown backend '${name}' (expected native, cuda, auto or reference)`);
   }
+}
+
+export interface SelectDevicesOptions {
+  /** [gpus] devices: the GPU ordinals to drive; empty or absent = every GPU the addon reports. */
+  devices?: readonly number[];
+  /** Where the fallback warning of `cuda` goes (default: stderr). */
+  warn?: (msg: string) => void;
+  /** An already loaded CUDA addon (tests: a stand-in that reports several GPUs). */
+  addon?: CudaAddon;
+}
+
+/**
+ * The daemon's compute devices: one backend per GPU, each with its own device context, SRS copy and
+ * circuit uploads (the engine binds prover lanes to them). `native` and `reference`: the one CPU
+ * backend. `cuda` / `auto`: the GPUs of `devices` (empty: every GPU the addon reports); with one GPU,
+ * or no usable GPU at all, this is `selectBackend` (the same fallback to the CPU, the same warning). With several, a
+ * listed ordinal the machine does not have is refused, naming it: a daemon silently driving fewer
+ * GPUs than it was told to is worse than one that does not start.
+ */
+export function selectDevices(name: string, opts: SelectDevicesOptions = {}): Backend[] {
+  const wanted = opts.devices ?? [];
+  if (name !== 'cuda' && name !== 'auto') return [selectBackend(name, { device: wanted[0] ?? 0, warn: opts.warn, addon: opts.addon })];
+  const probe = opts.addon ? opts.addon.probe() : cudaCapabilities();
+  const ordinals = wanted.length > 0 ? [...wanted] : probe.gpus.map((g) => g.ordinal);
+  // no usable GPU (the CPU then, as with one GPU), or one GPU
+  if (!probe.cuda || ordinals.length <= 1) return [selectBackend(name, { device: ordinals[0] ?? 0, warn: opts.warn, addon: opts.addon })];
+  const dup = ordinals.find((o, i) => ordinals.indexOf(o) !== i);
+  if (dup !== undefined) throw new RangeError(`[gpus] devices lists GPU ${dup} twice`);
+  const missing = ordinals.filter((o) => !probe.gpus.some((g) => g.ordinal === o));
+  if (missing.length > 0) {
+    throw new RangeError(
+      `[gpus] devices lists GPU ${missing.join(', ')}, which this machine does not have (its GPUs: ${probe.gpus.map((g) => g.ordinal).join(', ') || 'none'})`,
+    );
+  }
+  // one CPU backend for the assembly and the point codec of every device
+  const cpu = nativeAvailable() ? new NativeBackend() : undefined;
+  return ordinals.map((device) => new CudaBackend({ device, addon: opts.addon, cpu }));
 }
 
 /** "native-cpu (2 threads)" / "cuda (GPU 0: NVIDIA H200)": what a command says it runs on. */

@@ -65,8 +65,15 @@ export interface EngineConfig {
     eviction_min_idle_ms: number;
   };
   gpus: {
+    /** GPU ordinals the daemon drives, each with its own prover lanes and SRS copy; [] = every GPU. */
     devices: number[];
     gpu_workers_per_device: number;
+    /** kiln: ms between health probes of a GPU taken out of service by a failed partition proof
+     *  (key probe_interval). */
+    probe_interval_ms: number;
+    /** kiln: ms a partition waits for a healthy GPU it has not failed on before its job fails
+     *  (key device_wait). */
+    device_wait_ms: number;
   };
   scheduler: {
     max_batch_size: number;
@@ -87,7 +94,7 @@ export interface EngineConfig {
   kiln: {
     /** Compute backend: 'auto' (default: the GPU when one is usable, else the CPU), 'cuda' (the GPU;
      *  falls back to the CPU with a warning), 'native' (CPU) or 'reference' (TypeScript, slow). The
-     *  GPU is [gpus] devices[0] (default 0). */
+     *  GPUs are [gpus] devices (default: every GPU of the machine). */
     backend: BackendName;
     /** How long finished jobs are kept for AwaitProof / traces (seconds, default 600). */
     job_retention_s: number;
@@ -124,7 +131,7 @@ export function defaultConfig(totalRamBytes = totalmem(), env: NodeJS.ProcessEnv
       safety_margin: margin,
       eviction_min_idle_ms: 5 * 60_000,
     },
-    gpus: { devices: [], gpu_workers_per_device: 2 },
+    gpus: { devices: [], gpu_workers_per_device: 2, probe_interval_ms: 10_000, device_wait_ms: 10 * 60_000 },
     scheduler: { max_batch_size: 1, max_batch_wait_ms: 10_000 },
     synthesis: { threads: 0 },
     pipeline: { enabled: true, synthesis_lookahead: 1, synthesis_concurrency: 1 },
@@ -192,6 +199,14 @@ export function parseDuration(v: unknown, key: string): number {
   if (!m) throw new ConfigError(key, `expected a duration such as "5m" or "300s", got ${JSON.stringify(v)}`);
   const mult = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
   return Number(m[1]) * mult;
+}
+
+/** A duration (parseDuration) in [minMs, maxMs]. */
+function durationIn(v: unknown, key: string, minMs: number, maxMs: number): number {
+  const ms = parseDuration(v, key);
+  const show = (x: number): string => (x % 1000 === 0 ? `${x / 1000}s` : `${x}ms`);
+  if (ms < minMs || ms > maxMs) throw new ConfigError(key, `${show(ms)} out of range (${show(minMs)}..${show(maxMs)})`);
+  return ms;
 }
 
 function int(v: unknown, key: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -273,9 +288,13 @@ export function configFromObject(
       devices: (v, k) => {
         if (!Array.isArray(v)) throw new ConfigError(k, `expected an array of GPU ordinals, got ${typeof v}`);
         c.gpus.devices = v.map((x, i) => int(x, `${k}[${i}]`, 0, 1023));
+        const dup = c.gpus.devices.find((d, i) => c.gpus.devices.indexOf(d) !== i);
+        if (dup !== undefined) throw new ConfigError(k, `lists GPU ${dup} twice (each GPU is driven once, by gpu_workers_per_device lanes)`);
       },
       gpu_threads: (v, k) => int(v, k, 0, 4096),
       gpu_workers_per_device: (v, k) => (c.gpus.gpu_workers_per_device = int(v, k, 1, 16)),
+      probe_interval: (v, k) => (c.gpus.probe_interval_ms = durationIn(v, k, 10, 3_600_000)),
+      device_wait: (v, k) => (c.gpus.device_wait_ms = durationIn(v, k, 0, 7 * 86_400_000)),
     },
     scheduler: {
       max_batch_size: (v, k) => (c.scheduler.max_batch_size = int(v, k, 1, 64)),
@@ -375,7 +394,9 @@ function noEffectWarnings(doc: Record<string, unknown>, c: EngineConfig): string
   }
   if (c.scheduler.max_batch_size <= 1 && set('scheduler', 'max_batch_wait_ms')) warn('scheduler.max_batch_wait_ms', 'max_batch_size = 1 (no batches to wait for)');
   if (c.kiln.backend === 'native' || c.kiln.backend === 'reference') {
-    for (const k of ['devices', 'gpu_workers_per_device']) if (set('gpus', k)) warn(`gpus.${k}`, `kiln.backend = "${c.kiln.backend}" (no GPU)`);
+    for (const k of ['devices', 'gpu_workers_per_device', 'probe_interval', 'device_wait']) if (set('gpus', k)) warn(`gpus.${k}`, `kiln.backend = "${c.kiln.backend}" (no GPU)`);
+  } else if (c.gpus.devices.length === 1) {
+    for (const k of ['probe_interval', 'device_wait']) if (set('gpus', k)) warn(`gpus.${k}`, 'devices lists one GPU (a failed proof fails its job: there is no other GPU to retry on)');
   }
   return out;
 }

@@ -7,18 +7,22 @@
  *
  * Flow of one job (spans in brackets):
  *   submit → [validate] planner.plan (errors → FAILED) → [queue] priority queue →
- *   [srs] acquire the circuit's parameters (load on demand) →
+ *   [srs] acquire the circuit's parameters (load on demand, the first copy on the device its
+ *   partitions go to first) →
  *   per partition k, at most lanes + synthesis_lookahead partitions in flight across all jobs,
  *   most urgent then oldest job first (witnesses are made only as fast as lanes take them):
  *     [partition[k]] → [mem_wait] reserve the working set → [synth] witness (worker threads) →
- *     [lane_wait] a prover lane → [prove] (+ the prover's phases) → [verify] → release
+ *     [lane_wait] a prover lane → ([srs_device] the lane's device loads its SRS copy) →
+ *     [prove] (+ the prover's phases) → [verify] → release
  *   → [assemble] the partition proofs concatenated → COMPLETED.
  *
- * Concurrency: `lanes` prover lanes (GPUs × gpu_workers_per_device; 1 device on the CPU) take
+ * Concurrency: `lanes` prover lanes (devices × gpu_workers_per_device; one device on the CPU) take
  * synthesised partitions from a priority queue (job priority, then submission order), so the
  * proving of one partition (native code, off the JS thread) overlaps synthesis of the next
- * partition of the same job and of other jobs (worker threads). Up to lanes + synthesis_concurrency
- * jobs run at once (lanes only when the pipeline is disabled).
+ * partition of the same job and of other jobs (worker threads), and one proof's partitions spread
+ * over the GPUs (lanes.ts). Up to lanes + synthesis_concurrency jobs run at once (lanes only when the
+ * pipeline is disabled). Devices (devices.ts): one backend per GPU; a GPU that fails a partition
+ * proof is taken out of service until a probe passes, the partition retried on another.
  */
 import { concatBytes } from '@noble/hashes/utils.js';
 import { randomBytes } from 'node:crypto';
@@ -29,6 +33,7 @@ import type { Span } from '../util/timing.js';
 import type { EngineConfig } from './config.js';
 import { Job, JobRegistry, CancelledError, InvalidRequestError, OverloadError, UnavailableError, errorText, type JobResult } from './jobs.js';
 import { MAX_REQUEST_ID_BYTES, STATUS_JOBS_DEFAULT, STATUS_JOBS_MAX, boundText, waitMs } from '../util/limits.js';
+import { DeviceSet } from './devices.js';
 import { ProverLanes } from './lanes.js';
 import { BufferPool } from './buffers.js';
 import { MemoryBudget, fmtBytes } from './memory.js';
@@ -49,7 +54,12 @@ export { estimatePartitionBytes } from './partitions.js';
 
 export interface EngineOptions {
   config: EngineConfig;
+  /** The primary backend: host memory (witness buffers), sizes, and the first device when `devices`
+   *  is absent. */
   backend: Backend;
+  /** One backend per compute device (select.ts selectDevices: one per GPU), lanes bound to them
+   *  (default: [backend]). */
+  devices?: readonly Backend[];
   logger: Logger;
   /** Planners (default: none; src/kinds/index.ts has the built-in set). */
   planners?: Planner[];
@@ -82,6 +92,8 @@ export class Engine {
   /** One worker thread verifying partition proofs (off the event loop). */
   readonly verifyPool = new SynthesisPool(1);
   readonly metrics: EngineMetrics;
+  /** The compute devices (health, probes); lanes are bound to them. */
+  readonly devices: DeviceSet;
   readonly laneCount: number;
   readonly maxInFlight: number;
   private readonly planners = new Map<number, Planner>();
@@ -112,22 +124,27 @@ export class Engine {
     this.backend = opts.backend;
     this.log = opts.logger;
     this.budget = new MemoryBudget(opts.config.memory.total_budget);
+    const backends = opts.devices !== undefined && opts.devices.length > 0 ? opts.devices : [this.backend];
+    this.devices = new DeviceSet(backends, {
+      probeIntervalMs: opts.config.gpus.probe_interval_ms,
+      log: this.log,
+      onHealthy: () => this.lanes.wake(),
+    });
+    this.laneCount = this.devices.count * opts.config.gpus.gpu_workers_per_device;
     // before the SRS cache: under memory pressure idle witness buffers go before cached parameters
     const pipelineDepth = opts.config.pipeline.enabled ? opts.config.pipeline.synthesis_lookahead + 1 : 1;
-    this.buffers = new BufferPool(this.backend, this.budget, pipelineDepth + opts.config.gpus.gpu_workers_per_device);
-    this.srs = new SrsCache(() => this.providers, this.budget, this.backend, opts.config.memory.eviction_min_idle_ms);
+    this.buffers = new BufferPool(this.backend, this.budget, pipelineDepth + this.laneCount);
+    this.srs = new SrsCache(() => this.providers, this.budget, backends, opts.config.memory.eviction_min_idle_ms);
     this.synthPool = new SynthesisPool(opts.config.synthesis.threads);
-    const caps = this.backend.capabilities();
-    const devices = opts.config.gpus.devices.length || caps.gpus.length || 1;
-    this.laneCount = devices * opts.config.gpus.gpu_workers_per_device;
     this.maxInFlight = this.laneCount + (opts.config.pipeline.enabled ? opts.config.pipeline.synthesis_concurrency : 0);
     this.partitionSlots = new RankedSemaphore(this.laneCount + (opts.config.pipeline.enabled ? opts.config.pipeline.synthesis_lookahead : 0));
     this.lanes = new ProverLanes({
-      count: this.laneCount,
       config: opts.config,
-      backend: opts.backend,
+      devices: this.devices,
+      srs: this.srs,
       laneOf: this.laneOf,
       moreExpected: (circuitId, inBatch) => this.moreExpected(circuitId, inBatch),
+      onRetry: (r) => this.log.warn({ job: r.jobId, partition: r.partition, failedOn: r.failedOn, err: r.error }, `partition ${r.partition} failed on GPU ${r.failedOn}: retried on another GPU`),
     });
     for (const p of opts.planners ?? []) this.registerPlanner(p);
     for (const p of opts.providers ?? []) this.registerCircuits(p);
@@ -323,7 +340,7 @@ export class Engine {
     let outcome: 'completed' | 'failed' | 'cancelled' = 'completed';
     let error: string | undefined;
     try {
-      entry = await job.span.time('srs', (s) => this.srs.acquire(work.circuitId, s));
+      entry = await job.span.time('srs', (s) => this.srs.acquire(work.circuitId, s, this.lanes.preferredDevice(work.circuitId)));
       const proofs = await runPartitions(
         {
           config: this.config,
@@ -355,7 +372,7 @@ export class Engine {
 
   /** A partition proof checked in the verification worker (noble's pairing: tens of ms of JS). */
   private async verifyOffThread(entry: SrsEntry, proof: Proof, inputs: bigint[]): Promise<{ ok: boolean; encoded: Uint8Array }> {
-    const { vk, vkId } = encodedVerifyingKey(entry.params.vk);
+    const { vk, vkId } = encodedVerifyingKey(entry.vk);
     return this.verifyPool.run<{ ok: boolean; encoded: Uint8Array }>({ module: VERIFY_MODULE, fn: 'verifyEncoded', arg: { vk, vkId, proof: affineProof(proof), inputs } });
   }
 
@@ -465,20 +482,79 @@ export class Engine {
     return [...kinds.values()];
   }
 
-  lanesStatus(): { ordinal: number; name: string; vramTotal: number; vramFree: number; currentJobId: string; currentProofKind: string }[] {
-    const caps = this.backend.capabilities();
+  /** Per prover lane: its device and what it proves now (the status page's lane table). */
+  lanesStatus(): {
+    ordinal: number;
+    device: number;
+    healthy: boolean;
+    name: string;
+    vramTotal: number;
+    vramFree: number;
+    currentJobId: string;
+    currentProofKind: string;
+  }[] {
     const perDevice = this.config.gpus.gpu_workers_per_device;
+    const devices = this.devicesStatus();
     return this.lanes.lanes.map((l) => {
-      const dev = Math.floor(l.index / perDevice);
-      const gpu = caps.gpus.find((g) => g.ordinal === (this.config.gpus.devices[dev] ?? dev));
+      const d = devices[l.device];
       const cur = l.items.find((it) => it.job.lanes.has(l.index)) ?? l.items[0];
+      const worker = l.index % perDevice;
       return {
         ordinal: l.index,
-        name: gpu ? `${gpu.name} (worker ${l.index % perDevice})` : `${caps.backend} (${caps.threads} threads, worker ${l.index % perDevice})`,
-        vramTotal: gpu?.memoryBytes ?? 0,
-        vramFree: 0,
+        device: d.ordinal,
+        healthy: d.healthy,
+        name: d.gpu ? `GPU ${d.ordinal}: ${d.name} (worker ${worker})` : `${d.name.replace(/\)$/, '')}, worker ${worker})`,
+        vramTotal: d.vramTotal,
+        vramFree: d.vramFree,
         currentJobId: cur?.job.id ?? '',
         currentProofKind: cur?.job.kindName ?? '',
+      };
+    });
+  }
+
+  /**
+   * Per device (GetStatus' gpus): its GPU ordinal and name, memory (total and free, from the driver
+   * when the backend can ask it), the jobs its lanes prove now (ids and kinds, comma-separated when
+   * its lanes run partitions of several), health and the last failure.
+   */
+  devicesStatus(): {
+    ordinal: number;
+    /** A GPU (else the CPU backend). */
+    gpu: boolean;
+    name: string;
+    vramTotal: number;
+    vramFree: number;
+    currentJobId: string;
+    currentProofKind: string;
+    healthy: boolean;
+    lanes: number[];
+    faults: number;
+    lastFault: { message: string; at: string; jobId: string; partition: number } | undefined;
+    probes: { passed: number; failed: number; lastError: string | undefined };
+  }[] {
+    return this.devices.list.map((d) => {
+      const caps = d.backend.capabilities();
+      const gpu = caps.gpus.find((g) => g.ordinal === d.ordinal);
+      const mem = d.backend.deviceMemory?.();
+      const lanes = this.lanes.lanes.filter((l) => l.device === d.index);
+      const jobs = new Map<string, string>();
+      for (const l of lanes) {
+        const cur = l.items.find((it) => it.job.lanes.has(l.index)) ?? l.items[0];
+        if (cur !== undefined) jobs.set(cur.job.id, cur.job.kindName);
+      }
+      return {
+        ordinal: d.ordinal,
+        gpu: gpu !== undefined,
+        name: gpu ? gpu.name : `${caps.backend} (${caps.threads} threads)`,
+        vramTotal: mem?.totalBytes ?? gpu?.memoryBytes ?? 0,
+        vramFree: mem?.freeBytes ?? 0,
+        currentJobId: [...jobs.keys()].join(','),
+        currentProofKind: [...new Set(jobs.values())].join(','),
+        healthy: d.healthy,
+        lanes: lanes.map((l) => l.index),
+        faults: d.faults,
+        lastFault: d.lastFault === undefined ? undefined : { ...d.lastFault, at: new Date(d.lastFault.at).toISOString() },
+        probes: { passed: d.probes.passed, failed: d.probes.failed, lastError: d.probes.lastError },
       };
     });
   }
@@ -486,7 +562,7 @@ export class Engine {
   /** JSON status (GET /status): counts of every job by state, and one page of jobs (live ones
    *  first, then the most recently submitted), `limit` at most STATUS_JOBS_MAX. */
   status(opts: { offset?: number; limit?: number } = {}): Record<string, unknown> {
-    const caps = this.backend.capabilities();
+    const caps = this.devices.capabilities();
     const all = this.jobs.all();
     const byState: Record<string, number> = {};
     for (const j of all) byState[j.state] = (byState[j.state] ?? 0) + 1;
@@ -497,6 +573,7 @@ export class Engine {
       uptimeSeconds: Math.floor((Date.now() - this.startedAt) / 1000),
       backend: caps,
       lanes: this.lanesStatus(),
+      devices: this.devicesStatus(),
       maxJobsInFlight: this.maxInFlight,
       queues: this.queueStats(),
       jobCounts: { total: all.length, byState },
@@ -529,12 +606,18 @@ export class Engine {
     return Math.floor((Date.now() - this.startedAt) / 1000);
   }
 
+  /** PreloadSRS: a copy on every device in service (so no GPU loads one when the first proof comes). */
   preloadSrs(circuitId: string): Promise<{ alreadyLoaded: boolean; loadTimeMs: number }> {
-    return this.srs.preload(circuitId);
+    const healthy = this.devices.list.filter((d) => d.healthy).map((d) => d.index);
+    return this.srs.preload(circuitId, healthy.length > 0 ? healthy : undefined);
   }
 
-  evictSrs(circuitId: string): { wasLoaded: boolean; freedBytes: number } {
-    return this.srs.evict(circuitId);
+  /** EvictSRS: every device's copy; with `gpu` (an ordinal), only that GPU's (the others keep theirs). */
+  evictSrs(circuitId: string, gpu?: number): { wasLoaded: boolean; freedBytes: number } {
+    if (gpu === undefined) return this.srs.evict(circuitId);
+    const d = this.devices.list.find((x) => x.ordinal === gpu);
+    if (d === undefined) throw new InvalidRequestError(`no GPU ${gpu} in this daemon (its GPUs: ${this.devices.list.map((x) => x.ordinal).join(', ')})`);
+    return this.srs.evict(circuitId, d.index);
   }
 
   /** Chrome trace-event JSON of the given jobs (unknown ids are skipped). */
@@ -566,6 +649,7 @@ export class Engine {
     this.closedFully = true;
     for (const wake of [...this.closeWaiters]) wake(); // AwaitProof on a job that did not finish here answers UNAVAILABLE
     this.lanes.close();
+    this.devices.close();
     this.budget.close();
     await this.synthPool.close();
     await this.verifyPool.close();

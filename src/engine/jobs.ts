@@ -74,7 +74,11 @@ export class Job implements Queued {
   startedAtMs: number | undefined;
   finishedAtMs: number | undefined;
   partitionsDone = 0;
+  /** Prover lanes proving a partition of it now. */
   readonly lanes = new Set<number>();
+  /** GPU ordinals its partitions were handed to, in the order first used (SubmitProof's
+   *  assigned_gpu for a running or finished job). */
+  readonly gpus: number[] = [];
   timings: JobTimings = { queueWaitMs: 0, srsLoadMs: 0, synthesisMs: 0, gpuComputeMs: 0, totalMs: 0 };
   readonly done: Promise<void>;
   private resolveDone!: () => void;
@@ -112,6 +116,7 @@ export class Job implements Queued {
       describe: this.work?.describe,
       partitions: { total: this.work?.partitions ?? 0, done: this.partitionsDone },
       lanes: [...this.lanes],
+      gpus: [...this.gpus],
       submittedAt: new Date(this.submittedAt).toISOString(),
       startedAtMs: this.startedAtMs === undefined ? undefined : round(this.startedAtMs),
       finishedAtMs: this.finishedAtMs === undefined ? undefined : round(this.finishedAtMs),

@@ -5,6 +5,7 @@
  * The engine itself knows nothing about Filecoin: it schedules, budgets memory, caches SRS,
  * proves, verifies and times.
  */
+import type { Backend } from '../backend/backend.js';
 import type { AnyParameters as Parameters } from '../groth16/keys.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import type { Span } from '../util/timing.js';
@@ -130,8 +131,10 @@ export interface CircuitProvider {
   available?(circuitId: string): Promise<void>;
   /** The compiled R1CS shape (memoised by the provider). */
   shape(circuitId: string): Promise<CircuitShape>;
-  /** Loads the Groth16 parameters (the engine caches them: see SrsCache). */
-  params(circuitId: string, span: Span): Promise<Parameters>;
+  /** Loads the Groth16 parameters (the engine caches them: see SrsCache) for `backend`: the device
+   *  whose copy this is (with several GPUs each loads its own; on a GPU the sections go to that
+   *  device). Without it, the provider's own backend. */
+  params(circuitId: string, span: Span, backend?: Backend): Promise<Parameters>;
   /** Stops work in flight (worker threads compiling shapes) at shutdown. */
   close?(): Promise<void>;
 }

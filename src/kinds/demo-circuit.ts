@@ -62,8 +62,8 @@ export function createDemoKind(opts: DemoKindOptions): { planner: Planner; circu
       }
       return s;
     },
-    async params(id) {
-      return loadOrCreateDevParams(await circuits.shape(id), opts.backend, opts.cacheDir);
+    async params(id, _span, device = opts.backend) {
+      return loadOrCreateDevParams(await circuits.shape(id), device, opts.cacheDir);
     },
   };
 

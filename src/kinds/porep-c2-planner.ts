@@ -122,14 +122,14 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       }
       return s;
     },
-    async params(id, span): Promise<AnyParameters> {
+    async params(id, span, device = opts.backend): Promise<AnyParameters> {
       const shape = await circuits.shape(id);
       return loadCircuitParams({
         id,
         shape,
         officialFile: await officialFile(id),
         config: opts.config,
-        backend: opts.backend,
+        backend: device,
         devDir: join(shapeCacheDir, 'dev-params'),
         notice,
         span,
@@ -138,13 +138,13 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         officialName: officialParamsCandidates(infoForCircuit(id)!, opts.config.srs.param_cache)[0],
         // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
         makeDevParams:
-          !devSetupOnDevice(opts.backend) && (opts.backend.name === 'native' || opts.backend.name === 'reference')
+          !devSetupOnDevice(device) && (device.name === 'native' || device.name === 'reference')
             ? () => {
                 const task = runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(SHAPE_MODULE, 'porepDevParamsTask', {
                   circuitId: id,
                   cacheDir: shapeCacheDir,
                   devDir: join(shapeCacheDir, 'dev-params'),
-                  backend: opts.backend.name,
+                  backend: device.name,
                 });
                 devTasks.add(task);
                 return task.result.finally(() => devTasks.delete(task));

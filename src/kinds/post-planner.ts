@@ -182,7 +182,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
       }
       return s;
     },
-    async params(id, span): Promise<AnyParameters> {
+    async params(id, span, device = opts.backend): Promise<AnyParameters> {
       const shape = await circuits.shape(id);
       const devDir = join(shapeCacheDir, 'dev-params');
       return loadCircuitParams({
@@ -190,7 +190,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
         shape,
         officialFile: findOfficialPoStParams(infoOf(id), opts.config.srs.param_cache),
         config: opts.config,
-        backend: opts.backend,
+        backend: device,
         devDir,
         notice,
         span,
@@ -199,14 +199,14 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
         officialName: postParamsFileName(infoOf(id)),
         // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
         makeDevParams:
-          !devSetupOnDevice(opts.backend) && (opts.backend.name === 'native' || opts.backend.name === 'reference')
+          !devSetupOnDevice(device) && (device.name === 'native' || device.name === 'reference')
             ? () =>
                 track(
                   runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(SHAPE_MODULE, 'postDevParamsTask', {
                     circuitId: id,
                     cacheDir: postShapeCacheDir(shapeCacheDir),
                     devDir,
-                    backend: opts.backend.name,
+                    backend: device.name,
                   }),
                 )
             : undefined,

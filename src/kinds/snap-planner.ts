@@ -173,7 +173,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
       }
       return s;
     },
-    async params(id, span): Promise<AnyParameters> {
+    async params(id, span, device = opts.backend): Promise<AnyParameters> {
       const shape = await circuits.shape(id);
       const devDir = join(shapeCacheDir, 'dev-params');
       return loadCircuitParams({
@@ -181,7 +181,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
         shape,
         officialFile: official(infoOf(id)),
         config: opts.config,
-        backend: opts.backend,
+        backend: device,
         devDir,
         notice,
         span,
@@ -190,14 +190,14 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
         officialName: officialName(infoOf(id)),
         // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
         makeDevParams:
-          !devSetupOnDevice(opts.backend) && (opts.backend.name === 'native' || opts.backend.name === 'reference')
+          !devSetupOnDevice(device) && (device.name === 'native' || device.name === 'reference')
             ? () =>
                 track(
                   runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(SHAPE_MODULE, 'snapDevParamsTask', {
                     circuitId: id,
                     cacheDir: shapeCacheDir,
                     devDir,
-                    backend: opts.backend.name,
+                    backend: device.name,
                   }),
                 )
             : undefined,

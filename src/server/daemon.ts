@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { pino, type Logger } from 'pino';
 import type { Backend } from '../backend/backend.js';
-import { type BackendName, selectBackend } from '../backend/select.js';
+import { type BackendName, describeBackend, selectBackend, selectDevices } from '../backend/select.js';
 import { loadConfig, type EngineConfig } from '../engine/config.js';
 import { Engine } from '../engine/engine.js';
 import { Journal, cleanTempFiles, type JournalOpenResult } from '../engine/journal.js';
@@ -26,6 +26,9 @@ export interface DaemonOptions {
   httpListen?: string;
   /** Overrides [kiln] backend. */
   backend?: BackendName;
+  /** The compute devices to use instead of selecting them from the config (tests: stand-in GPUs),
+   *  one backend each; the first is the primary backend. */
+  devices?: Backend[];
   /** Overrides [logging] level. */
   logLevel?: string;
   /** Edits applied to the parsed config (tests). */
@@ -62,18 +65,23 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   const log = opts.logger ?? pino({ level: config.logging.level, base: { service: 'kiln' } });
   for (const w of warnings) log.warn(w);
 
-  let backend: Backend;
-  const devices = config.gpus.devices;
-  if (devices.length > 1) log.warn({ devices }, `kiln drives one GPU per daemon: using device ${devices[0]} (run one daemon per GPU)`);
-  try {
-    backend = selectBackend(config.kiln.backend, { device: devices[0] ?? 0, warn: (m) => log.warn(m) });
-    const caps = backend.capabilities();
-    log.info({ backend: backend.name, gpus: caps.gpus.map((g) => `${g.ordinal}: ${g.name}`) }, `compute backend: ${backend.name}`);
-  } catch (e) {
-    if (config.kiln.backend !== 'native') throw e;
-    log.warn({ err: (e as Error).message }, 'native backend unavailable, falling back to the reference backend');
-    backend = selectBackend('reference');
+  // one backend per GPU of [gpus] devices (all GPUs when empty), or the CPU backend
+  let devices: Backend[];
+  if (opts.devices !== undefined && opts.devices.length > 0) devices = opts.devices;
+  else {
+    try {
+      devices = selectDevices(config.kiln.backend, { devices: config.gpus.devices, warn: (m) => log.warn(m) });
+    } catch (e) {
+      if (config.kiln.backend !== 'native') throw e;
+      log.warn({ err: (e as Error).message }, 'native backend unavailable, falling back to the reference backend');
+      devices = [selectBackend('reference')];
+    }
   }
+  const backend = devices[0];
+  log.info(
+    { backend: backend.name, devices: devices.map((d) => describeBackend(d)), lanesPerDevice: config.gpus.gpu_workers_per_device },
+    `compute backend: ${backend.name}${devices.length > 1 ? ` on ${devices.length} GPUs` : ''}`,
+  );
   // leftovers of writes a crash interrupted (development parameters, shapes): removed at start
   const demoCache = opts.demo ? (opts.demo.cacheDir ?? join(tmpdir(), 'kiln-dev-params')) : undefined;
   const kilnCache = join(config.srs.param_cache, 'kiln-cache');
@@ -89,7 +97,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     if (recovered.removedTemp.length > 0) log.warn({ files: recovered.removedTemp }, 'job journal: partial files removed');
   } else log.info('[daemon] state_dir is not set: jobs live in memory only and are lost when the daemon stops');
   const kinds = builtinKinds(config, backend, (m) => log.info(m));
-  const engine = new Engine({ config, backend, logger: log, planners: kinds.planners, providers: kinds.providers, journal: recovered?.journal });
+  const engine = new Engine({ config, backend, devices, logger: log, planners: kinds.planners, providers: kinds.providers, journal: recovered?.journal });
   if (opts.demo) {
     const demo = createDemoKind({
       constraints: opts.demo.constraints,
@@ -117,7 +125,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     await engine.close(0);
     throw e;
   }
-  const caps = backend.capabilities();
+  const caps = engine.devices.capabilities();
   log.info(
     {
       grpc: grpcServer.address,

@@ -88,7 +88,8 @@ export function serviceHandlers(engine: Engine, opts: { token?: string } = {}): 
     };
   const submit = async (m: Msg) => {
     const { job, queuePosition } = await engine.submit(requestFromWire(m));
-    return { job_id: job.id, queue_position: queuePosition, assigned_gpu: [...job.lanes].map(String).join(',') };
+    // the GPUs its partitions were handed to (a resubmitted running or finished job); '' while queued
+    return { job_id: job.id, queue_position: queuePosition, assigned_gpu: job.gpus.join(',') };
   };
   return {
     SubmitProof: wrap(async (m) => submit(m)),
@@ -109,13 +110,14 @@ export function serviceHandlers(engine: Engine, opts: { token?: string } = {}): 
       return r === undefined ? [grpc.status.NOT_FOUND, `job not found: ${id}`] : { was_running: r.wasRunning };
     }),
     GetStatus: wrap(async () => ({
-      gpus: engine.lanesStatus().map((l) => ({
-        ordinal: l.ordinal,
-        name: l.name,
-        vram_total_bytes: l.vramTotal,
-        vram_free_bytes: l.vramFree,
-        current_job_id: l.currentJobId,
-        current_proof_kind: l.currentProofKind,
+      // one entry per GPU (the proto has no health field: a GPU out of service says so in its name)
+      gpus: engine.devicesStatus().map((d) => ({
+        ordinal: d.ordinal,
+        name: d.healthy ? d.name : `${d.name} [unhealthy: ${boundText(d.lastFault?.message ?? 'failed', 200)}]`,
+        vram_total_bytes: d.vramTotal,
+        vram_free_bytes: d.vramFree,
+        current_job_id: d.currentJobId,
+        current_proof_kind: d.currentProofKind,
       })),
       loaded_srs: engine.srs.status().map((s) => ({ circuit_id: s.circuitId, tier: s.tier, size_bytes: s.sizeBytes, ref_count: s.refCount })),
       queues: engine.queueStats().map((q) => ({ proof_kind: q.kind, pending: q.pending, in_progress: q.inProgress })),

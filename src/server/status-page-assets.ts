@@ -209,7 +209,7 @@ export const STATUS_PAGE_JS = `'use strict';
         var pct = b ? (100 * b.busyMs / b.windowMs).toFixed(1) + ' %' : '0.0 %';
         return {
           attrs: { 'data-lane': l.ordinal },
-          cells: [l.ordinal, l.name, l.vramTotal ? (l.vramFree ? bytes(l.vramFree) + ' / ' + bytes(l.vramTotal) : bytes(l.vramTotal) + ' (free not reported)') : 'host memory',
+          cells: [l.ordinal, l.healthy === false ? l.name + ' (out of service)' : l.name, l.vramTotal ? (l.vramFree ? bytes(l.vramFree) + ' / ' + bytes(l.vramTotal) : bytes(l.vramTotal) + ' (free not reported)') : 'host memory',
             l.currentJobId ? l.currentProofKind + ' ' + l.currentJobId : 'idle',
             [h('span', { class: 'meter' }, h('span', { class: 'fill', style: { width: pct.replace(' ', '') } })), pct]],
         };
@@ -217,9 +217,9 @@ export const STATUS_PAGE_JS = `'use strict';
   }
 
   function srs(st) {
-    return table(['circuit', 'tier', 'size', 'refs', 'load', 'idle'],
+    return table(['circuit', 'tier', 'size', 'on devices', 'refs', 'load', 'idle'],
       (st.srs || []).map(function (s) {
-        return { attrs: { 'data-circuit': s.circuitId }, cells: [s.circuitId, s.tier, bytes(s.sizeBytes), s.refCount, ms(s.loadMs), ms(s.idleMs)] };
+        return { attrs: { 'data-circuit': s.circuitId }, cells: [s.circuitId, s.tier, bytes(s.sizeBytes), (s.devices || []).join(', '), s.refCount, ms(s.loadMs), ms(s.idleMs)] };
       }), 'no SRS loaded');
   }
 

@@ -14,7 +14,9 @@ export class Span {
   endMs: number | undefined;
 
   constructor(
-    readonly name: string,
+    /** Mutable for one case: a prover lane renames a failed proof attempt (lanes.ts), which then
+     *  counts as no proving time. */
+    public name: string,
     readonly parent?: Span,
     startMs = performance.now(),
   ) {
