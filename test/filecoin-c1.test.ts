@@ -7,7 +7,7 @@ import { C1FormatError, parseC1, parseC1Value, parseCommit2In } from '../src/fil
 import { actorIdFromAddress, proverIdFromActorId } from '../src/filecoin/graph.js';
 import { partitionPublicInputs } from '../src/filecoin/public-inputs.js';
 import { sealProofInfo } from '../src/filecoin/registry.js';
-import { verifyC1 } from '../src/filecoin/verify.js';
+import { crossPartitionFailures, verifyC1, verifyC1Header, verifyC1Partition } from '../src/filecoin/verify.js';
 import { fixture, reference, rng } from './support.js';
 
 const c1Text = readFileSync(fixture('2KiB.c1.json'), 'utf8');
@@ -94,6 +94,33 @@ test('verification catches tampered proofs that are still well formed', () => {
     assert.ok(failures.length > 0, `${name}: no failure reported`);
     assert.ok(failures.some((f) => expect.test(f)), `${name}: ${failures.join('; ')}`);
   }
+});
+
+test('per-partition checks (the daemon runs them in parallel) add up to verifyC1; roots compared across partitions', () => {
+  // two partitions from the fixture's one: the second's challenges are not the ones derived for
+  // partition 1, its paths and roots are the first's
+  const one = parseC1(c1Text);
+  const two = { ...one, partitions: [one.partitions[0], one.partitions[0]] };
+  const parts = two.partitions.map((_, k) => verifyC1Partition(two, k));
+  assert.deepEqual(parts[0].failures, []);
+  assert.ok(parts[1].failures.length > 0 && parts[1].failures.every((f) => /^partition 1 challenge \d+ .*should be/.test(f)), parts[1].failures.join('; '));
+  assert.equal(parts[0].commC, parts[1].commC);
+  assert.deepEqual(crossPartitionFailures(parts), []);
+  assert.deepEqual(verifyC1(two), [...verifyC1Header(two), ...parts[0].failures, ...parts[1].failures]);
+  // only partition k is read: the others may be empty (what a worker receives)
+  const only1 = { ...two, partitions: [[], two.partitions[1]] };
+  assert.deepEqual(verifyC1Partition(only1, 1), parts[1]);
+  // roots that differ are named once per partition, against the first partition that has any
+  assert.deepEqual(
+    crossPartitionFailures([
+      { partition: 0, commC: undefined, commRLast: undefined },
+      { partition: 1, commC: 5n, commRLast: 6n },
+      { partition: 2, commC: 5n, commRLast: 6n },
+      { partition: 3, commC: 7n, commRLast: 6n },
+      { partition: 4, commC: 5n, commRLast: 8n },
+    ]),
+    ["partition 3: comm_c differs from partition 1's", "partition 4: comm_r_last differs from partition 1's"],
+  );
 });
 
 test('format errors name the offending JSON path', () => {

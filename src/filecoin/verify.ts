@@ -28,6 +28,36 @@ export function columnHash(rows: readonly bigint[]): bigint {
 }
 
 export function verifyC1(c1: C1Output, opts: VerifyOptions = {}): string[] {
+  const failures = verifyC1Header(c1, opts);
+  const parts = c1.partitions.map((_, k) => verifyC1Partition(c1, k));
+  for (const p of parts) failures.push(...p.failures);
+  failures.push(...crossPartitionFailures(parts));
+  return failures;
+}
+
+/** The checks of a C1 that no partition holds: replica_id (given the prover id and sector number). */
+export function verifyC1Header(c1: C1Output, opts: VerifyOptions = {}): string[] {
+  const failures: string[] = [];
+  if (opts.proverId !== undefined && opts.sectorId !== undefined) {
+    const rid = replicaId(opts.proverId, opts.sectorId, c1.ticket, c1.commD, c1.registeredProof.porepId);
+    if (!bytesEqual(rid, c1.replicaId)) failures.push('replica_id: does not match SHA256(prover_id ‖ sector_id ‖ ticket ‖ comm_d ‖ porep_id)');
+  }
+  return failures;
+}
+
+/** What one partition's roots must share with the others' (crossPartitionFailures). */
+export interface PartitionRoots {
+  readonly partition: number;
+  readonly commC: bigint | undefined;
+  readonly commRLast: bigint | undefined;
+}
+
+/**
+ * The checks of partition k alone (its challenges, paths, columns, labels, encoding, and comm_r =
+ * Poseidon2(comm_c, comm_r_last) at its first challenge): independent of the other partitions, so a
+ * 32 GiB C1's ten run in parallel (the daemon's synthesis workers). Only `c1.partitions[k]` is read.
+ */
+export function verifyC1Partition(c1: C1Output, k: number): { failures: string[] } & PartitionRoots {
   const failures: string[] = [];
   const fail = (where: string, what: string): void => {
     failures.push(`${where}: ${what}`);
@@ -36,32 +66,36 @@ export function verifyC1(c1: C1Output, opts: VerifyOptions = {}): string[] {
   const drg = new DrgParents(info.porepId, info.drgPredecessorFirst);
   const exp = new ExpanderParents(info.porepId, info.nodes);
   const commR = bytesToBigintLE(c1.commR);
-
-  if (opts.proverId !== undefined && opts.sectorId !== undefined) {
-    const rid = replicaId(opts.proverId, opts.sectorId, c1.ticket, c1.commD, info.porepId);
-    if (!bytesEqual(rid, c1.replicaId)) fail('replica_id', 'does not match SHA256(prover_id ‖ sector_id ‖ ticket ‖ comm_d ‖ porep_id)');
-  }
-
+  const part = c1.partitions[k];
+  const expected = hasInteractiveChallenges(c1) ? interactiveChallenges(c1.replicaId, c1.seed, info.nodes, part.length, k) : undefined;
   let commC: bigint | undefined;
   let commRLast: bigint | undefined;
-  c1.partitions.forEach((part, k) => {
-    const expected = hasInteractiveChallenges(c1)
-      ? interactiveChallenges(c1.replicaId, c1.seed, info.nodes, part.length, k)
-      : undefined;
-    part.forEach((p, i) => {
-      const at = `partition ${k} challenge ${i} (node ${p.challenge})`;
-      if (expected !== undefined && expected[i] !== p.challenge) fail(at, `challenge (c_x.column.index) should be ${expected[i]}, derived from replica_id and seed`);
-      const roots = checkChallenge(c1, p, drg, exp, (what) => fail(at, what));
-      if (commC === undefined) {
-        commC = roots.commC;
-        commRLast = roots.commRLast;
-        if (poseidonHash([roots.commC, roots.commRLast]) !== commR) fail(at, 'comm_r ≠ Poseidon2(comm_c, comm_r_last)');
-      } else {
-        if (roots.commC !== commC) fail(at, 'comm_c differs from the first challenge');
-        if (roots.commRLast !== commRLast) fail(at, 'comm_r_last differs from the first challenge');
-      }
-    });
+  part.forEach((p, i) => {
+    const at = `partition ${k} challenge ${i} (node ${p.challenge})`;
+    if (expected !== undefined && expected[i] !== p.challenge) fail(at, `challenge (c_x.column.index) should be ${expected[i]}, derived from replica_id and seed`);
+    const roots = checkChallenge(c1, p, drg, exp, (what) => fail(at, what));
+    if (commC === undefined) {
+      commC = roots.commC;
+      commRLast = roots.commRLast;
+      if (poseidonHash([roots.commC, roots.commRLast]) !== commR) fail(at, 'comm_r ≠ Poseidon2(comm_c, comm_r_last)');
+    } else {
+      if (roots.commC !== commC) fail(at, 'comm_c differs from the first challenge');
+      if (roots.commRLast !== commRLast) fail(at, 'comm_r_last differs from the first challenge');
+    }
   });
+  return { failures, partition: k, commC, commRLast };
+}
+
+/** Every partition's roots equal the first non-empty partition's. */
+export function crossPartitionFailures(parts: readonly PartitionRoots[]): string[] {
+  const failures: string[] = [];
+  const first = parts.find((p) => p.commC !== undefined);
+  if (first === undefined) return failures;
+  for (const p of parts) {
+    if (p === first || p.commC === undefined) continue;
+    if (p.commC !== first.commC) failures.push(`partition ${p.partition}: comm_c differs from partition ${first.partition}'s`);
+    if (p.commRLast !== first.commRLast) failures.push(`partition ${p.partition}: comm_r_last differs from partition ${first.partition}'s`);
+  }
   return failures;
 }
 

@@ -40,7 +40,10 @@ import type { CircuitShape } from '../r1cs/cs.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { EngineConfig } from '../engine/config.js';
 import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork } from '../engine/types.js';
-import type { PorepPlanTaskResult, PorepWitnessArg } from './porep-c2-worker.js';
+import type { PorepPlanTaskResult, PorepWitnessArg, porepCheckPartition } from './porep-c2-worker.js';
+import { crossPartitionFailures } from '../filecoin/verify.js';
+
+type PorepPartitionCheck = ReturnType<typeof porepCheckPartition>;
 
 const SYNTH_MODULE = new URL('./porep-c2-worker.js', import.meta.url).href;
 const SHAPE_MODULE = new URL('./porep-c2.js', import.meta.url).href;
@@ -183,10 +186,23 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       }
       const circuitId = porepCircuitId(info.sectorSize);
       // fail fast: an inconsistent C1 (a replaced comm_r, a broken path, a wrong parent or column
-      // index) is named now instead of costing a whole proof that then fails to verify
-      if (planned.count > 0) {
-        const more = planned.count > 1 ? ` (and ${planned.count - 1} more inconsistenc${planned.count === 2 ? 'y' : 'ies'})` : '';
-        throw new PlanError(`the C1's vanilla proofs are inconsistent: ${planned.failures[0]}${more}`);
+      // index) is named now instead of costing a whole proof that then fails to verify; the
+      // partitions are checked in parallel, each in a synthesis worker with only its own proofs
+      const checks = await Promise.all(
+        c1.partitions.map((_, k) =>
+          ctx.synthPool.run<PorepPartitionCheck>({
+            module: SYNTH_MODULE,
+            fn: 'porepCheckPartition',
+            arg: { c1: { ...c1, partitions: c1.partitions.map((p, i) => (i === k ? p : [])) }, partition: k },
+          }),
+        ),
+      );
+      const cross = crossPartitionFailures(checks);
+      const failures = [...planned.failures, ...checks.flatMap((c) => c.failures), ...cross];
+      const count = planned.count + checks.reduce((n, c) => n + c.count, 0) + cross.length;
+      if (count > 0) {
+        const more = count > 1 ? ` (and ${count - 1} more inconsistenc${count === 2 ? 'y' : 'ies'})` : '';
+        throw new PlanError(`the C1's vanilla proofs are inconsistent: ${failures[0]}${more}`);
       }
       if (planned.inputs === undefined) throw new PlanError(planned.inputsError ?? 'no public inputs');
       const inputs = planned.inputs;

@@ -5,7 +5,7 @@
 import { C1FormatError, parseC1Input, type C1Output, type Commit2In } from '../filecoin/c1.js';
 import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
-import { verifyC1 } from '../filecoin/verify.js';
+import { verifyC1Header, verifyC1Partition } from '../filecoin/verify.js';
 import { actorIdFromAddress, proverIdFromActorId } from '../filecoin/graph.js';
 import { stackedCircuitFor } from '../filecoin/circuit/index.js';
 
@@ -23,13 +23,22 @@ export function porepWitness(arg: PorepWitnessArg): { assignment: Uint8Array; in
   return { assignment: wg.assignment().slice(), inputs: wg.inputs(), ms: performance.now() - t0 };
 }
 
-/** What the vanilla proofs of a C1 claim, checked before any synthesis (filecoin/verify.ts): every
- *  Merkle path against its root, comm_r = Poseidon2(comm_c, comm_r_last), the challenges and column
- *  indices, the parents against the graph, the labels and the encoding. The first few failures. */
-export function porepCheck(arg: { c1: C1Output }): { failures: string[]; count: number; ms: number } {
+/** What partition k's vanilla proofs claim, checked before any synthesis (filecoin/verify.ts
+ *  verifyC1Partition): every Merkle path against its root, comm_r = Poseidon2(comm_c, comm_r_last),
+ *  the challenges and column indices, the parents against the graph, the labels and the encoding.
+ *  The C1 arrives with only this partition's proofs. The first few failures, and the roots that
+ *  the planner compares across partitions. */
+export function porepCheckPartition(arg: { c1: C1Output; partition: number }): {
+  failures: string[];
+  count: number;
+  partition: number;
+  commC: bigint | undefined;
+  commRLast: bigint | undefined;
+  ms: number;
+} {
   const t0 = performance.now();
-  const failures = verifyC1(arg.c1);
-  return { failures: failures.slice(0, 5), count: failures.length, ms: performance.now() - t0 };
+  const r = verifyC1Partition(arg.c1, arg.partition);
+  return { failures: r.failures.slice(0, 5), count: r.failures.length, partition: r.partition, commC: r.commC, commRLast: r.commRLast, ms: performance.now() - t0 };
 }
 
 export type PorepPlanTaskResult =
@@ -37,10 +46,12 @@ export type PorepPlanTaskResult =
   | { ok: false; error: string };
 
 /**
- * The planner's work on a request's bytes, in a synthesis worker (JSON parsing, base64, the
- * consistency checks and the public inputs take tens of milliseconds for a 2 KiB C1 and seconds
- * for a 32 GiB one: not on the event loop): the parsed Commit2In, its public inputs and the first
- * inconsistencies of its vanilla proofs (porepCheck).
+ * The planner's work on a request's bytes, in a synthesis worker (JSON parsing, base64 and the
+ * public inputs take tens of milliseconds for a 2 KiB C1 and seconds for a 32 GiB one: not on the
+ * event loop): the parsed Commit2In, its public inputs and the replica_id check. The partitions'
+ * consistency checks are separate tasks (porepCheckPartition), one per partition, so that a 32 GiB
+ * C1's ten run in parallel: in one task they took ~47 s on the H200 machine, the whole wait before
+ * its first partition could start (2026-12-02).
  */
 export function porepPlanTask(arg: { bytes: Uint8Array }): PorepPlanTaskResult {
   let c2: Commit2In;
@@ -64,6 +75,6 @@ export function porepPlanTask(arg: { bytes: Uint8Array }): PorepPlanTaskResult {
   } catch (e) {
     return { ok: false, error: `vanilla_proof (Commit2In): Miner ${JSON.stringify(c2.miner).slice(0, 100)}: ${(e as Error).message}` };
   }
-  const failures = verifyC1(c1, ids ?? {});
+  const failures = verifyC1Header(c1, ids ?? {});
   return { ok: true, c2, inputs, inputsError, failures: failures.slice(0, 5), count: failures.length };
 }
