@@ -27,6 +27,7 @@ import { stackedCircuitFor, stackedParamsFor, stackedShapeCircuit } from '../fil
 import { type WitnessProgramRunner, stackedProgramFast, stackedShapeAndProgramFast, stackedWitnessNative } from '../filecoin/circuit/stacked-program.js';
 import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { parseSectorSize, sealProofInfo, sectorSizeByBytes, sectorSizeByCircuitLabel, type SealProofInfo } from '../filecoin/registry.js';
+import type { ShapeTaskResult } from './shape-cache.js';
 
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
 export const STACKED_CIRCUIT_VERSION = 1;
@@ -111,15 +112,8 @@ const programs = new WeakMap<CircuitShape, WitnessProgram>();
 /** Records the witness program of a shape (e.g. one a worker thread compiled with it). */
 export const rememberProgram = (shape: CircuitShape, p: WitnessProgram): void => void programs.set(shape, p);
 
-export interface PorepShapeTaskResult {
-  shape: CircuitShape;
-  queries: QueryIndices;
-  program: WitnessProgram;
-  /** The shape's digest when it was cached beside the shape file. */
-  digest: string | undefined;
-  cached: boolean;
-  cacheError?: string;
-}
+/** What porepShapeTask sends back. */
+export type PorepShapeTaskResult = ShapeTaskResult;
 
 /**
  * Makes the INSECURE development parameter file of a circuit id when missing, meant to run in a

@@ -24,7 +24,7 @@ import { postProgramFast, postShapeAndProgramFast, postWitnessFromTape, postWitn
 import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofById, postProofName } from '../filecoin/post/registry.js';
 import type { PoStProofInfo, PoStSectorProof } from '../filecoin/post/types.js';
 import type { ParamsSource } from './porep-c2.js';
-import { cachedProgram, readCachedShape, writeShapeCache } from './shape-cache.js';
+import { cachedProgram, readCachedShape, type ShapeTaskResult, writeShapeCache } from './shape-cache.js';
 
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
 export const POST_CIRCUIT_VERSION = 1;
@@ -60,15 +60,8 @@ const programs = new WeakMap<CircuitShape, WitnessProgram>();
 /** Records the witness program of a shape (one a worker thread compiled with it: postShapeTask). */
 export const rememberPostProgram = (shape: CircuitShape, p: WitnessProgram): void => void programs.set(shape, p);
 
-export interface PostShapeTaskResult {
-  shape: CircuitShape;
-  queries: QueryIndices;
-  program: WitnessProgram;
-  /** The shape's digest: the one cached beside the shape file, or computed when `digest` was asked for. */
-  digest: string | undefined;
-  cached: boolean;
-  cacheError?: string;
-}
+/** What postShapeTask sends back (the digest computed when `digest` was asked for). */
+export type PostShapeTaskResult = ShapeTaskResult;
 
 /**
  * postShape and postProgramFor of a circuit id, meant to run in a worker thread (engine/task-worker.ts

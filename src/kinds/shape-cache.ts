@@ -6,10 +6,23 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { QueryIndices } from '../groth16/queries.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { checkProgramForShape, deserializeProgram, programChunks, type WitnessProgram } from '../r1cs/program.js';
 import { readShapeFile, rememberShapeDigest, shapeDigest, writeShapeFile } from '../r1cs/shape.js';
 import { writeChunksAtomic } from '../util/files.js';
+
+/** What a kind's shape task (run in a worker thread) sends back: the shape, its query indices and
+ *  witness program, its digest (the one cached beside the shape file, or computed; D = string when
+ *  the task always provides it), whether it came from the cache, and why writing the cache failed. */
+export interface ShapeTaskResult<D extends string | undefined = string | undefined> {
+  shape: CircuitShape;
+  queries: QueryIndices;
+  program: WitnessProgram;
+  digest: D;
+  cached: boolean;
+  cacheError?: string;
+}
 
 /** The cached shape in `file` (its digest remembered), or undefined when absent or unreadable. */
 export function readCachedShape(file: string | undefined): CircuitShape | undefined {

@@ -25,7 +25,7 @@ import { snapShapeAndProgramFast, snapWitnessFromTape, snapWitnessNative } from 
 import { snapHDefault, snapProofByCircuitId, snapProofById, type SnapProofInfo } from '../filecoin/snap/registry.js';
 import { snapCircuitFor, type SnapPartitionProof, type SnapPublic } from '../filecoin/snap/vanilla.js';
 import type { ParamsSource } from './porep-c2.js';
-import { cachedProgram, readCachedShape, writeShapeCache } from './shape-cache.js';
+import { cachedProgram, readCachedShape, type ShapeTaskResult, writeShapeCache } from './shape-cache.js';
 
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
 export const SNAP_CIRCUIT_VERSION = 1;
@@ -49,15 +49,8 @@ const programs = new WeakMap<CircuitShape, WitnessProgram>();
 /** Records the witness program of a shape (one a worker thread compiled with it: snapShapeTask). */
 export const rememberSnapProgram = (shape: CircuitShape, p: WitnessProgram): void => void programs.set(shape, p);
 
-export interface SnapShapeTaskResult {
-  shape: CircuitShape;
-  queries: QueryIndices;
-  program: WitnessProgram;
-  /** The shape's digest: the one cached beside the shape file, else computed (development parameters are named by it). */
-  digest: string;
-  cached: boolean;
-  cacheError?: string;
-}
+/** What snapShapeTask sends back (the digest always: development parameters are named by it). */
+export type SnapShapeTaskResult = ShapeTaskResult<string>;
 
 /**
  * snapShape and snapProgramFor of a circuit id, meant to run in a worker thread (engine/task-worker.ts
