@@ -6,6 +6,7 @@
  * handlers (the SRS cache's LRU eviction) are asked to free room. A reservation larger than the
  * whole budget is refused at once.
  */
+import { fmtBytes } from '../util/bytes.js';
 export class MemoryBudgetError extends Error {
   constructor(message: string) {
     super(message);
@@ -114,13 +115,4 @@ export class MemoryBudget {
   }
 }
 
-export function fmtBytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let u = 0;
-  let x = n;
-  while (x >= 1024 && u < units.length - 1) {
-    x /= 1024;
-    u++;
-  }
-  return `${x.toFixed(u === 0 ? 0 : 1)} ${units[u]}`;
-}
+export { fmtBytes };
