@@ -150,6 +150,59 @@ Napi::Value js_write_bases(const Info& info) {
   return start(info, {0, 2}, [=] { bases_write(b, first, p, n); }, [](Napi::Env e) { return e.Undefined(); });
 }
 
+// hostBases(device, curve, chunks: Uint8Array[]) → a bases handle over points that stay in host
+// memory (issue 24: an SRS section a small GPU cannot hold), streamed to the device in chunks by msm
+// and provePartition. The chunks (from alloc: pinned) are pinned here until the handle is freed.
+Napi::Value js_host_bases(const Info& info) {
+  Napi::Env env = info.Env();
+  const int dev = device_arg(info, 0);
+  const double curve = number_arg(info, 1, "curve");
+  if (curve != 1 && curve != 2) throw_range(env, "hostBases: curve must be 1 (G1) or 2 (G2)");
+  if (!present(info, 2) || !info[2].IsArray()) throw_type(env, "hostBases: chunks must be an array of Uint8Arrays");
+  Napi::Array arr = info[2].As<Napi::Array>();
+  std::vector<std::pair<const uint8_t*, size_t>> pieces;
+  auto pins = std::make_shared<std::vector<Block*>>();
+  auto unpin = [pins] {
+    for (Block* b : *pins) registry().unpin(b);
+  };
+  for (uint32_t i = 0; i < arr.Length(); i++) {
+    Bytes b = view_bytes(env, arr.Get(i), "hostBases: chunk");
+    if (b.len == 0) continue;
+    Block* blk = registry().pin(b.data);
+    if (!blk) {
+      unpin();
+      throw_type(env, "hostBases: chunk " + std::to_string(i) + " was not allocated by this addon's alloc (pinned memory)");
+    }
+    pins->push_back(blk);
+    pieces.push_back({b.data, b.len});
+  }
+  Bases* d = nullptr;
+  try {
+    d = bases_host(dev, (int)curve, pieces, unpin);
+  } catch (...) {
+    unpin();
+    throw;
+  }
+  return make_handle(env, kBases, d, (int)curve, [](void* p) { bases_free(static_cast<Bases*>(p)); });
+}
+
+// setMemoryPlan(device, msmBudgetBytes, slotBytes, slots): the standalone msm's plan (0 budget: as
+// the MSM needs; 0 slot bytes / slots: unchanged).
+Napi::Value js_set_memory_plan(const Info& info) {
+  const int dev = device_arg(info, 0);
+  const size_t budget = count_arg(info, 1, "setMemoryPlan: msmBudgetBytes", 9007199254740991.0);
+  const size_t slot = count_arg(info, 2, "setMemoryPlan: slotBytes", 9007199254740991.0);
+  const size_t slots = count_arg(info, 3, "setMemoryPlan: slots", 64);
+  set_memory_plan(dev, budget, slot, (unsigned)slots);
+  return info.Env().Undefined();
+}
+
+// trimPool(device): waits for the device and returns its pool's cached memory to the driver.
+Napi::Value js_trim_pool(const Info& info) {
+  pool_trim(device_arg(info, 0));
+  return info.Env().Undefined();
+}
+
 Napi::Value js_free_bases(const Info& info) {
   free_handle(bases_handle(info, 0));
   return info.Env().Undefined();
@@ -391,11 +444,31 @@ Napi::Value js_upload_circuit(const Info& info) {
   d->na = ai.len;
   d->bIdx = bi.data;
   d->nb = bi.len;
+  bool streamed = false;
+  if (present(info, 2)) {
+    Napi::Value sv = prop(env, info[2], "streamed");
+    if (!sv.IsUndefined()) {
+      if (!sv.IsBoolean()) throw_type(env, "uploadCircuit: options.streamed must be a boolean");
+      streamed = sv.As<Napi::Boolean>().Value();
+    }
+  }
   auto out = std::make_shared<Circuit*>(nullptr);
-  return start(info, {1}, [=] { *out = circuit_upload(dev, *d); },
+  return start(info, {1}, [=] { *out = circuit_upload(dev, *d, streamed); },
                [=](Napi::Env e) {
-                 return make_handle(e, kCircuit, *out, 0, [](void* p) { circuit_free(static_cast<Circuit*>(p)); });
+                 return make_handle(e, kCircuit, *out, streamed ? 1 : 0, [](void* p) { circuit_free(static_cast<Circuit*>(p)); });
                });
+}
+
+// circuitInfo(handle) → { deviceBytes, hostBytes, streamed }
+Napi::Value js_circuit_info(const Info& info) {
+  Napi::Env env = info.Env();
+  if (!present(info, 0)) throw_type(env, "circuitInfo: circuit handle is missing");
+  Circuit* c = circuit_of(env, info[0]);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("deviceBytes", (double)circuit_bytes(c));
+  o.Set("hostBytes", (double)circuit_host_bytes(c));
+  o.Set("streamed", circuit_host_bytes(c) > 0);
+  return o;
 }
 
 Napi::Value js_free_circuit(const Info& info) {
@@ -425,6 +498,10 @@ Napi::Object partition_times(Napi::Env env, const PartitionTimes& t) {
   o.Set("msmB1", t.msm_b1);
   o.Set("msmB2", t.msm_b2);
   o.Set("total", t.total);
+  o.Set("streamedBytes", (double)t.streamed_bytes);
+  o.Set("streamCopy", t.stream_copy);
+  o.Set("streamWait", t.stream_wait);
+  o.Set("quotientBuffers", t.qbufs);
   Napi::Object m = Napi::Object::New(env);
   m.Set("h", msm_times(env, t.h));
   m.Set("l", msm_times(env, t.l));
@@ -450,9 +527,31 @@ Napi::Value js_prove_partition(const Info& info) {
     throw_range(env, "provePartition: witness has " + std::to_string(w.len) + " bytes, the circuit has " +
                          std::to_string(circuit_vars(c)) + " variables");
   const PartitionSrs srs{b[0], b[1], b[2], b[3], b[4]};
+  PartitionPlan plan;
+  if (present(info, 3)) {
+    Napi::Value po = info[3];
+    auto num = [&](const char* k, double lo, double hi, double dflt) {
+      Napi::Value v = prop(env, po, k);
+      if (v.IsUndefined()) return dflt;
+      const double x = number_of(env, v, k);
+      if (!(x >= lo && x <= hi) || x != (double)(uint64_t)x)
+        throw_range(env, std::string("provePartition: plan.") + k + " out of range");
+      return x;
+    };
+    plan.qbufs = (unsigned)num("quotientBuffers", 2, 4, 4);
+    plan.msm_budget = (size_t)num("msmScratchBytes", 0, 9007199254740991.0, 0);
+    plan.slot_bytes = (size_t)num("slotBytes", 0, 9007199254740991.0, 0);
+    plan.slots = (unsigned)num("slots", 1, 64, 2);
+    plan.matrix_slot_bytes = (size_t)num("matrixSlotBytes", 0, 9007199254740991.0, 0);
+    Napi::Value pw = prop(env, po, "prefetchWitness");
+    if (!pw.IsUndefined()) {
+      if (!pw.IsBoolean()) throw_type(env, "provePartition: plan.prefetchWitness must be a boolean");
+      plan.prefetch_witness = pw.As<Napi::Boolean>().Value();
+    }
+  }
   auto out = std::make_shared<PartitionOut>();
   const uint8_t* wp = w.data;
-  return start(info, {0, 1, 2}, [=] { prove_partition(c, srs, wp, *out); },
+  return start(info, {0, 1, 2}, [=] { prove_partition(c, srs, wp, *out, plan); },
                [=](Napi::Env e) {
                  Napi::Object o = Napi::Object::New(e);
                  o.Set("h", u8_copy(e, out->h, 96));
@@ -605,6 +704,10 @@ const Export kExports[] = {
     {"uploadBases", js_upload_bases},
     {"freeBases", js_free_bases},
     {"createBases", js_create_bases},
+    {"hostBases", js_host_bases},
+    {"setMemoryPlan", js_set_memory_plan},
+    {"trimPool", js_trim_pool},
+    {"circuitInfo", js_circuit_info},
     {"writeBases", js_write_bases},
     {"msm", js_msm},
     {"batchAddG1", js_batch_add},

@@ -18,8 +18,20 @@ struct DevCsr {
   size_t nnz = 0, ncoeffs = 0;
 };
 
+// A streamed matrix: the caller's host arrays (page-locked in place when cudaHostRegister allowed).
+struct HostCsr {
+  const u32* rp = nullptr;
+  const u32* ci = nullptr;
+  const u32* ki = nullptr;
+  size_t nnz = 0;
+};
+
 struct Circuit {
   int dev = 0;
+  bool streamed = false;  // A, B, C rows come from host memory each proof (only .co on the device)
+  HostCsr hA, hB, hC;
+  std::vector<void*> registered;  // host ranges this circuit page-locked (unregistered when freed)
+  size_t host_bytes = 0;
   u32 m = 0, ni = 0, naux = 0;
   unsigned log_n = 0;
   DevCsr A, B, C;

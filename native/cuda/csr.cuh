@@ -27,5 +27,18 @@ static __global__ void k_csr_matvec(const u32* __restrict__ rowPtr, u32 rows, co
   out[i] = acc;
 }
 
+// Rows of a streamed matrix (partition.cu): rp holds rowPtr[r0 … r0 + rows] (absolute term offsets),
+// ci/ki the terms from rowPtr[r0] on; out is the rows' slice of the output.
+static __global__ void k_csr_matvec_rows(const u32* __restrict__ rp, u32 rows, const u32* __restrict__ ci,
+                                         const u32* __restrict__ ki, const DFr* __restrict__ coeffs,
+                                         const DFr* __restrict__ w, DFr* __restrict__ out) {
+  const u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= rows) return;
+  const u32 base = rp[0];
+  DFr acc = DFr::zero();
+  for (u32 k = rp[i] - base; k < rp[i + 1] - base; k++) acc += coeffs[ki[k]] * w[ci[k]];
+  out[i] = acc;
+}
+
 }  // namespace cuda
 }  // namespace kiln

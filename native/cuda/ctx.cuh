@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -30,6 +32,11 @@ struct Ctx {
   // NTT twiddle table: tw[i] = ω_N^i, i < N/2, for the largest log N seen.
   void* tw = nullptr;
   unsigned tw_log = 0;
+  // Memory plan of the standalone msm entry point (setMemoryPlan): the scratch budget of one MSM
+  // (0: as the MSM needs) and the staging slots of host bases.
+  size_t msm_budget = 0;
+  size_t slot_bytes = size_t(256) << 20;
+  unsigned slots = 2;
 };
 
 // The context of device `dev` (created on first use; cudaSetDevice done by the caller's guard).
@@ -67,11 +74,19 @@ unsigned pick_window(size_t m);
 // The MSM accumulation kernel (msm_impl.cuh accumulate): KILN_MSM_ACC when set, else 1.
 int acc_variant();
 
+// MSM bases: resident on the device (`d`), or in host memory (`host`: pinned pieces in order, whole
+// points each, owned by the caller; `d` null) and streamed through a Streamer when used.
+struct HostPiece {
+  const uint8_t* p;
+  size_t points;
+};
 struct Bases {
   int dev;
   int curve;
   size_t n;
   void* d;
+  std::vector<HostPiece> host = {};
+  std::function<void()> on_free = {};  // the addon's: unpins the host pieces
 };
 inline size_t point_bytes(int curve) { return curve == 1 ? 96 : 192; }
 

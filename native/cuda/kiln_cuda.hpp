@@ -67,6 +67,11 @@ void set_msm_window(unsigned c);
 // Diagnostics: threads per block of the accumulation kernels (32 … 1024, a multiple of 32). Process-wide.
 void set_msm_threads(unsigned t);
 
+// msm.cu: the memory plan of the standalone msm (0: unchanged / as needed) and the pool's trim
+// (after an out-of-memory failure, before a smaller plan is tried).
+void set_memory_plan(int dev, size_t msm_budget, size_t slot_bytes, unsigned slots);
+void pool_trim(int dev);
+
 // pinned.cu
 void* host_alloc(size_t bytes);  // pinned, zeroed
 void host_free(void* p);

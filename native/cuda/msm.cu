@@ -2,10 +2,14 @@
 // the window model and diagnostics knobs. The drivers are msm_impl.cuh (msm_g1.cu, msm_g2.cu).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
+#include <string>
 
 #include "ctx.cuh"
 #include "field.cuh"
+#include "msm_run.hpp"
+#include "stream.cuh"
 
 namespace kiln {
 namespace cuda {
@@ -22,6 +26,88 @@ unsigned pick_window(size_t m) {
     const double cost = W * ((double)m + 25.0 * K);
     if (cost < best_cost) best_cost = cost, best = c;
   }
+  return best;
+}
+
+// ---- the chunked runs' model (msm_run.hpp) -----------------------------------------------------------
+static size_t xyzz_bytes(int curve) { return curve == 1 ? 4 * 48 : 4 * 96; }
+
+size_t msm_chunk_scratch(int curve, size_t points, unsigned cbits, unsigned wgroup, size_t batch) {
+  const size_t X = xyzz_bytes(curve);
+  // classify: ones, others' index and scalar; the ones' sum (two rows of per-thread partials)
+  size_t b = 40 * points + 2 * 80000 * X + (size_t(32) << 20);
+  if (cbits) {
+    const size_t Wall = (256 + cbits - 1) / cbits;
+    const size_t W = wgroup ? std::min<size_t>(wgroup, Wall) : Wall;  // windows of one pass
+    const size_t nb = W << (cbits - 1);
+    const size_t total = std::min(points, batch) * W;  // the full-width points of one batch
+    b += 16 * total + total / 8;                  // keys, values (double-buffered sort), sort scratch
+    b += 20 * nb;                                 // bucket bounds, chunk counts and offsets
+    b += (total / 64 + total / 1024 + 2 * nb) * X;  // bucket chunks and the next level of their tree
+  }
+  return b;
+}
+
+size_t msm_persistent(int curve, unsigned cbits) {
+  const size_t X = xyzz_bytes(curve);
+  if (!cbits) return 2 * X;
+  const size_t W = (256 + cbits - 1) / cbits, nb = W << (cbits - 1);
+  return nb * X + nb * X / 8 + 2 * X;  // the buckets, the window segments at the end
+}
+
+MsmShape msm_shape(int curve, size_t n, size_t others, size_t budget, size_t max_chunk) {
+  MsmShape best;
+  const size_t cap = std::max<size_t>(1, std::min(max_chunk, std::max<size_t>(n, 1)));
+  const size_t floor_pts = std::min<size_t>(cap, 1u << 12);
+  double best_cost = 1e300;
+  const unsigned forced = g_msm_window.load();
+  const unsigned top = others ? std::max(20u, forced) : 0u;  // setMsmWindow may force up to 24
+  for (unsigned c = others ? 4 : 0; c <= top; c++) {
+    if (forced && others && c != forced) continue;
+    const size_t P = msm_persistent(curve, c);
+    if (P >= budget) continue;
+    const size_t W = c ? (256 + c - 1) / c : 0;
+    // A chunk's full-width points go to Pippenger in batches: about twice the chunk's expected share
+    // of them (plus slack), all of them for a dense MSM; a chunk holding more runs more batches.
+    auto batch_of = [&](size_t nc) -> size_t {
+      if (others >= n) return nc;
+      const double share = n ? (double)others * (double)nc / (double)n : 0.0;
+      return std::min<size_t>(nc, (size_t)(2.0 * share) + 65536);
+    };
+    // the most windows per pass that fit with nc points (0 when not even one does)
+    auto group = [&](size_t nc) -> unsigned {
+      if (!W) return msm_chunk_scratch(curve, nc, 0) <= budget - P ? 1u : 0u;
+      const size_t bt = batch_of(nc);
+      for (unsigned g = (unsigned)W; g >= 1; g--)
+        if (bt * g < (size_t(1) << 32) && msm_chunk_scratch(curve, nc, c, g, bt) <= budget - P) return g;
+      return 0;
+    };
+    size_t nc = cap;
+    while (nc > floor_pts && !group(nc)) nc = std::max(floor_pts, nc / 2);
+    const unsigned g = group(nc);
+    if (!g) continue;
+    const double chunks = std::ceil((double)std::max<size_t>(n, 1) / nc);
+    const double passes = W ? chunks * std::ceil((double)W / g) : 0;
+    const double K = c ? double(1u << (c - 1)) : 0;
+    // per chunk: classify, the ones' sum, a bucket-sum pass over the run's buckets; per Pippenger
+    // pass: ~15 launches and a host round trip (~0.25 ms ≈ 600,000 additions' time)
+    const double cost = W * (double)others + 25.0 * K * W + chunks * (W * K + 240000.0) + passes * 600000.0;
+    if (cost < best_cost) {
+      best_cost = cost;
+      best.cbits = c;
+      best.wgroup = W ? g : 0;
+      best.chunk = nc;
+      best.batch = batch_of(nc);
+      best.persistent = P;
+      best.per_chunk = msm_chunk_scratch(curve, nc, c, g, best.batch);
+    }
+  }
+  // Diagnostics: KILN_MSM_BATCH caps the Pippenger batch (tests run a chunk's others in several)
+  if (const char* e = std::getenv("KILN_MSM_BATCH"))
+    if (*e && best.chunk) best.batch = std::max<size_t>(1, std::min<size_t>(best.batch, std::strtoull(e, nullptr, 10)));
+  if (!best.chunk)
+    throw Error("msm: " + std::to_string(budget >> 20) + " MiB of scratch cannot hold a pass of " +
+                std::to_string(floor_pts) + " points");
   return best;
 }
 
@@ -49,14 +135,79 @@ Bases* bases_upload(int dev, int curve, const void* host, size_t n) {
 }
 void bases_free(Bases* b) {
   if (!b) return;
-  {
+  if (b->d) {
     Guard g(b->dev);
     cudaFree(b->d);
   }
+  if (b->on_free) b->on_free();
   delete b;
 }
 size_t bases_count(const Bases* b) { return b->n; }
 size_t bases_bytes(const Bases* b) { return b->n * point_bytes(b->curve); }
+
+// Points [p0, p0 + k) of host bases as stream pieces at offset 0 of a slot (they may span pieces).
+std::vector<StreamPiece> host_range(const Bases* b, size_t p0, size_t k) {
+  const size_t pb = point_bytes(b->curve);
+  std::vector<StreamPiece> out;
+  size_t first = 0, off = 0;
+  for (const HostPiece& hp : b->host) {
+    const size_t lo = std::max(p0, first), hi = std::min(p0 + k, first + hp.points);
+    if (lo < hi) {
+      out.push_back({hp.p + (lo - first) * pb, (hi - lo) * pb, off});
+      off += (hi - lo) * pb;
+    }
+    first += hp.points;
+  }
+  if (off != k * pb) throw Error("msm: host bases hold fewer points than the range asked");
+  return out;
+}
+
+// One MSM over resident or host bases within the device's scratch budget (setMemoryPlan): chunks of
+// the runner's size, host ones streamed through the device's staging slots.
+void msm_chunked(Ctx& c, Bases* b, const void* d_sc, const uint32_t* d_sidx, void* out, MsmTimes& t) {
+  const size_t n = b->n, pb = point_bytes(b->curve);
+  const bool host = !b->d;
+  Events ev(2);
+  KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
+  const size_t others = msm_count_others(c, d_sc, d_sidx, n);
+  const size_t budget = c.msm_budget ? c.msm_budget : ~size_t(0) >> 2;
+  const MsmShape s = msm_shape(b->curve, n, others, budget, host ? std::max<size_t>(1, c.slot_bytes / pb) : n);
+  std::unique_ptr<Streamer> st;
+  if (host) {
+    st = std::make_unique<Streamer>(c, c.slots, s.chunk * pb);
+    for (size_t p0 = 0; p0 < n; p0 += s.chunk) st->add({host_range(b, p0, std::min(s.chunk, n - p0))});
+    st->start();
+  }
+  auto r = b->curve == 1 ? msm_runner_g1(c, n, d_sc, d_sidx, s, t) : msm_runner_g2(c, n, d_sc, d_sidx, s, t);
+  for (size_t p0 = 0; p0 < n; p0 += s.chunk) {
+    const size_t k = std::min(s.chunk, n - p0);
+    if (host) {
+      void* slot = st->acquire();
+      r->chunk(slot, p0, k);
+      st->release();
+    } else {
+      r->chunk(static_cast<const uint8_t*>(b->d) + p0 * pb, p0, k);
+    }
+  }
+  KC_CHECK(cudaEventRecord(ev.e[1], c.stream));
+  r->finish(out);
+  t.msm = ev.ms(0, 1) - t.classify - t.batch_add;
+}
+
+void set_memory_plan(int dev, size_t msm_budget, size_t slot_bytes, unsigned slots) {
+  Guard g(dev);
+  g.c.msm_budget = msm_budget;
+  if (slot_bytes) g.c.slot_bytes = slot_bytes;
+  if (slots) g.c.slots = slots;
+}
+
+void pool_trim(int dev) {
+  Guard g(dev);
+  KC_CHECK(cudaStreamSynchronize(g.c.stream));
+  cudaMemPool_t pool;
+  KC_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev));
+  KC_CHECK(cudaMemPoolTrimTo(pool, 0));
+}
 
 void msm(Bases* b, const void* scalars, size_t nscalars, const uint32_t* sidx, void* out, MsmTimes& t) {
   Guard g(b->dev);
@@ -69,8 +220,12 @@ void msm(Bases* b, const void* scalars, size_t nscalars, const uint32_t* sidx, v
     KC_CHECK(cudaMemcpyAsync(d_sidx, sidx, b->n * 4, cudaMemcpyHostToDevice, c.stream));
   }
   try {
-    if (b->curve == 1) msm_g1(c, b, d_sc, d_sidx, out, t);
-    else msm_g2(c, b, d_sc, d_sidx, out, t);
+    if (b->d && !c.msm_budget) {
+      if (b->curve == 1) msm_g1(c, b, d_sc, d_sidx, out, t);
+      else msm_g2(c, b, d_sc, d_sidx, out, t);
+    } else {
+      msm_chunked(c, b, d_sc, d_sidx, out, t);
+    }
   } catch (...) {
     dfree(c, d_sc);
     dfree(c, d_sidx);

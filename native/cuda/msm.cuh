@@ -13,7 +13,7 @@
 //   accumulate   runs split into chunks of at most kChunk points (a scan of chunk counts), one thread
 //                per chunk, XYZZ accumulation (madd-2008-s); long runs (equal scalars) are spread
 //                over many threads instead of serialising one
-//   bucket_sum   chunks of a bucket summed
+//   bucket_sum   chunks of a bucket summed and added to the bucket kept across the chunks of a run
 //   window_sum   per window, segments of G buckets: Σ (j − lo + 1)·B_j by running sums, plus
 //                lo·(Σ B_j); then a tree reduction of the segments
 // The windows are combined by Horner on the host (native/cuda/host.cpp, CPU arithmetic).
@@ -128,15 +128,17 @@ __device__ __forceinline__ u32 scalar_bits(const u32* k, u32 s, u32 c) {
   return (u32)v & ((1u << c) - 1);
 }
 
-static __global__ void k_digits(const DFr* __restrict__ sc, const u32* __restrict__ idx, size_t m, u32 c, u32 W,
-                         u32 sentinel, u32* __restrict__ keys, u32* __restrict__ vals) {
+// Windows w0 … w0 + W − 1 (a group of the run's windows: the sort then needs memory for W windows
+// only); keys relative to the group (window w0 ↔ buckets 0 … K − 1).
+static __global__ void k_digits(const DFr* __restrict__ sc, const u32* __restrict__ idx, size_t m, u32 c, u32 w0,
+                                u32 W, u32 sentinel, u32* __restrict__ keys, u32* __restrict__ vals) {
   const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= m) return;
   const DFr s = sc[i];
   const u32 base = idx[i];
   const u32 K = 1u << (c - 1);
   for (u32 w = 0; w < W; w++) {
-    const u32 st = w * c;
+    const u32 st = (w0 + w) * c;
     const u32 v = scalar_bits(s.w, st, c);
     const u32 b = st ? (s.w[(st - 1) >> 5] >> ((st - 1) & 31)) & 1 : 0;
     const int d = (int)v + (int)b - (int)(((v >> (c - 1)) & 1) << c);
@@ -283,9 +285,33 @@ __global__ void k_bucket_sum(const Xyzz<F>* __restrict__ partial, const u32* __r
                              Xyzz<F>* __restrict__ buckets) {
   const u32 b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= nb) return;
-  Xyzz<F> acc = Xyzz<F>::identity();
-  for (u32 k = choff[b]; k < choff[b + 1]; k++) acc = acc.add(partial[k]);
+  const u32 k0 = choff[b], k1 = choff[b + 1];
+  if (k0 == k1) return;  // no point of this pass: the kept bucket stays
+  Xyzz<F> acc = buckets[b];
+  for (u32 k = k0; k < k1; k++) acc = acc.add(partial[k]);
   buckets[b] = acc;
+}
+
+// *acc += *p (one point: the ones of a chunk added to the run's).
+template <class F>
+__global__ void k_add_into(Xyzz<F>* acc, const Xyzz<F>* p) {
+  *acc = acc->add(*p);
+}
+
+// cnt += scalars that are neither 0 nor 1 among sc[idx ? idx[i] : i], i < n (Montgomery form in).
+static __global__ void k_count_others(const DFr* __restrict__ sc, const u32* __restrict__ idx, size_t n,
+                                      unsigned long long* cnt) {
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  unsigned long long mine = 0;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const DFr s = sc[idx ? idx[i] : i].from_mont();
+    bool small = s.w[0] <= 1;
+#pragma unroll
+    for (int k = 1; k < 8; k++) small &= s.w[k] == 0;
+    mine += small ? 0 : 1;
+  }
+  for (int o = 16; o > 0; o >>= 1) mine += __shfl_down_sync(0xffffffffu, mine, o);
+  if ((threadIdx.x & 31) == 0 && mine) atomicAdd(cnt, mine);
 }
 
 // Segment sums: thread (w, s) covers buckets [lo, lo + G) of window w (bucket j ↔ digit j + 1).

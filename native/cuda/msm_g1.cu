@@ -8,6 +8,25 @@ void msm_g1(Ctx& c, Bases* b, const void* d_scalars, const uint32_t* d_sidx, voi
   msm_impl<DFq>(c, b, d_scalars, d_sidx, out, t, 1);
 }
 
+std::unique_ptr<MsmRunner> msm_runner_g1(Ctx& c, size_t n, const void* d_scalars, const uint32_t* d_sidx,
+                                         const MsmShape& s, MsmTimes& t) {
+  return std::make_unique<MsmRunnerT<DFq>>(c, n, d_scalars, d_sidx, s, t, 1);
+}
+
+size_t msm_count_others(Ctx& c, const void* d_scalars, const uint32_t* d_sidx, size_t n) {
+  if (n == 0) return 0;
+  auto* d = dalloc<unsigned long long>(c, 1);
+  KC_CHECK(cudaMemsetAsync(d, 0, sizeof(unsigned long long), c.stream));
+  const unsigned blocks = std::max(1u, std::min<unsigned>(blocks_for(n, 256), (unsigned)c.sms * 8));
+  k_count_others<<<blocks, 256, 0, c.stream>>>(static_cast<const DFr*>(d_scalars), d_sidx, n, d);
+  KC_LAUNCHED();
+  unsigned long long h = 0;
+  KC_CHECK(cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, c.stream));
+  dfree(c, d);
+  KC_CHECK(cudaStreamSynchronize(c.stream));
+  return (size_t)h;
+}
+
 void batch_add_g1(Ctx& c, Bases* b, const uint32_t* d_idx, size_t n, void* out) {
   Xyzz<DFq>* d = dalloc<Xyzz<DFq>>(c, 1);
   KC_CHECK(cudaMemsetAsync(d, 0, sizeof(Xyzz<DFq>), c.stream));

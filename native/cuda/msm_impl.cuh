@@ -7,6 +7,7 @@
 
 #include "ctx.cuh"
 #include "msm.cuh"
+#include "msm_run.hpp"
 
 namespace kiln {
 namespace cuda {
@@ -70,28 +71,46 @@ void sum_points(Ctx& c, const Affine<F>* bases, const u32* d_idx, size_t n, Xyzz
   dfree(c, q);
 }
 
-// Pippenger over m points (base indices d_idx, canonical scalars d_sc) → W window sums on the host.
+// The buckets of one MSM run, kept across chunks: W windows of K = 2^(c−1) buckets (signed digits).
 template <class F>
-void pippenger(Ctx& c, const Affine<F>* bases, const u32* d_idx, const DFr* d_sc, size_t m, unsigned& cw,
-               std::vector<Xyzz<F>>& windows, MsmTimes& tm) {
-  Events ev(5);
+struct Buckets {
+  unsigned cbits = 0;
+  u32 W = 0, K = 0, nb = 0;
+  Xyzz<F>* b = nullptr;  // nb, the identity (all zero bytes) at the start
+};
+
+// Adds m points (base indices d_idx into `bases`, canonical scalars d_sc) into the buckets, `wg`
+// windows per pass (wg = W: one pass, as a single MSM; fewer: the sort's memory is that of wg
+// windows). Each pass: digits, sort, bucket runs in chunks of ≤ kChunk points, chunk trees, then
+// each bucket's sum added to the bucket kept across calls. Times add up into tm.
+template <class F>
+void pippenger_pass(Ctx& c, Buckets<F>& bk, u32 w0, u32 W, const Affine<F>* bases, const u32* d_idx, const DFr* d_sc,
+                    size_t m, MsmTimes& tm);
+
+template <class F>
+void pippenger_add(Ctx& c, Buckets<F>& bk, const Affine<F>* bases, const u32* d_idx, const DFr* d_sc, size_t m,
+                   unsigned wg, MsmTimes& tm) {
+  const u32 g = std::max(1u, std::min<u32>(wg ? wg : bk.W, bk.W));
+  for (u32 w0 = 0; w0 < bk.W; w0 += g) pippenger_pass<F>(c, bk, w0, std::min(g, bk.W - w0), bases, d_idx, d_sc, m, tm);
+}
+
+template <class F>
+void pippenger_pass(Ctx& c, Buckets<F>& bk, u32 w0, u32 W, const Affine<F>* bases, const u32* d_idx, const DFr* d_sc,
+                    size_t m, MsmTimes& tm) {
+  Events ev(4);
   KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
-  const unsigned forced = g_msm_window.load();
-  const unsigned cbits = forced ? forced : pick_window(m);
-  const u32 W = (256 + cbits - 1) / cbits;
-  const u32 K = 1u << (cbits - 1);
-  const u32 nb = W * K;
+  const unsigned cbits = bk.cbits;
+  const u32 nb = W * bk.K;  // this pass's buckets: windows w0 … w0 + W − 1
   const u32 sentinel = nb;
   const int end_bit = 32 - __builtin_clz(sentinel);
   const size_t total = m * W;
-  if (total >= (size_t(1) << 32)) throw Error("msm: too many points for one call (m·W ≥ 2^32)");
-  cw = cbits;
+  if (total >= (size_t(1) << 32)) throw Error("msm: too many points for one pass (m·W ≥ 2^32)");
 
   u32* keys = dalloc<u32>(c, total);
   u32* vals = dalloc<u32>(c, total);
   u32* keys2 = dalloc<u32>(c, total);
   u32* vals2 = dalloc<u32>(c, total);
-  k_digits<<<blocks_for(m, 256), 256, 0, c.stream>>>(d_sc, d_idx, m, cbits, W, sentinel, keys, vals);
+  k_digits<<<blocks_for(m, 256), 256, 0, c.stream>>>(d_sc, d_idx, m, cbits, w0, W, sentinel, keys, vals);
   KC_LAUNCHED();
   cub::DoubleBuffer<u32> dk(keys, keys2), dv(vals, vals2);
   size_t tmp_bytes = 0;
@@ -165,8 +184,7 @@ void pippenger(Ctx& c, const Affine<F>* bases, const u32* d_idx, const DFr* d_sc
     }
     dfree(c, off2);
   }
-  Xyzz<F>* buckets = dalloc<Xyzz<F>>(c, nb);
-  k_bucket_sum<F><<<blocks_for(nb, at), at, 0, c.stream>>>(partial, choff, nb, buckets);
+  k_bucket_sum<F><<<blocks_for(nb, at), at, 0, c.stream>>>(partial, choff, nb, bk.b + (size_t)w0 * bk.K);
   KC_LAUNCHED();
   KC_CHECK(cudaEventRecord(ev.e[3], c.stream));
   dfree(c, partial);
@@ -178,71 +196,144 @@ void pippenger(Ctx& c, const Affine<F>* bases, const u32* d_idx, const DFr* d_sc
   dfree(c, end);
   dfree(c, cc);
   dfree(c, choff);
+  KC_CHECK(cudaEventSynchronize(ev.e[3]));
+  tm.sort += ev.ms(0, 1);
+  tm.accumulate += ev.ms(1, 2);
+  tm.buckets += ev.ms(2, 3);
+}
 
+// The window sums of the buckets (segments of 16 buckets by running sums, a tree over the
+// segments) → W points on the host.
+template <class F>
+void pippenger_windows(Ctx& c, const Buckets<F>& bk, std::vector<Xyzz<F>>& windows, MsmTimes& tm) {
+  Events ev(2);
+  KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
+  const u32 W = bk.W, K = bk.K;
   const u32 G = std::min<u32>(16, K);
   const u32 S = K / G;
   Xyzz<F>* seg = dalloc<Xyzz<F>>(c, (size_t)W * S);
   Xyzz<F>* seg2 = dalloc<Xyzz<F>>(c, (size_t)W * S);
-  k_window_segments<F><<<blocks_for((size_t)W * S, 64), 64, 0, c.stream>>>(buckets, W, K, G, seg);
+  k_window_segments<F><<<blocks_for((size_t)W * S, 64), 64, 0, c.stream>>>(bk.b, W, K, G, seg);
   KC_LAUNCHED();
   Xyzz<F>* ws = reduce_to_groups<F>(c, seg, seg2, W, S);
   windows.resize(W);
   KC_CHECK(cudaMemcpyAsync(windows.data(), ws, W * sizeof(Xyzz<F>), cudaMemcpyDeviceToHost, c.stream));
-  KC_CHECK(cudaEventRecord(ev.e[4], c.stream));
-  dfree(c, buckets);
+  KC_CHECK(cudaEventRecord(ev.e[1], c.stream));
   dfree(c, seg);
   dfree(c, seg2);
-  KC_CHECK(cudaEventSynchronize(ev.e[4]));
-  float* out[4] = {&tm.sort, &tm.accumulate, &tm.buckets, &tm.windows};
-  for (int i = 0; i < 4; i++) *out[i] = ev.ms(i, i + 1);
+  KC_CHECK(cudaEventSynchronize(ev.e[1]));
+  tm.windows += ev.ms(0, 1);
 }
 
+// One MSM run over chunks (msm_run.hpp): classify each chunk (0 and identity bases dropped, 1 → the
+// ones, summed into one point kept across chunks; the rest → Pippenger into the kept buckets), then
+// the windows and Horner on the host at finish. Identical sums to a single pass: the same point.
+template <class F>
+class MsmRunnerT final : public MsmRunner {
+ public:
+  MsmRunnerT(Ctx& c, size_t n, const void* d_scalars, const u32* d_sidx, const MsmShape& s, MsmTimes& t, int curve)
+      : c_(c), n_(n), sc_(static_cast<const DFr*>(d_scalars)), sidx_(d_sidx), s_(s), t_(t), curve_(curve) {
+    ones_ = dalloc<Xyzz<F>>(c_, 1);
+    KC_CHECK(cudaMemsetAsync(ones_, 0, sizeof(Xyzz<F>), c_.stream));
+    if (s_.cbits) {
+      bk_.cbits = s_.cbits;
+      bk_.W = (256 + s_.cbits - 1) / s_.cbits;
+      bk_.K = 1u << (s_.cbits - 1);
+      bk_.nb = bk_.W * bk_.K;
+      bk_.b = dalloc<Xyzz<F>>(c_, bk_.nb);
+      KC_CHECK(cudaMemsetAsync(bk_.b, 0, (size_t)bk_.nb * sizeof(Xyzz<F>), c_.stream));
+    }
+  }
+  ~MsmRunnerT() override {
+    cudaFreeAsync(ones_, c_.stream);
+    if (bk_.b) cudaFreeAsync(bk_.b, c_.stream);
+  }
+  const MsmShape& shape() const override { return s_; }
+
+  void chunk(const void* d_bases, size_t p0, size_t nc) override {
+    if (nc == 0) return;
+    if (nc > s_.chunk || p0 > n_ || nc > n_ - p0) throw Error("msm: chunk out of range");
+    const Affine<F>* bases = static_cast<const Affine<F>*>(d_bases);
+    Events ev(3);
+    KC_CHECK(cudaEventRecord(ev.e[0], c_.stream));
+    u32* cnt = dalloc<u32>(c_, 2);
+    u32* ones = dalloc<u32>(c_, nc);
+    u32* oth_idx = dalloc<u32>(c_, nc);
+    DFr* oth_sc = dalloc<DFr>(c_, nc);
+    KC_CHECK(cudaMemsetAsync(cnt, 0, 2 * sizeof(u32), c_.stream));
+    // base i of the chunk ↔ scalar sidx[p0 + i] (or p0 + i)
+    const DFr* sc = sidx_ ? sc_ : sc_ + p0;
+    const u32* sidx = sidx_ ? sidx_ + p0 : nullptr;
+    const unsigned blocks = std::max(1u, std::min<unsigned>(blocks_for(nc, 256), (unsigned)c_.sms * 8));
+    k_classify<F><<<blocks, 256, 0, c_.stream>>>(bases, nc, sc, sidx, ones, oth_idx, oth_sc, cnt);
+    KC_LAUNCHED();
+    u32 h_cnt[2];
+    KC_CHECK(cudaMemcpyAsync(h_cnt, cnt, sizeof h_cnt, cudaMemcpyDeviceToHost, c_.stream));
+    KC_CHECK(cudaEventRecord(ev.e[1], c_.stream));
+    KC_CHECK(cudaStreamSynchronize(c_.stream));
+    t_.ones += h_cnt[0];
+    t_.others += h_cnt[1];
+    if (h_cnt[0]) {
+      Xyzz<F>* part = dalloc<Xyzz<F>>(c_, 1);
+      sum_points<F>(c_, bases, ones, h_cnt[0], part);
+      k_add_into<F><<<1, 1, 0, c_.stream>>>(ones_, part);
+      KC_LAUNCHED();
+      dfree(c_, part);
+    }
+    KC_CHECK(cudaEventRecord(ev.e[2], c_.stream));
+    if (h_cnt[1]) {
+      if (!s_.cbits) throw Error("msm: the run was planned for scalars 0 and 1 only");
+      // in batches of the planned size (a chunk with more full-width scalars than expected runs more)
+      const size_t bt = s_.batch ? s_.batch : h_cnt[1];
+      for (size_t off = 0; off < h_cnt[1]; off += bt)
+        pippenger_add<F>(c_, bk_, bases, oth_idx + off, oth_sc + off, std::min<size_t>(bt, h_cnt[1] - off), s_.wgroup, t_);
+    }
+    dfree(c_, cnt);
+    dfree(c_, ones);
+    dfree(c_, oth_idx);
+    dfree(c_, oth_sc);
+    KC_CHECK(cudaEventSynchronize(ev.e[2]));
+    t_.classify += ev.ms(0, 1);
+    t_.batch_add += ev.ms(1, 2);
+  }
+
+  void finish(void* out) override {
+    std::vector<Xyzz<F>> windows;
+    if (bk_.b && t_.others) pippenger_windows<F>(c_, bk_, windows, t_);
+    Xyzz<F> h_ones;
+    KC_CHECK(cudaMemcpyAsync(&h_ones, ones_, sizeof h_ones, cudaMemcpyDeviceToHost, c_.stream));
+    KC_CHECK(cudaStreamSynchronize(c_.stream));
+    t_.window = windows.empty() ? 0 : bk_.cbits;
+    finish_msm(curve_, windows.data(), (unsigned)windows.size(), bk_.cbits, &h_ones, out);
+  }
+
+ private:
+  Ctx& c_;
+  size_t n_;
+  const DFr* sc_;
+  const u32* sidx_;
+  MsmShape s_;
+  MsmTimes& t_;
+  int curve_;
+  Xyzz<F>* ones_ = nullptr;
+  Buckets<F> bk_;
+};
+
+// The single-call MSM over resident bases (the msm entry point, benches): one run with the whole
+// section as one chunk when the pool allows it, as before the chunked runs.
 template <class F>
 void msm_impl(Ctx& c, Bases* b, const void* d_scalars, const u32* d_sidx, void* out, MsmTimes& t, int curve) {
   const size_t n = b->n;
-  const Affine<F>* bases = static_cast<const Affine<F>*>(b->d);
-  Events ev(4);
+  Events ev(2);
   KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
-  u32* cnt = dalloc<u32>(c, 2);
-  u32* ones = dalloc<u32>(c, n);
-  u32* oth_idx = dalloc<u32>(c, n);
-  DFr* oth_sc = dalloc<DFr>(c, n);
-  KC_CHECK(cudaMemsetAsync(cnt, 0, 2 * sizeof(u32), c.stream));
-  if (n) {
-    const unsigned blocks = std::max(1u, std::min<unsigned>(blocks_for(n, 256), (unsigned)c.sms * 8));
-    k_classify<F><<<blocks, 256, 0, c.stream>>>(bases, n, static_cast<const DFr*>(d_scalars), d_sidx, ones, oth_idx,
-                                                oth_sc, cnt);
-    KC_LAUNCHED();
-  }
-  u32 h_cnt[2];
-  KC_CHECK(cudaMemcpyAsync(h_cnt, cnt, sizeof h_cnt, cudaMemcpyDeviceToHost, c.stream));
+  const size_t others = msm_count_others(c, d_scalars, d_sidx, n);
+  const MsmShape s = msm_shape(curve, n, others, ~size_t(0) >> 1, n);
+  MsmRunnerT<F> r(c, n, d_scalars, d_sidx, s, t, curve);
+  const size_t pb = sizeof(Affine<F>);
+  for (size_t p0 = 0; p0 < n; p0 += s.chunk) r.chunk(static_cast<const uint8_t*>(b->d) + p0 * pb, p0, std::min(s.chunk, n - p0));
   KC_CHECK(cudaEventRecord(ev.e[1], c.stream));
-  KC_CHECK(cudaStreamSynchronize(c.stream));
-  t.ones = h_cnt[0];
-  t.others = h_cnt[1];
-
-  Xyzz<F>* d_ones = dalloc<Xyzz<F>>(c, 1);
-  KC_CHECK(cudaMemsetAsync(d_ones, 0, sizeof(Xyzz<F>), c.stream));
-  if (h_cnt[0]) sum_points<F>(c, bases, ones, h_cnt[0], d_ones);
-  Xyzz<F> h_ones;
-  KC_CHECK(cudaMemcpyAsync(&h_ones, d_ones, sizeof h_ones, cudaMemcpyDeviceToHost, c.stream));
-  KC_CHECK(cudaEventRecord(ev.e[2], c.stream));
-
-  std::vector<Xyzz<F>> windows;
-  unsigned cw = 0;
-  if (h_cnt[1]) pippenger<F>(c, bases, oth_idx, oth_sc, h_cnt[1], cw, windows, t);
-  KC_CHECK(cudaEventRecord(ev.e[3], c.stream));
-  dfree(c, cnt);
-  dfree(c, ones);
-  dfree(c, oth_idx);
-  dfree(c, oth_sc);
-  dfree(c, d_ones);
-  KC_CHECK(cudaStreamSynchronize(c.stream));
-  t.classify = ev.ms(0, 1);
-  t.batch_add = ev.ms(1, 2);
-  t.msm = ev.ms(2, 3);
-  t.window = cw;
-  finish_msm(curve, windows.data(), (unsigned)windows.size(), cw, &h_ones, out);
+  r.finish(out);
+  t.msm = ev.ms(0, 1) - t.classify - t.batch_add;
 }
 
 }  // namespace cuda

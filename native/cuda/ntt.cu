@@ -50,6 +50,27 @@ DFr* ntt_raw(Ctx& c, DFr* data, DFr* scratch, unsigned log_n, bool inverse) {
   return scratch;
 }
 
+DFr* ntt_any(Ctx& c, DFr* data, DFr* scratch, unsigned log_n, bool inverse) {
+  if (scratch) return ntt_raw(c, data, scratch, log_n, inverse);
+  if (log_n == 0) return data;
+  ensure_twiddles(c, log_n);
+  const size_t n = size_t(1) << log_n;
+  k_bitrev_inplace<<<blocks_for(n, 256), 256, 0, c.stream>>>(data, log_n);
+  KC_LAUNCHED();
+  const unsigned groups = (log_n + kGroupLog - 1) / kGroupLog;
+  unsigned s = 0;
+  for (unsigned gi = 0; gi < groups; gi++) {
+    const unsigned k = (log_n - s + (groups - gi) - 1) / (groups - gi);
+    const size_t blocks = size_t(1) << (log_n - k);
+    const unsigned threads = std::min(1u << (k >= 2 ? k - 2 : 0), 256u);
+    k_ntt_group<<<(unsigned)blocks, threads, (32u << k), c.stream>>>(nullptr, data, log_n, s, k,
+                                                                   static_cast<const DFr*>(c.tw), c.tw_log, inverse);
+    KC_LAUNCHED();
+    s += k;
+  }
+  return data;
+}
+
 static void scale(Ctx& c, DFr* a, size_t n, const uint8_t* factor, const uint8_t* g) {
   DFr one;
   std::memset(one.w, 0, 32);
@@ -81,6 +102,36 @@ void ntt(int dev, void* data, unsigned log_n, bool inverse, bool coset, float& m
   ms = ev.ms(0, 1);
   dfree(c, a);
   dfree(c, s);
+}
+
+DFr* coset_evals(Ctx& c, DFr* x, DFr* scratch, unsigned log_n) {
+  const size_t n = size_t(1) << log_n;
+  const FrConsts k = fr_consts(log_n);
+  DFr* y = ntt_any(c, x, scratch, log_n, true);
+  scale(c, y, n, k.n_inv, k.g);
+  DFr* other = scratch ? (y == x ? scratch : x) : nullptr;
+  return ntt_any(c, y, other, log_n, false);
+}
+
+void quotient_mul(Ctx& c, DFr* ab, const DFr* b, unsigned log_n) {
+  const size_t n = size_t(1) << log_n;
+  k_mul_pointwise<<<blocks_for(n, 256), 256, 0, c.stream>>>(ab, b, n);
+  KC_LAUNCHED();
+}
+
+void quotient_sub(Ctx& c, DFr* ab, const DFr* cc, unsigned log_n) {
+  const size_t n = size_t(1) << log_n;
+  const FrConsts k = fr_consts(log_n);
+  k_sub_scale<<<blocks_for(n, 256), 256, 0, c.stream>>>(ab, cc, n, to_dfr(k.z_inv));
+  KC_LAUNCHED();
+}
+
+DFr* quotient_h(Ctx& c, DFr* ab, DFr* scratch, unsigned log_n) {
+  const size_t n = size_t(1) << log_n;
+  const FrConsts k = fr_consts(log_n);
+  DFr* h = ntt_any(c, ab, scratch, log_n, true);
+  scale(c, h, n, k.n_inv, k.g_inv);
+  return h;
 }
 
 DFr* quotient_dev(Ctx& c, DFr* a, DFr* b, DFr* cc, DFr* spare, unsigned log_n, DFr* rest[3]) {

@@ -112,6 +112,30 @@ static __global__ void k_scale_powers(DFr* a, u64 n, DFr c, DFr g, bool powers) 
   }
 }
 
+// In-place bit-reversal permutation (the in-place transform's first step, before its stage groups).
+static __global__ void k_bitrev_inplace(DFr* a, unsigned logn) {
+  const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (u64(1) << logn)) return;
+  const u64 j = bitrev(i, logn);
+  if (i < j) {
+    const DFr x = a[i];
+    a[i] = a[j];
+    a[j] = x;
+  }
+}
+
+// a *= b (the quotient computed one vector at a time: a·b before c is formed)
+static __global__ void k_mul_pointwise(DFr* __restrict__ a, const DFr* __restrict__ b, u64 n) {
+  const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) a[i] = a[i] * b[i];
+}
+
+// a = (a − c)·zinv (with a holding a·b)
+static __global__ void k_sub_scale(DFr* __restrict__ a, const DFr* __restrict__ c, u64 n, DFr zinv) {
+  const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) a[i] = (a[i] - c[i]) * zinv;
+}
+
 // a = (a·b − c)·zinv
 static __global__ void k_quotient_pointwise(DFr* __restrict__ a, const DFr* __restrict__ b, const DFr* __restrict__ c,
                                      u64 n, DFr zinv) {

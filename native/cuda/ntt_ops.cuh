@@ -14,6 +14,20 @@ void ensure_twiddles(Ctx& c, unsigned log_n);
 // first stage group gathers out of place). Returns the buffer holding the result. No scaling here.
 DFr* ntt_raw(Ctx& c, DFr* data, DFr* scratch, unsigned log_n, bool inverse);
 
+// The same transform in place (scratch == nullptr: a bit-reversal pass, then every stage group in
+// place), or out of place into scratch as ntt_raw. Returns the buffer holding the result.
+DFr* ntt_any(Ctx& c, DFr* data, DFr* scratch, unsigned log_n, bool inverse);
+
+// The quotient one vector at a time (partition.cu's smaller memory plans: a, b and c are formed
+// one after the other, so two or three buffers of the domain's size suffice instead of four):
+//   x ← evaluations of x's polynomial on the coset g·H (iNTT, ·(1/n)·g^i, NTT); returns where
+//   ab ← ab·b;  ab ← (ab − c)·Z(g)^−1;  h ← the coefficients of ab's polynomial (iNTT on the coset).
+// scratch == nullptr: in place.
+DFr* coset_evals(Ctx& c, DFr* x, DFr* scratch, unsigned log_n);
+void quotient_mul(Ctx& c, DFr* ab, const DFr* b, unsigned log_n);
+void quotient_sub(Ctx& c, DFr* ab, const DFr* cc, unsigned log_n);
+DFr* quotient_h(Ctx& c, DFr* ab, DFr* scratch, unsigned log_n);
+
 // The Groth16 quotient on device buffers of n = 2^log_n elements: a, b, c hold the evaluations of
 // A·w, B·w, C·w over H; spare is scratch. iNTT, coset NTT, (a·b − c)/Z pointwise, coset iNTT, all
 // on c.stream. Returns the buffer holding h; `rest` receives the other three (free them).

@@ -32,13 +32,35 @@ struct CircuitDesc {
 };
 
 struct Circuit;
+// Uploads and checks the matrices (streamed == false), or (streamed == true) keeps them in host
+// memory — the caller's arrays, page-locked in place with cudaHostRegister, which must outlive the
+// circuit — checked on the host, with only the coefficient tables and query indices on the device:
+// each proof then streams the matrices' rows in chunks (issue 24: a GPU of 16 GiB cannot hold a
+// 32 GiB circuit's 6.9 GiB of matrices beside the witness and the quotient).
+Circuit* circuit_upload(int dev, const CircuitDesc& d, bool streamed);
 // Uploads and checks the matrices (rowPtr monotone from 0, columns < numInputs + numAux,
 // coefficient indices < ncoeffs, query indices < numInputs + numAux); throws Error naming the fault.
 Circuit* circuit_upload(int dev, const CircuitDesc& d);
 void circuit_free(Circuit* c);
-size_t circuit_bytes(const Circuit* c);
+size_t circuit_bytes(const Circuit* c);     // device bytes
+size_t circuit_host_bytes(const Circuit* c);  // the streamed matrices' bytes (0 when resident)
 size_t circuit_vars(const Circuit* c);  // numInputs + numAux
 int circuit_device(const Circuit* c);
+
+// How a proof uses the device's memory (src/backend/device-plan.ts decides; the default is the
+// whole-GPU behaviour): the quotient's buffers of the domain's size (4: a, b, c formed first, as on
+// a big GPU; 3: one vector at a time, transforms out of place; 2: one at a time, in place), the
+// MSMs' scratch budget (0: as they need), the staging slots of streamed data, and whether the
+// witness is copied before the proof takes the device (its copy overlaps the previous proof's
+// compute, at the cost of a second witness on the device).
+struct PartitionPlan {
+  unsigned qbufs = 4;
+  size_t msm_budget = 0;
+  size_t slot_bytes = 0;         // the SRS chunks' staging slots (0: 256 MiB)
+  unsigned slots = 2;
+  size_t matrix_slot_bytes = 0;  // the streamed matrices' two slots (0: slot_bytes)
+  bool prefetch_witness = true;
+};
 
 struct PartitionSrs {
   Bases *h, *l, *a, *b1, *b2;  // h: 2^logN − 1, l: numAux, a: na, b1/b2: nb bases
@@ -52,8 +74,13 @@ struct PartitionTimes {
   float wait = 0;  // host wall ms waiting for the device (another proof holding it), not an event
   float copy = 0, upload = 0, matvec = 0, ntt = 0;
   MsmTimes h, l, a, b1, b2;
-  float msm_h = 0, msm_l = 0, msm_a = 0, msm_b1 = 0, msm_b2 = 0;  // whole calls (events)
+  float msm_h = 0, msm_l = 0, msm_a = 0, msm_b1 = 0, msm_b2 = 0;  // each MSM's own kernels (events)
   float total = 0;
+  // streamed data (SRS sections and matrices from host memory): bytes copied, the copy stream's
+  // busy ms, and the ms the compute stream waited for a copy (not hidden under compute)
+  size_t streamed_bytes = 0;
+  float stream_copy = 0, stream_wait = 0;
+  unsigned qbufs = 0;  // the quotient's buffers used
 };
 
 struct PartitionOut {
@@ -62,7 +89,8 @@ struct PartitionOut {
 };
 
 // witness: (numInputs + numAux) Montgomery Fr, ONE first.
-void prove_partition(Circuit* c, const PartitionSrs& srs, const void* witness, PartitionOut& out);
+void prove_partition(Circuit* c, const PartitionSrs& srs, const void* witness, PartitionOut& out,
+                     const PartitionPlan& plan = PartitionPlan{});
 
 // A synthetic partition generated on the device (random SRS points, random CSR rows with fixed
 // term counts, a witness with the given shares of 0, 1 and full-width values), proved `iters`

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "ctx.cuh"
+#include "stream.cuh"
 #include "upload.hpp"
 
 namespace kiln {
@@ -27,6 +28,35 @@ cudaStream_t upload_stream(int dev) {
 
 }  // namespace
 
+cudaStream_t stream_copy_stream(int dev) {
+  static std::mutex mu;
+  static std::map<int, cudaStream_t> streams;
+  std::lock_guard<std::mutex> lock(mu);
+  cudaStream_t& s = streams[dev];
+  if (!s) {
+    KC_CHECK(cudaSetDevice(dev));
+    KC_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  }
+  return s;
+}
+
+Bases* bases_host(int dev, int curve, const std::vector<std::pair<const uint8_t*, size_t>>& pieces,
+                  std::function<void()> on_free) {
+  Guard g(dev);  // the device's context exists before a proof streams from these
+  auto* b = new Bases{dev, curve, 0, nullptr};
+  const size_t pb = point_bytes(curve);
+  for (const auto& [p, bytes] : pieces) {
+    if (bytes % pb) {
+      delete b;
+      throw Error("hostBases: a piece of " + std::to_string(bytes) + " bytes is not a whole number of points");
+    }
+    if (bytes) b->host.push_back({p, bytes / pb});
+    b->n += bytes / pb;
+  }
+  b->on_free = std::move(on_free);
+  return b;
+}
+
 Bases* bases_alloc(int dev, int curve, size_t n) {
   Guard g(dev);  // the device's context exists (and is current) before its memory is taken
   auto* b = new Bases{dev, curve, n, nullptr};
@@ -43,6 +73,7 @@ void bases_write(Bases* b, size_t first, const void* host, size_t n) {
     throw Error("bases_write: points [" + std::to_string(first) + ", " + std::to_string(first + n) + ") out of range (" +
                 std::to_string(b->n) + " points)");
   if (n == 0) return;
+  if (!b->d) throw Error("bases_write: the bases live in host memory (hostBases)");
   KC_CHECK(cudaSetDevice(b->dev));
   const cudaStream_t s = upload_stream(b->dev);
   const size_t pb = point_bytes(b->curve);
