@@ -115,6 +115,19 @@ export function rng(seed: number): Rng {
   return next;
 }
 
+/** n random field elements below 2^254 < r (valid Montgomery representations), seeded. */
+export function randomFrBytes(n: number, seed: number): Uint8Array {
+  const out = new Uint8Array(n * 32);
+  const w = new Uint32Array(out.buffer);
+  const r = rng(seed).u32;
+  for (let i = 0; i < w.length; i++) w[i] = r();
+  for (let i = 0; i < n; i++) w[i * 8 + 7] &= 0x3fffffff;
+  return out;
+}
+
+/** Montgomery 1 (R mod r): the scalar 1 in the byte layout of the backends. */
+export const FR_ONE_MONT = new Uint8Array(new BigUint64Array([0x00000001fffffffen, 0x5884b7fa00034802n, 0x998c4fefecbc4ff5n, 0x1824b159acc5056fn]).buffer);
+
 /** A verifying key of small multiples of the generators (no setup behind it): for tests of file
  *  layouts and loaders, with `ic` of 19·G, 23·G, … (`inputs` points). */
 export function sampleVerifyingKey(inputs = 1): VerifyingKey {

@@ -12,6 +12,7 @@
  * (CsrMatrix) are the layout of src/field/csr.ts; the point codec (decodePoints / encodePoints) is
  * the contract of src/curve/codec.ts (PointCodec).
  */
+import type { CircuitFootprint, DevicePlan } from './device-plan.js';
 import type { PointCodec, PointGroup } from '../curve/codec.js';
 import type { CsrMatrix } from '../field/csr.js';
 import type { Section } from './section.js';
@@ -79,7 +80,12 @@ export interface PartitionSums {
   /** matvec (incl. the witness upload), ntt_h, msm_h, msm_l, msm_a, msm_b1, msm_b2 (without their
    *  batched additions), batch_add; release (freeing scratch) and device_wait (waiting for a device
    *  another proof holds) when the backend measures them. */
-  timings: Record<'matvec' | 'ntt_h' | 'msm_h' | 'msm_l' | 'msm_a' | 'msm_b1' | 'msm_b2' | 'batch_add', number> & { release?: number; device_wait?: number };
+  timings: Record<'matvec' | 'ntt_h' | 'msm_h' | 'msm_l' | 'msm_a' | 'msm_b1' | 'msm_b2' | 'batch_add', number> & {
+    release?: number;
+    device_wait?: number;
+    /** GPU ms the compute waited for streamed data (SRS sections, matrices) not hidden under compute. */
+    stream_wait?: number;
+  };
 }
 
 /** What Backend.devSetupInsecure needs: the circuit (as for provePartition: a backend may keep it
@@ -158,6 +164,38 @@ export interface DeviceMemory {
   freeBytes: number;
 }
 
+/** One circuit's device-memory plan on a GPU (src/backend/device-plan.ts), as the status shows it. */
+export interface CircuitMemoryPlanStatus {
+  /** The circuit: its id when the backend was told it, else "2^27 domain, 130278541 constraints". */
+  circuit: string;
+  /** One line: what stays on the device and what streams, e.g. "matrices resident; SRS h, l, a,
+   *  b_g1, b_g2 streamed in 768 MiB chunks; quotient in place (2 buffers); MSM scratch 3.0 GiB". */
+  summary: string;
+  /** Device bytes this circuit keeps resident (its SRS sections and matrices there). */
+  residentBytes: number;
+  /** Bytes copied host → device per partition proof (the streamed SRS sections and matrices). */
+  streamedBytesPerPartition: number;
+  /** Pinned host bytes that hold the streamed sections. */
+  hostBytes: number;
+  /** Device bytes one partition proof is planned to take at its peak besides the resident ones. */
+  workingBytes: number;
+}
+
+/** A GPU's memory plan (issue 24): the budget plans work within, and each loaded circuit's plan. */
+export interface DeviceMemoryPlanStatus {
+  /** Bytes the plans may use: min(free memory when the backend started, [gpus] memory_limit) less a reserve. */
+  budgetBytes: number;
+  /** [gpus] memory_limit in bytes, when set. */
+  limitBytes?: number;
+  /** Device bytes resident now for every circuit (SRS, matrices) and the NTT twiddles. */
+  residentBytes: number;
+  circuits: CircuitMemoryPlanStatus[];
+  /** The last partition proof: bytes copied host → device, the copy engine's busy ms, the GPU's ms. */
+  lastPartition?: { streamedBytes: number; copyMs: number; gpuMs: number };
+  /** Re-plans after an out-of-memory failure since the backend started. */
+  replans: number;
+}
+
 export interface Backend extends PointCodec {
   readonly name: string;
   capabilities(): Capabilities;
@@ -166,6 +204,8 @@ export interface Backend extends PointCodec {
   readonly device?: number;
   /** Optional: the device's memory now (total and free); undefined when it cannot be had. */
   deviceMemory?(): DeviceMemory | undefined;
+  /** Optional: the device-memory plan (GPU backends): what is resident, what streams. */
+  memoryPlan?(): DeviceMemoryPlanStatus | undefined;
 
   /** A buffer of `bytes` zeroed bytes in backend memory (native: outside the JS heap, 64-byte
    *  aligned). Free it with `release` when done; it is also freed when garbage collected. */
@@ -216,6 +256,12 @@ export interface Backend extends PointCodec {
    *  Without it, `srsBytes`: the sections live in host memory. The CUDA backend receives them
    *  streamed from the file onto the device and holds only the loader's staging buffers. */
   srsHostBytes?(srsBytes: number): number;
+
+  /** Optional (GPU backends, issue 24): the device-memory plan of a circuit on this backend's device
+   *  (src/backend/device-plan.ts), made once per `key` (the circuit's shape object) and kept while
+   *  the circuit is loaded: what stays resident, what streams from pinned host memory. Throws an
+   *  Error naming the memory needed and the memory available when the circuit cannot fit at all. */
+  planCircuit?(key: object, footprint: CircuitFootprint, label?: string): DevicePlan;
 
   /** Optional: a, b, c, the quotient and the five MSMs of one partition in one call, without the
    *  intermediate vectors leaving the backend (the CUDA backend keeps them on the device). The

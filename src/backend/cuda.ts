@@ -29,6 +29,13 @@
  *    .params file from the device.
  *  - fixedBaseMul (the CPU setup), lincomb (the proof's assembly) and the parameter files' point codec
  *    run on the CPU backend.
+ *  - Device-memory plans (issue 24, src/backend/device-plan.ts): a circuit is planned when its
+ *    parameters load (`planCircuit`, from the SRS cache and the loader) within the free memory found at
+ *    start, capped by `memoryLimit` / $KILN_GPU_MEMORY_LIMIT; the sections the plan streams are read
+ *    into pinned host memory (`adoptStreamed`) and become host bases (`hostBases`), a circuit whose
+ *    matrices stream is uploaded with `{streamed: true}`, and provePartition passes the plan's quotient
+ *    buffers, MSM scratch, staging slots and witness prefetch to the addon; an out-of-memory proof is
+ *    retried once with `shrinkPlan`'s smaller one. `memoryPlan()` is the status.
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -51,6 +58,17 @@ import type {
 import { G1, G2, G1_BYTES, G2_BYTES, writeG1, writeG2 } from '../field/layout.js';
 import { NativeBackend, nativeAvailable } from './native.js';
 import { STAGING_BYTES, isPointSection, pointBytes, type DeviceTarget, type PointSection, type ResidentMsm, type Section } from './section.js';
+import {
+  deviceBudget,
+  footprintOf,
+  parseMemoryLimit,
+  planDeviceMemory,
+  shrinkPlan,
+  type CircuitFootprint,
+  type DevicePlan,
+} from './device-plan.js';
+import type { DeviceMemoryPlanStatus } from './backend.js';
+import { fmtBytes } from '../util/bytes.js';
 
 export interface GpuInfo {
   ordinal: number;
@@ -109,6 +127,12 @@ export interface PartitionTimings {
   msmB1: number;
   msmB2: number;
   total: number;
+  /** Streamed data (SRS sections and matrices from host memory): bytes copied, the copy stream's busy
+   *  ms, the ms the compute stream waited for a copy. Absent from addons built before issue 24. */
+  streamedBytes?: number;
+  streamCopy?: number;
+  streamWait?: number;
+  quotientBuffers?: number;
   msm: { h: PartitionMsmTimings; l: PartitionMsmTimings; a: PartitionMsmTimings; b1: PartitionMsmTimings; b2: PartitionMsmTimings };
 }
 
@@ -122,6 +146,18 @@ export interface DeviceCircuitDesc {
   c: CsrMatrix;
   aIdx: Uint32Array;
   bIdx: Uint32Array;
+}
+
+/** provePartition's memory plan (native/cuda/partition.hpp PartitionPlan; absent: the whole-GPU one). */
+export interface AddonPartitionPlan {
+  quotientBuffers?: 2 | 3 | 4;
+  /** 0: as the MSMs need. */
+  msmScratchBytes?: number;
+  slotBytes?: number;
+  slots?: number;
+  /** The streamed matrices' two slots (default: slotBytes). */
+  matrixSlotBytes?: number;
+  prefetchWitness?: boolean;
 }
 
 /** A synthetic partition for benchPartition: sizes, terms per row, and the witness's shares of 0 and
@@ -155,6 +191,15 @@ export interface CudaAddon {
    *  [first, first + n) of a createBases vector, on the device's copy stream (not under the device
    *  lock, so a proof running on the device does not hold it up). */
   writeBases(handle: DeviceBases, first: number, bytes: Uint8Array): Promise<void>;
+  /** Bases that stay in host memory (chunks from alloc, pinned while the handle lives): MSMs and
+   *  proofs stream them to the device in chunks (issue 24). Absent from addons built before it. */
+  hostBases?(device: number, curve: 1 | 2, chunks: Uint8Array[]): DeviceBases;
+  /** The standalone msm's memory plan: scratch budget (0: as needed), staging slot bytes and slots
+   *  (0: unchanged). */
+  setMemoryPlan?(device: number, msmBudgetBytes: number, slotBytes: number, slots: number): void;
+  /** Waits for the device and returns its pool's cached memory to the driver. */
+  trimPool?(device: number): void;
+  circuitInfo?(handle: DeviceCircuit): { deviceBytes: number; hostBytes: number; streamed: boolean };
   msm(handle: DeviceBases, scalars: Uint8Array, scalarIndex?: Uint32Array): Promise<CudaMsmResult>;
   batchAddG1(handle: DeviceBases, indices: Uint32Array): Promise<Uint8Array>;
   ntt(device: number, values: Uint8Array, inverse: boolean, coset: boolean): Promise<number>;
@@ -185,13 +230,16 @@ export interface CudaAddon {
   setMsmWindow(c: number): void;
   /** Diagnostics: threads per block of the MSM accumulation kernels (multiple of 32, 32 … 1024). */
   setMsmThreads(t: number): void;
-  uploadCircuit(device: number, desc: DeviceCircuitDesc): Promise<DeviceCircuit>;
+  /** `streamed`: the matrices stay in the caller's arrays (page-locked in place; they must outlive
+   *  the handle) and each proof streams their rows. */
+  uploadCircuit(device: number, desc: DeviceCircuitDesc, opts?: { streamed?: boolean }): Promise<DeviceCircuit>;
   freeCircuit(handle: DeviceCircuit): void;
   /** srs: [h, l, a, b_g1, b_g2] handles. */
   provePartition(
     circuit: DeviceCircuit,
     srs: DeviceBases[],
     witness: Uint8Array,
+    plan?: AddonPartitionPlan,
   ): Promise<{ h: Uint8Array; l: Uint8Array; a: Uint8Array; b1: Uint8Array; b2: Uint8Array; timings: PartitionTimings }>;
   benchPartition(
     device: number,
@@ -273,7 +321,17 @@ export interface CudaBackendOptions {
   /** Offer the INSECURE development setup on the GPU (devSetupInsecure) when the addon has it.
    *  Default true, unless $KILN_DEV_SETUP is `cpu` (development parameters then made on the CPU). */
   devSetup?: boolean;
+  /** [gpus] memory_limit: the most device memory this backend's plans use, in bytes or as a fraction
+   *  of the card (0 < fraction ≤ 1). Default: $KILN_GPU_MEMORY_LIMIT (bytes, a size such as "24GiB",
+   *  or a percentage such as "75%"), else no cap beyond the free memory. */
+  memoryLimit?: MemoryLimit;
+  /** Makes the circuits' plans instead of planDeviceMemory (tests force streaming this way on a big
+   *  GPU). */
+  planner?: (fp: CircuitFootprint, budgetBytes: number) => DevicePlan;
 }
+
+/** A cap on the device memory a backend plans with: bytes, or a fraction of the card. */
+export type MemoryLimit = { bytes: number } | { fraction: number };
 
 const FR = 32;
 
@@ -291,6 +349,18 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
   /** The INSECURE development setup on this GPU (Backend.devSetupInsecure); undefined when the
    *  addon was built without it. */
   readonly devSetupInsecure?: (input: DevSetupInput) => Promise<DevSetupResult>;
+  /** The device-memory plan of each circuit loaded here (keyed by its shape object). */
+  private readonly plans = new Map<object, { fp: CircuitFootprint; plan: DevicePlan; label: string }>();
+  /** Host sections this backend streams (their chunks pinned) instead of uploading them. */
+  private readonly streamedSections = new WeakSet<object>();
+  /** Circuits uploaded with streamed matrices keep their shape (whose arrays the device reads) alive. */
+  private readonly keepShapes = new Map<DeviceCircuit, object>();
+  private readonly limit?: MemoryLimit;
+  private readonly planner: (fp: CircuitFootprint, budgetBytes: number) => DevicePlan;
+  /** The device's memory when this backend started (the plans' budget). */
+  private readonly memAtStart?: { freeBytes: number; totalBytes: number };
+  private replans = 0;
+  private lastPartition?: { streamedBytes: number; copyMs: number; gpuMs: number };
 
   constructor(opts: CudaBackendOptions = {}) {
     this.addon = opts.addon ?? loadCuda();
@@ -301,6 +371,16 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
       throw new RangeError(`CUDA device ${this.device} out of range (${p.gpus.length} GPUs)`);
     }
     this.cpu = opts.cpu;
+    const envLimit = process.env.KILN_GPU_MEMORY_LIMIT;
+    this.limit = opts.memoryLimit ?? (envLimit ? parseMemoryLimit(envLimit) : undefined);
+    this.planner = opts.planner ?? planDeviceMemory;
+    if (typeof this.addon.memInfo === 'function') {
+      try {
+        this.memAtStart = this.addon.memInfo(this.device);
+      } catch {
+        // a device that cannot answer now: plans then use the card's size (capped by the limit)
+      }
+    }
     const devSetup = opts.devSetup ?? process.env.KILN_DEV_SETUP !== 'cpu';
     if (devSetup && typeof this.addon.devSetupInsecure === 'function') this.devSetupInsecure = (input) => this.runDevSetup(input);
   }
@@ -326,6 +406,85 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
     } catch {
       return undefined;
     }
+  }
+
+  /** The bytes this GPU's plans may use (Backend.memoryPlan's budgetBytes). */
+  private budget(): { budgetBytes: number; limitBytes?: number } {
+    const total = this.memAtStart?.totalBytes ?? this.addon.probe().gpus.find((g) => g.ordinal === this.device)?.memoryBytes ?? 0;
+    return deviceBudget(this.memAtStart?.freeBytes ?? total, total, this.limit);
+  }
+
+  /**
+   * Backend.planCircuit: the plan of a circuit on this GPU (device-plan.ts), within the budget less
+   * what the other loaded circuits keep resident. Made once per circuit; a circuit that cannot fit
+   * even with everything streamed is refused here, with the memory it needs and the memory there is.
+   */
+  planCircuit(key: object, fp: CircuitFootprint, label?: string): DevicePlan {
+    const known = this.plans.get(key);
+    if (known) return known.plan;
+    const { budgetBytes, limitBytes } = this.budget();
+    let others = 0;
+    let twOthers = 0;
+    for (const [k, e] of this.plans) {
+      if (k === key) continue;
+      const tw = 2 ** (e.fp.logN - 1) * FR;
+      others += e.plan.residentBytes - tw;
+      twOthers = Math.max(twOthers, tw);
+    }
+    const twMine = 2 ** (fp.logN - 1) * FR;
+    const avail = Math.max(0, budgetBytes - others - Math.max(0, twOthers - twMine));
+    const plan = this.planner(fp, avail);
+    const name = label ?? `2^${fp.logN} domain, ${fp.numVars} variables`;
+    if (!plan.feasible) {
+      const gpu = this.addon.probe().gpus.find((g) => g.ordinal === this.device);
+      throw new Error(
+        `GPU ${this.device}${gpu ? ` (${gpu.name})` : ''} is too small for circuit ${name}: it needs at least ${fmtBytes(plan.neededBytes)} of device memory ` +
+          `(everything that can stream streamed), ${fmtBytes(avail)} is available` +
+          `${limitBytes !== undefined ? ` under [gpus] memory_limit ${fmtBytes(limitBytes)}` : ` of ${fmtBytes(this.memAtStart?.freeBytes ?? 0)} free`}` +
+          `${others > 0 ? `, other circuits keep ${fmtBytes(others)} resident` : ''}`,
+      );
+    }
+    this.plans.set(key, { fp, plan, label: name });
+    this.addon.setMemoryPlan?.(this.device, plan.msmScratchBytes, plan.slotBytes, plan.slots);
+    return plan;
+  }
+
+  /** Backend.memoryPlan: the budget and every loaded circuit's plan, for the status. */
+  memoryPlan(): DeviceMemoryPlanStatus {
+    const { budgetBytes, limitBytes } = this.budget();
+    let resident = 0;
+    let tw = 0;
+    for (const e of this.plans.values()) {
+      const t = 2 ** (e.fp.logN - 1) * FR;
+      resident += e.plan.residentBytes - t;
+      tw = Math.max(tw, t);
+    }
+    return {
+      budgetBytes,
+      limitBytes,
+      residentBytes: resident + tw,
+      circuits: [...this.plans.values()].map((e) => ({
+        circuit: e.label,
+        summary: e.plan.summary,
+        residentBytes: e.plan.residentBytes,
+        streamedBytesPerPartition: e.plan.streamedBytesPerPartition,
+        hostBytes: e.plan.hostBytes,
+        workingBytes: e.plan.workingBytes,
+      })),
+      lastPartition: this.lastPartition,
+      replans: this.replans,
+    };
+  }
+
+  /** The sections' placement of a planned circuit (the native loader asks before reading them). */
+  sectionPlacement(key: object): DevicePlan['sections'] | undefined {
+    return this.plans.get(key)?.plan.sections;
+  }
+
+  /** DeviceTarget: a host section (chunks from this backend's alloc) that proofs stream to the device
+   *  instead of uploading it. */
+  adoptStreamed(section: PointSection): void {
+    this.streamedSections.add(section);
   }
 
   private cpuBackend(): Backend {
@@ -384,6 +543,14 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
     const key = curve === 1 ? 'g1' : 'g2';
     const known = e[key];
     if (known) return known;
+    if (this.streamedSections.has(s)) {
+      // kept in pinned host memory, streamed in chunks by each proof (the plan said so)
+      if (typeof this.addon.hostBases !== 'function') throw new Error('the CUDA addon has no hostBases: rebuild it (npm run build:cuda)');
+      const hb = this.addon.hostBases(this.device, curve, [...s.chunks]);
+      e[key] = hb;
+      this.handles.add(hb);
+      return hb;
+    }
     const h = this.addon.createBases(this.device, curve, s.count);
     try {
       let first = 0;
@@ -471,6 +638,8 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
     this.handles.clear();
     for (const c of this.circuitHandles) this.addon.freeCircuit(c);
     this.circuitHandles.clear();
+    this.keepShapes.clear();
+    this.plans.clear();
   }
 
   /** Frees the device copy of a circuit uploaded by provePartition; true when there was one. */
@@ -480,37 +649,62 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
     this.circuits.delete(shape);
     const h = await p.catch(() => undefined);
     if (h && this.circuitHandles.delete(h)) this.addon.freeCircuit(h);
+    if (h) this.keepShapes.delete(h);
+    this.plans.delete(shape);
     return h !== undefined;
+  }
+
+  /** The circuit's plan (made on its first proof when no parameters load planned it). */
+  private planOf(input: Pick<PartitionInput, 'shape' | 'logN' | 'aIdx' | 'bIdx'>): { fp: CircuitFootprint; plan: DevicePlan; label: string } {
+    let e = this.plans.get(input.shape);
+    if (!e) {
+      this.planCircuit(input.shape, footprintOf({ shape: input.shape, logN: input.logN, na: input.aIdx.length, nb: input.bIdx.length }));
+      e = this.plans.get(input.shape)!;
+    }
+    return e;
+  }
+
+  private uploadDesc(input: Pick<PartitionInput, 'shape' | 'logN' | 'aIdx' | 'bIdx'>): DeviceCircuitDesc {
+    const { shape } = input;
+    return {
+      numConstraints: shape.numConstraints,
+      numInputs: shape.numInputs,
+      numAux: shape.numAux,
+      logN: input.logN,
+      a: shape.a,
+      b: shape.b,
+      c: shape.c,
+      aIdx: input.aIdx,
+      bIdx: input.bIdx,
+    };
   }
 
   private circuitFor(input: Pick<PartitionInput, 'shape' | 'logN' | 'aIdx' | 'bIdx'>): Promise<DeviceCircuit> {
     let p = this.circuits.get(input.shape);
     if (!p) {
       const { shape } = input;
-      p = this.addon.uploadCircuit(this.device, {
-        numConstraints: shape.numConstraints,
-        numInputs: shape.numInputs,
-        numAux: shape.numAux,
-        logN: input.logN,
-        a: shape.a,
-        b: shape.b,
-        c: shape.c,
-        aIdx: input.aIdx,
-        bIdx: input.bIdx,
-      });
-      p.then((h) => this.circuitHandles.add(h)).catch(() => this.circuits.delete(shape));
+      const streamed = this.planOf(input).plan.matrices === 'streamed';
+      p = this.addon.uploadCircuit(this.device, this.uploadDesc(input), streamed ? { streamed } : undefined);
+      p.then((h) => {
+        this.circuitHandles.add(h);
+        if (streamed) this.keepShapes.set(h, shape);
+      }).catch(() => this.circuits.delete(shape));
       this.circuits.set(shape, p);
+      return p;
     }
     return p;
   }
 
-  /** The whole partition on the device (see the file comment); timings are CUDA events. */
+  /** The whole partition on the device (see the file comment); timings are CUDA events. The
+   *  circuit's memory plan decides what streams; a proof that runs out of device memory is retried
+   *  once with a smaller plan (the pool trimmed, the quotient in place, less MSM scratch). */
   async provePartition(input: PartitionInput): Promise<PartitionSums & { gpu: PartitionTimings }> {
     const { shape, srs } = input;
     const nv = shape.numInputs + shape.numAux;
     if (!(input.witness instanceof Uint8Array) || input.witness.length !== nv * FR) {
       throw new RangeError(`provePartition: witness has ${input.witness?.length} bytes, the circuit has ${nv} variables`);
     }
+    const entry = this.planOf(input);
     const handles = [
       await this.preloadSection(srs.h, 1),
       await this.preloadSection(srs.l, 1),
@@ -519,9 +713,36 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
       await this.preloadSection(srs.bG2, 2),
     ];
     const circuit = await this.circuitFor(input);
-    const r = await this.addon.provePartition(circuit, handles, input.witness);
+    let r: Awaited<ReturnType<CudaAddon['provePartition']>>;
+    for (;;) {
+      const plan = entry.plan;
+      try {
+        r = await this.addon.provePartition(circuit, handles, input.witness, {
+          quotientBuffers: plan.quotientBuffers,
+          msmScratchBytes: plan.msmScratchBytes,
+          slotBytes: plan.slotBytes || undefined,
+          slots: plan.slots || undefined,
+          matrixSlotBytes: plan.matrixSlotBytes || undefined,
+          prefetchWitness: plan.prefetchWitness,
+        });
+        break;
+      } catch (e) {
+        const next = isOutOfMemory(e) ? shrinkPlan(plan, entry.fp) : undefined;
+        if (next === undefined) {
+          if (isOutOfMemory(e)) {
+            throw new Error(`${(e as Error).message} (GPU ${this.device}, plan: ${plan.summary}; budget ${fmtBytes(plan.budgetBytes)})`);
+          }
+          throw e;
+        }
+        this.replans++;
+        this.addon.trimPool?.(this.device);
+        entry.plan = next;
+      }
+    }
     const t = r.timings;
     const m = t.msm;
+    this.lastPartition = { streamedBytes: t.streamedBytes ?? 0, copyMs: t.streamCopy ?? 0, gpuMs: t.total };
+    const streamWait = t.streamedBytes ? { stream_wait: t.streamWait ?? 0 } : {};
     return {
       h: r.h,
       l: r.l,
@@ -538,6 +759,7 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
         msm_b1: t.msmB1 - m.b1.batchAdd,
         msm_b2: t.msmB2 - m.b2.batchAdd,
         batch_add: m.h.batchAdd + m.l.batchAdd + m.a.batchAdd + m.b1.batchAdd + m.b2.batchAdd,
+        ...streamWait,
       },
       gpu: t,
     };
@@ -561,8 +783,11 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
     }
     const t0 = performance.now();
     const resident = this.circuits.has(shape);
-    const circuit = await this.circuitFor(input);
-    const upload = resident ? 0 : performance.now() - t0;
+    // the setup reads the matrices on the device: a circuit whose plan streams them gets a resident
+    // copy for the setup only (the setup needs the whole GPU's memory anyway)
+    const streamed = this.planOf(input).plan.matrices === 'streamed';
+    const circuit = streamed ? await this.addon.uploadCircuit(this.device, this.uploadDesc(input)) : await this.circuitFor(input);
+    const upload = resident && !streamed ? 0 : performance.now() - t0;
     const g1 = new Uint8Array(G1_BYTES);
     writeG1(g1, 0, G1.BASE);
     const g2 = new Uint8Array(G2_BYTES);
@@ -577,6 +802,8 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
       chunkPoints: input.chunkPoints,
       writers: input.writers,
       progress: input.progress,
+    }).finally(() => {
+      if (streamed) this.addon.freeCircuit(circuit); // the setup's own resident copy
     });
     const [h, l, a, bG1, bG2] = r.counts;
     return {
@@ -688,6 +915,12 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
  * The GPU backend when a GPU is usable, otherwise the CPU backend (`reason` says why). Never
  * throws for a missing GPU, driver or CUDA addon.
  */
+/** A CUDA out-of-memory failure (cudaErrorMemoryAllocation from an allocation of a proof). */
+export function isOutOfMemory(e: unknown): boolean {
+  const msg = (e as Error | undefined)?.message ?? '';
+  return /cudaErrorMemoryAllocation|out of memory/i.test(msg);
+}
+
 export function createGpuBackend(opts: CudaBackendOptions = {}): { backend: Backend; gpu: boolean; reason?: string } {
   const probe = opts.addon ? opts.addon.probe() : cudaCapabilities();
   if (probe.cuda) {

@@ -19,6 +19,7 @@
  * sections' whole size.
  */
 import type { Backend } from '../backend/backend.js';
+import { footprintOf } from '../backend/device-plan.js';
 import { releaseSection } from '../backend/section.js';
 import { G1_BYTES, G2_BYTES } from '../field/layout.js';
 import type { AnyParameters as Parameters } from '../groth16/keys.js';
@@ -78,6 +79,21 @@ export function estimateSrsBytes(shape: CircuitShape): number {
   const n = domainSize(shape);
   const q = queryIndices(shape);
   return ((n - 1) + shape.numAux + q.a.length + q.b.length) * G1_BYTES + q.b.length * G2_BYTES;
+}
+
+/**
+ * Host bytes one copy of a circuit's parameters takes on `backend`: what the backend keeps of the
+ * sections (Backend.srsHostBytes: the loader's staging on a GPU) plus, on a GPU whose device-memory
+ * plan streams sections, their pinned host copy. Plans the circuit on that GPU (Backend.planCircuit),
+ * so a GPU too small for it is refused here, before anything is read.
+ */
+function hostBytesFor(backend: Backend, shape: CircuitShape, bytes: number, circuitId: string): number {
+  let streamed = 0;
+  if (typeof backend.planCircuit === 'function') {
+    const q = queryIndices(shape);
+    streamed = backend.planCircuit(shape, footprintOf({ shape, logN: Math.log2(domainSize(shape)), na: q.a.length, nb: q.b.length }), circuitId).hostBytes;
+  }
+  return (backend.srsHostBytes?.(bytes) ?? bytes) + streamed;
 }
 
 export class UnknownCircuitError extends Error {
@@ -312,7 +328,7 @@ export class SrsCache {
     const shape = await span.time('shape', () => provider.shape(slot.circuitId));
     // the A/B query indices (one pass over the densities: seconds at 32 GiB, cached per shape)
     const bytes = await span.time('query_indices', () => estimateSrsBytes(shape));
-    copy.hostBytes = backend.srsHostBytes?.(bytes) ?? bytes;
+    copy.hostBytes = hostBytesFor(backend, shape, bytes, slot.circuitId);
     copy.reservation = await span.time('mem_wait', () => this.budget.reserve(copy.hostBytes, this.label(slot.circuitId, copy.device)));
     const params = await span.time('load', (s) => provider.params(slot.circuitId, s, backend));
     const pvk = await span.time('prepare_vk', () => prepareVerifyingKey(params.vk));
@@ -350,7 +366,7 @@ export class SrsCache {
       if (provider === undefined) throw new UnknownCircuitError(slot.circuitId);
       const backend = this.devices[device];
       const t0 = this.now();
-      copy.hostBytes = backend.srsHostBytes?.(entry.sizeBytes) ?? entry.sizeBytes;
+      copy.hostBytes = hostBytesFor(backend, entry.shape, entry.sizeBytes, slot.circuitId);
       copy.reservation = await span.time('mem_wait', () => this.budget.reserve(copy.hostBytes, this.label(slot.circuitId, device)));
       const params = await span.time('load', (s) => provider.params(slot.circuitId, s, backend));
       if (this.slots.get(slot.circuitId) !== slot || slot.copies.get(device) !== copy) {

@@ -24,6 +24,9 @@ import type { Backend } from '../backend/backend.js';
 import { NativeBackend, nativeAvailable, type NativeAddon } from '../backend/native.js';
 import { SECTION_CHUNK_BYTES, STAGING_BYTES, hostSection, isDeviceTarget, pointBytes, type DeviceTarget, type PointSection } from '../backend/section.js';
 import type { PointGroup } from '../curve/codec.js';
+import { footprintOf } from '../backend/device-plan.js';
+import type { CircuitShape } from '../r1cs/cs.js';
+import { domainSize, queryIndices } from './queries.js';
 import {
   PARAMS_SECTIONS,
   ParamsFormatError,
@@ -83,6 +86,10 @@ export interface NativeLoadOptions {
   /** Size of each of the two staging buffers of `device` (bytes, rounded down to whole G2 points);
    *  default 64 MiB. */
   stagingBytes?: number;
+  /** With `device`: the sections that stay in host memory (chunks from the device's pinned `alloc`,
+   *  handed to `device.adoptStreamed`) instead of going to the device: the device-memory plan's
+   *  streamed sections (issue 24). Default: every section on the device. */
+  hostSections?: readonly QuerySection[];
 }
 
 function paramsAddon(addon: NativeAddon): ParamsAddon {
@@ -143,7 +150,14 @@ function wholePoints(bytes: number, group: PointGroup, what: string): number {
   return k;
 }
 
-async function loadHostSection(addon: ParamsAddon, backend: NativeBackend, layout: ParamsLayout, name: QuerySection, check: boolean, chunkBytes: number): Promise<PointSection> {
+async function loadHostSection(
+  addon: ParamsAddon,
+  backend: Pick<NativeBackend, 'alloc' | 'release'>,
+  layout: ParamsLayout,
+  name: QuerySection,
+  check: boolean,
+  chunkBytes: number,
+): Promise<PointSection> {
   const { group, count, offset } = layout.sections[name];
   const size = pointBytes(group);
   const per = wholePoints(chunkBytes, group, 'chunkBytes');
@@ -221,9 +235,17 @@ export async function loadParamsFile(path: string, opts: NativeLoadOptions = {})
       staging.push(opts.device.alloc(bytes), opts.device.alloc(bytes));
     }
     for (const s of PARAMS_SECTIONS) {
-      out[s.section] = opts.device
-        ? await loadDeviceSection(addon, opts.device, staging, layout, s.section, check)
-        : await loadHostSection(addon, backend, layout, s.section, check, chunkBytes);
+      const device = opts.device;
+      if (device && opts.hostSections?.includes(s.section)) {
+        // kept in the device's pinned host memory and streamed by each proof
+        const sec = await loadHostSection(addon, device, layout, s.section, check, chunkBytes);
+        out[s.section] = sec;
+        device.adoptStreamed?.(sec);
+      } else {
+        out[s.section] = device
+          ? await loadDeviceSection(addon, device, staging, layout, s.section, check)
+          : await loadHostSection(addon, backend, layout, s.section, check, chunkBytes);
+      }
     }
   } catch (e) {
     for (const s of Object.values(out)) s?.release();
@@ -239,6 +261,20 @@ export interface LoadParamsOptions {
   checkVerifyingKey?: boolean;
   /** Refuse the file, before reading any point, unless its counts are these. */
   expected?: ExpectedCounts;
+  /** The circuit: a GPU backend plans its device memory for it (Backend.planCircuit) and keeps the
+   *  sections the plan streams in pinned host memory. */
+  shape?: CircuitShape;
+  /** The circuit's name in the plan and its messages (e.g. its circuit id). */
+  label?: string;
+}
+
+/** The sections a GPU backend's plan for `shape` keeps in host memory (none without a plan). */
+function planHostSections(backend: Backend, shape: CircuitShape | undefined, label?: string): QuerySection[] {
+  if (shape === undefined || typeof backend.planCircuit !== 'function') return [];
+  const q = queryIndices(shape);
+  const logN = Math.log2(domainSize(shape));
+  const plan = backend.planCircuit(shape, footprintOf({ shape, logN, na: q.a.length, nb: q.b.length }), label);
+  return PARAMS_SECTIONS.map((s) => s.section).filter((name) => plan.sections[name] === 'streamed');
 }
 
 let decoder: NativeBackend | undefined;
@@ -254,7 +290,8 @@ export async function loadParams(path: string, backend: Backend, opts: LoadParam
   if (backend instanceof NativeBackend) return loadParamsFile(path, { ...opts, backend });
   if (isDeviceTarget(backend) && nativeAvailable()) {
     decoder ??= new NativeBackend();
-    return loadParamsFile(path, { ...opts, backend: decoder, device: backend });
+    const hostSections = planHostSections(backend, opts.shape, opts.label);
+    return loadParamsFile(path, { ...opts, backend: decoder, device: backend, hostSections });
   }
   const layout = await readParamsLayout(path);
   if (opts.expected) checkExpectedCounts(layout, opts.expected);

@@ -190,7 +190,7 @@ export async function proveWithRandomness(
   // The whole-partition call (CUDA) cannot be stopped inside: a cancellation is seen after it.
   const sums = backend.provePartition !== undefined ? await backend.provePartition(input) : await partitionSumsStepwise(backend, input, signal);
   signal?.throwIfAborted();
-  const { device_wait: deviceWait, ...phases } = sums.timings;
+  const { device_wait: deviceWait, stream_wait: streamWait, ...phases } = sums.timings;
   for (const [phase, ms] of Object.entries(phases)) timings[phase as ProverPhase] += ms;
   const t = now();
   const proof = await assembleProof(backend, params.vk, r, s, { hSum: sums.h, lSum: sums.l, aSum: sums.a, b1Sum: sums.b1, b2Sum: sums.b2 });
@@ -200,6 +200,8 @@ export async function proveWithRandomness(
     // a backend whose device other proofs share says how long this one waited for it (first)
     if (deviceWait !== undefined) span.record('device_wait', deviceWait);
     for (const p of PROVER_PHASES) span.record(p, timings[p]);
+    // a device that streams data from host memory says how long its compute waited for copies
+    if (streamWait !== undefined) span.record('stream_wait', streamWait);
   }
   return { proof, timings, totalMs };
 }

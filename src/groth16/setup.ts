@@ -284,6 +284,8 @@ export interface EnsureDevParamsOptions extends DevSetupOptions {
   /** Progress of a device setup (setup-gpu.ts), every `progressIntervalMs` (default 1000). */
   onProgress?: (p: DevSetupProgress) => void;
   progressIntervalMs?: number;
+  /** The circuit's name in a GPU backend's memory plan (loadOrCreateDevParams). */
+  label?: string;
 }
 
 export interface EnsureDevParamsResult {
@@ -359,7 +361,7 @@ export async function loadOrCreateDevParams(
 ): Promise<AnyParameters> {
   const path = devParamsPath(shape, cacheDir);
   const load = async (): Promise<AnyParameters> => {
-    const params = await loadParams(path, backend, { checkVerifyingKey: false, expected: expectedParamsCounts(shape) });
+    const params = await loadParams(path, backend, { checkVerifyingKey: false, expected: expectedParamsCounts(shape), shape, label: opts.label });
     checkParamsForShape(params, shape);
     return params;
   };

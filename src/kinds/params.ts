@@ -57,7 +57,7 @@ export async function loadCircuitParams(r: CircuitParamsRequest): Promise<AnyPar
     notice(`parameters of ${id}: ${file}`);
     r.onSource({ kind: 'official', path: file });
     return span.time('read', () =>
-      whileLogging(notice, `reading the parameters of ${id}`, () => loadPorepParams({ kind: 'official', path: file }, shape, r.backend, r.devDir)),
+      whileLogging(notice, `reading the parameters of ${id}`, () => loadPorepParams({ kind: 'official', path: file }, shape, r.backend, r.devDir, id)),
     );
   }
   await r.checkAvailable();
@@ -85,6 +85,6 @@ export async function loadCircuitParams(r: CircuitParamsRequest): Promise<AnyPar
   );
   if (made.created) notice(`development parameters of ${id} made${made.on === 'gpu' ? ' on the GPU' : ''} in ${(made.ms / 1000).toFixed(1)} s: ${made.path}`);
   return span.time('read', () =>
-    whileLogging(notice, `reading the parameters of ${id}`, () => loadPorepParams({ kind: 'dev', path: devFile }, shape, r.backend, r.devDir)),
+    whileLogging(notice, `reading the parameters of ${id}`, () => loadPorepParams({ kind: 'dev', path: devFile }, shape, r.backend, r.devDir, id)),
   );
 }

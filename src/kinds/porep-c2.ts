@@ -278,13 +278,13 @@ export async function porepVerifyingKeySource(info: SealProofInfo, paramsDir: st
  * against its size and against the circuit before any point is read; the CPU backend gets the
  * sections in native memory, the GPU backend on its device (the host keeps no copy).
  */
-export async function loadPorepParams(source: ParamsSource, shape: CircuitShape, backend: Backend, devCacheDir: string): Promise<AnyParameters> {
+export async function loadPorepParams(source: ParamsSource, shape: CircuitShape, backend: Backend, devCacheDir: string, label?: string): Promise<AnyParameters> {
   if (source.kind === 'official') {
-    const p = await loadParams(source.path, backend, { expected: expectedParamsCounts(shape) });
+    const p = await loadParams(source.path, backend, { expected: expectedParamsCounts(shape), shape, label });
     checkParamsForShape(p, shape);
     return p;
   }
-  return loadOrCreateDevParams(shape, backend, devCacheDir);
+  return loadOrCreateDevParams(shape, backend, devCacheDir, { label });
 }
 
 /** The verifying key of `source` (read from the start of the parameter file). */

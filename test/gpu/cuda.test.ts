@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { parseCommit2In } from '../../src/filecoin/c1.js';
 import { loadPorepVerifyingKey, verifyPorep } from '../../src/kinds/porep-c2.js';
 import { LocalProver } from '../../src/cli/local-engine.js';
-import { fixture, fixtureDirs, hasFixture, rng } from '../support.js';
+import { FR_ONE_MONT, fixture, fixtureDirs, hasFixture, randomFrBytes, rng } from '../support.js';
 
 const probe = cudaCapabilities();
 const skip = !probe.cuda ? `no GPU: ${probe.error ?? 'unknown'}` : !nativeAvailable() ? 'CPU addon not built' : false;
@@ -49,18 +49,8 @@ test('capability query never throws; without a GPU the CPU backend is chosen', (
   }
 });
 
-/** n random field elements below 2^254 < r (valid Montgomery representations). */
-function randomFr(n: number, seed: number): Uint8Array {
-  const out = new Uint8Array(n * 32);
-  const w = new Uint32Array(out.buffer);
-  const r = rng(seed).u32;
-  for (let i = 0; i < w.length; i++) w[i] = r();
-  for (let i = 0; i < n; i++) w[i * 8 + 7] &= 0x3fffffff;
-  return out;
-}
-
-/** Montgomery 1 (R mod r). */
-const FR_ONE = new Uint8Array(new BigUint64Array([0x00000001fffffffen, 0x5884b7fa00034802n, 0x998c4fefecbc4ff5n, 0x1824b159acc5056fn]).buffer);
+const randomFr = randomFrBytes;
+const FR_ONE = FR_ONE_MONT;
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
