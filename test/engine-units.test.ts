@@ -141,6 +141,38 @@ x = 1
     assert.equal(parseSize('512 MiB', 'k'), 512 * 1024 ** 2);
     assert.equal(parseSize(1024, 'k'), 1024);
   });
+
+  test('[gpus] memory_limit: bytes, a size or a percentage of the card; unset by default; small or out-of-range values refused by name; warned with a CPU backend', () => {
+    const parse = (text: string) => parseConfig(text, { totalRamBytes: 64 * GIB, env: {} });
+    const limit = (value: string) => parse(`[gpus]\nmemory_limit = ${value}`).config.gpus.memory_limit;
+    assert.equal(parse('').config.gpus.memory_limit, undefined);
+    assert.deepEqual(limit(String(20 * GIB)), { bytes: 20 * GIB });
+    assert.deepEqual(limit('"24GiB"'), { bytes: 24 * GIB });
+    assert.deepEqual(limit('"16GB"'), { bytes: 16e9 });
+    assert.deepEqual(limit('"1GiB"'), { bytes: GIB });
+    assert.deepEqual(limit('"75%"'), { fraction: 0.75 });
+    assert.deepEqual(limit('" 12.5 %"'), { fraction: 0.125 });
+    assert.deepEqual(limit('"100%"'), { fraction: 1 });
+    assert.deepEqual(parse('[gpus]\nmemory_limit = "24GiB"').warnings, [], 'a GPU backend: no warning');
+    for (const [value, re] of [
+      [String(GIB - 1), /gpus\.memory_limit: 1073741823 bytes is below 1 GiB/],
+      ['"512MiB"', /gpus\.memory_limit: 536870912 bytes is below 1 GiB/],
+      ['0', /gpus\.memory_limit: 0 bytes is below 1 GiB/],
+      ['-1', /gpus\.memory_limit: expected a non-negative byte count/],
+      ['"0%"', /gpus\.memory_limit: 0% out of range/],
+      ['"100.5%"', /gpus\.memory_limit: 100\.5% out of range/],
+      ['"-5%"', /gpus\.memory_limit: expected a percentage such as "75%"/],
+      ['"lots"', /gpus\.memory_limit: expected a size/],
+      ['true', /gpus\.memory_limit: expected a size/],
+    ] as const) {
+      assert.throws(() => limit(value), (e: unknown) => e instanceof ConfigError && e.key === 'gpus.memory_limit' && re.test(e.message), value);
+    }
+    for (const backend of ['native', 'reference']) {
+      const { config, warnings } = parse(`[kiln]\nbackend = "${backend}"\n[gpus]\nmemory_limit = "50%"`);
+      assert.deepEqual(config.gpus.memory_limit, { fraction: 0.5 });
+      assert.deepEqual(warnings, [`config gpus.memory_limit is parsed but has no effect: kiln.backend = "${backend}" (no GPU)`]);
+    }
+  });
 });
 
 describe('scheduling parts', () => {

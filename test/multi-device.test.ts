@@ -18,7 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { pino } from 'pino';
-import type { Backend, Capabilities, CsrMatrix, MsmOptions, MsmResult, PointGroup } from '../src/backend/backend.js';
+import type { Backend, Capabilities, CsrMatrix, DeviceMemoryPlanStatus, MsmOptions, MsmResult, PointGroup } from '../src/backend/backend.js';
 import { CudaBackend, type CudaAddon } from '../src/backend/cuda.js';
 import { nativeAvailable } from '../src/backend/native.js';
 import { probeBackend } from '../src/backend/probe.js';
@@ -31,7 +31,7 @@ import { createDemoKind, demoCircuitId } from '../src/kinds/demo-circuit.js';
 import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
 import { recordShape } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
-import { runDaemon } from '../src/server/daemon.js';
+import { runDaemon, type Daemon } from '../src/server/daemon.js';
 import type { Span } from '../src/util/timing.js';
 import { repoRoot } from './support.js';
 
@@ -50,6 +50,8 @@ class FakeGpu implements Backend {
   /** Calls that used bases this device did not allocate (must stay empty). */
   readonly foreign: string[] = [];
   broken = false;
+  /** What memoryPlan() reports (a GPU backend's device-memory plan); undefined: no plan. */
+  plan: DeviceMemoryPlanStatus | undefined;
   private breakAt: { op: Op; kind: 'device' | 'range' } | undefined;
   private readonly sizes = new WeakMap<object, number>();
   private liveBytes = 0;
@@ -98,6 +100,10 @@ class FakeGpu implements Backend {
 
   deviceMemory(): { totalBytes: number; freeBytes: number } {
     return { totalBytes: FAKE_VRAM, freeBytes: FAKE_VRAM - this.liveBytes };
+  }
+
+  memoryPlan(): DeviceMemoryPlanStatus | undefined {
+    return this.plan;
   }
 
   alloc(bytes: number): Uint8Array {
@@ -421,29 +427,8 @@ describe('several devices: one backend, one SRS copy and prover lanes per GPU', 
 
   test('GetStatus over gRPC: every GPU with its memory, job and health; SubmitProof of a known request id says which GPUs it ran on', async () => {
     const gpus = [new FakeGpu(3, 30), new FakeGpu(4, 30)];
-    const sock = join(dir, 'kiln.sock');
-    const daemon = await runDaemon({
-      listen: `unix://${sock}`,
-      httpListen: '127.0.0.1:0',
-      logLevel: 'silent',
-      handleSignals: false,
-      shutdownGraceSeconds: 5,
-      devices: gpus,
-      demo: { constraints: CONSTRAINTS, partitions: 4, cacheDir: dir },
-      configure: (c) => {
-        c.gpus.gpu_workers_per_device = 1;
-        c.gpus.probe_interval_ms = 50;
-        c.synthesis.threads = 1;
-        c.srs.param_cache = join(dir, 'params');
-      },
-    });
-    const def = protoLoader.loadSync(join(repoRoot, 'proto', 'cuzk.proto'), { keepCase: true, longs: Number, enums: Number, defaults: true });
-    const pkg = grpc.loadPackageDefinition(def) as any;
-    const client = new pkg.cuzk.v1.ProvingEngine(daemon.grpcAddress, grpc.credentials.createInsecure());
-    const call = (m: string, req: object): Promise<any> =>
-      new Promise((resolve, reject) => client[m](req, { deadline: Date.now() + 60_000 }, (err: Error | null, res: any) => (err ? reject(err) : resolve(res))));
-    const submit = { proof_kind: 1000, request_id: 'multi-gpu-1', vanilla_proof: Buffer.from(JSON.stringify({ seed: 900, partitions: 4 })) };
-    try {
+    await withDaemon(gpus, async (daemon, call) => {
+      const submit = { proof_kind: 1000, request_id: 'multi-gpu-1', vanilla_proof: Buffer.from(JSON.stringify({ seed: 900, partitions: 4 })) };
       const first = await call('SubmitProof', submit);
       assert.equal(first.assigned_gpu, '', 'not assigned while queued');
       // while it runs: each GPU reports the job it proves
@@ -483,12 +468,79 @@ describe('several devices: one backend, one SRS copy and prover lanes per GPU', 
       gpus[1].repair();
       await until('GPU 4 back in service', () => daemon.engine.devicesStatus()[1].healthy);
       assert.equal((await call('GetStatus', {})).gpus.find((g: any) => g.ordinal === 4).name, 'fake GPU');
-    } finally {
-      client.close();
-      await daemon.close();
-    }
+    });
+  });
+
+  test("GetStatus and /status: each GPU's device-memory plan (kiln's GPUStatus fields 100-104; zeros and null without a plan)", async () => {
+    const gpus = [new FakeGpu(3), new FakeGpu(4), new FakeGpu(5)];
+    const circuit = (id: string, streamed: number) => ({
+      circuit: id,
+      summary: `matrices resident; SRS h, l streamed in 768 MiB chunks (${id})`,
+      residentBytes: 2 * GIB,
+      streamedBytesPerPartition: streamed,
+      hostBytes: streamed + GIB,
+      workingBytes: 3 * GIB,
+    });
+    gpus[0].plan = {
+      budgetBytes: 14 * GIB,
+      limitBytes: 15 * GIB,
+      residentBytes: 9 * GIB,
+      circuits: [circuit('wpost-32g', 2 * GIB), circuit('porep-32g', 11 * GIB), circuit('snap-32g', 5 * GIB)],
+      lastPartition: { streamedBytes: 5 * GIB, copyMs: 812.5, gpuMs: 1530 },
+      replans: 1,
+    };
+    // no [gpus] memory_limit, nothing loaded yet
+    gpus[1].plan = { budgetBytes: 15 * GIB, residentBytes: GIB / 2, circuits: [], replans: 0 };
+    await withDaemon(gpus, async (daemon, call) => {
+      const st = await call('GetStatus', {});
+      const fields = (g: any) => [g.memory_budget_bytes, g.memory_limit_bytes, g.resident_bytes, g.streamed_bytes_per_partition, g.memory_plan];
+      assert.deepEqual(st.gpus.map((g: any) => g.ordinal), [3, 4, 5]);
+      assert.deepEqual(fields(st.gpus[0]), [
+        14 * GIB,
+        15 * GIB,
+        9 * GIB,
+        11 * GIB, // the circuit that streams the most: neither the sum nor the last partition's bytes
+        'wpost-32g: matrices resident; SRS h, l streamed in 768 MiB chunks (wpost-32g); ' +
+          'porep-32g: matrices resident; SRS h, l streamed in 768 MiB chunks (porep-32g); ' +
+          'snap-32g: matrices resident; SRS h, l streamed in 768 MiB chunks (snap-32g)',
+      ]);
+      assert.deepEqual(fields(st.gpus[1]), [15 * GIB, 0, GIB / 2, 0, '']);
+      assert.deepEqual(fields(st.gpus[2]), [0, 0, 0, 0, ''], 'a backend without a plan: zeros');
+      const http = await (await fetch(`http://${daemon.httpAddress}/status`)).json();
+      assert.deepEqual(http.devices.map((d: any) => d.memoryPlan), [gpus[0].plan, gpus[1].plan, null]);
+    });
   });
 });
+
+/** A daemon (demo kind, one lane per GPU) over stand-in GPUs, and a gRPC call to it; closed after `fn`. */
+async function withDaemon(gpus: FakeGpu[], fn: (daemon: Daemon, call: (method: string, req: object) => Promise<any>) => Promise<void>): Promise<void> {
+  const daemon = await runDaemon({
+    listen: `unix://${join(dir, 'kiln.sock')}`,
+    httpListen: '127.0.0.1:0',
+    logLevel: 'silent',
+    handleSignals: false,
+    shutdownGraceSeconds: 5,
+    devices: gpus,
+    demo: { constraints: CONSTRAINTS, partitions: 4, cacheDir: dir },
+    configure: (c) => {
+      c.gpus.gpu_workers_per_device = 1;
+      c.gpus.probe_interval_ms = 50;
+      c.synthesis.threads = 1;
+      c.srs.param_cache = join(dir, 'params');
+    },
+  });
+  const def = protoLoader.loadSync(join(repoRoot, 'proto', 'cuzk.proto'), { keepCase: true, longs: Number, enums: Number, defaults: true });
+  const pkg = grpc.loadPackageDefinition(def) as any;
+  const client = new pkg.cuzk.v1.ProvingEngine(daemon.grpcAddress, grpc.credentials.createInsecure());
+  const call = (m: string, req: object): Promise<any> =>
+    new Promise((resolve, reject) => client[m](req, { deadline: Date.now() + 60_000 }, (err: Error | null, res: any) => (err ? reject(err) : resolve(res))));
+  try {
+    await fn(daemon, call);
+  } finally {
+    client.close();
+    await daemon.close();
+  }
+}
 
 describe('the device probe and the choice of devices', () => {
   test('probeBackend passes on a working backend and fails on a faulty or wrong one', async () => {
@@ -524,7 +576,8 @@ describe('the device probe and the choice of devices', () => {
     assert.deepEqual(all.map((b) => b.capabilities().gpus.map((g) => g.name)), [['stub 0'], ['stub 1'], ['stub 2']]);
     assert.deepEqual(all[1].deviceMemory!(), { totalBytes: 80 * GIB, freeBytes: 11 * GIB });
     assert.equal(all[2].deviceMemory!(), undefined, 'a device that cannot answer reports nothing');
-    assert.deepEqual(memCalls, [1, 2]);
+    // each backend asks once when it starts (its memory plans' budget), then on each deviceMemory()
+    assert.deepEqual(memCalls, [0, 1, 2, 1, 2]);
     assert.deepEqual(selectDevices('auto', { addon, devices: [2, 0] }).map((b) => b.device), [2, 0]);
     assert.deepEqual(selectDevices('cuda', { addon, devices: [1] }).map((b) => b.device), [1]);
     assert.throws(() => selectDevices('cuda', { addon, devices: [0, 3, 7] }), /\[gpus\] devices lists GPU 3, 7, which this machine does not have \(its GPUs: 0, 1, 2\)/);
@@ -536,5 +589,41 @@ describe('the device probe and the choice of devices', () => {
     const fallback = selectDevices('cuda', { addon: none, devices: [0, 1], warn: (m) => warned.push(m) });
     assert.deepEqual(fallback.map((b) => b.name), ['native']);
     assert.match(warned.join('\n'), /no usable GPU \(no GPU: stub\): using the native CPU backend/);
+  });
+
+  test('selectDevices hands [gpus] memory_limit to every CUDA backend, with one GPU or several', (t) => {
+    const saved = process.env.KILN_GPU_MEMORY_LIMIT;
+    delete process.env.KILN_GPU_MEMORY_LIMIT; // the backend's default when no limit is passed
+    t.after(() => {
+      if (saved !== undefined) process.env.KILN_GPU_MEMORY_LIMIT = saved;
+    });
+    const addon = {
+      probe: () => ({
+        cuda: true,
+        runtime: 'stub',
+        gpus: [0, 1, 2].map((ordinal) => ({ ordinal, name: `stub ${ordinal}`, memoryBytes: 80 * GIB, computeCapability: '9.0', multiprocessors: 1 })),
+      }),
+      memInfo: () => ({ freeBytes: 70 * GIB, totalBytes: 80 * GIB }),
+    } as unknown as CudaAddon;
+    const limits = (backends: Backend[]) => backends.map((b) => [b instanceof CudaBackend, b.device, b.memoryPlan!()!.limitBytes]);
+    assert.deepEqual(limits(selectDevices('cuda', { addon, memoryLimit: { bytes: 20 * GIB } })), [
+      [true, 0, 20 * GIB],
+      [true, 1, 20 * GIB],
+      [true, 2, 20 * GIB],
+    ]);
+    assert.deepEqual(limits(selectDevices('auto', { addon, devices: [2, 0], memoryLimit: { fraction: 0.5 } })), [
+      [true, 2, 40 * GIB],
+      [true, 0, 40 * GIB],
+    ]);
+    // one GPU: through selectBackend
+    assert.deepEqual(limits(selectDevices('cuda', { addon, devices: [1], memoryLimit: { bytes: 24 * GIB } })), [[true, 1, 24 * GIB]]);
+    assert.deepEqual(limits(selectDevices('cuda', { addon })), [
+      [true, 0, undefined],
+      [true, 1, undefined],
+      [true, 2, undefined],
+    ]);
+    const capped = selectDevices('cuda', { addon, devices: [1], memoryLimit: { bytes: 20 * GIB } })[0].memoryPlan!()!;
+    const free = selectDevices('cuda', { addon, devices: [1] })[0].memoryPlan!()!;
+    assert.ok(capped.budgetBytes <= 20 * GIB && capped.budgetBytes < free.budgetBytes, `budget ${capped.budgetBytes} under the limit, ${free.budgetBytes} without`);
   });
 });

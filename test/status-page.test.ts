@@ -1,7 +1,8 @@
 /**
  * The status page (GET / of the HTTP status server): its JSON timeline and assets in Node, and the page
  * itself in a real headless browser (Debian's `chromium`): it loads, polls, shows a running job's
- * partition spans as bars, escapes server strings, and a screenshot is kept in test-artifacts/.
+ * partition spans as bars, the device-memory plan a backend reports, escapes server strings, and a
+ * screenshot is kept in test-artifacts/.
  * The browser test skips with a message only when no chromium is installed (CI installs it: .ci/run).
  */
 import assert from 'node:assert/strict';
@@ -12,6 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
+import type { DeviceMemoryPlanStatus } from '../src/backend/backend.js';
+import { nativeAvailable } from '../src/backend/native.js';
+import { selectBackend } from '../src/backend/select.js';
 import { benchSingle, connectEngine } from '../src/client/bench.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
 import type { Timeline } from '../src/server/status-page.js';
@@ -19,6 +23,18 @@ import { repoRoot } from './support.js';
 
 const run = promisify(execFile);
 const XSS = '<img src=x id=pwned onerror="document.body.dataset.pwned=1">';
+const GIB = 1024 ** 3;
+/** The device-memory plan the daemon's (CPU) backend reports here, as a GPU backend would (issue 24). */
+const PLAN: DeviceMemoryPlanStatus = {
+  budgetBytes: 14 * GIB,
+  limitBytes: 15 * GIB,
+  residentBytes: 9 * GIB,
+  circuits: [
+    { circuit: 'porep-32g', summary: `matrices resident; SRS h, l streamed in 768 MiB chunks ${XSS}`, residentBytes: 2 * GIB, streamedBytesPerPartition: 11 * GIB, hostBytes: 12 * GIB, workingBytes: 3 * GIB },
+  ],
+  lastPartition: { streamedBytes: 5 * GIB, copyMs: 812.5, gpuMs: 1530 },
+  replans: 1,
+};
 
 function findChromium(): string | undefined {
   const names = [process.env.CHROMIUM, 'chromium', 'chromium-browser', 'google-chrome'].filter((x): x is string => !!x);
@@ -45,6 +61,7 @@ before(async () => {
     logLevel: 'silent',
     handleSignals: false,
     demo: { constraints: 1000, partitions: 2, cacheDir: dir },
+    devices: [Object.assign(selectBackend(nativeAvailable() ? 'native' : 'reference'), { memoryPlan: () => PLAN })],
     configure: (c) => {
       c.srs.param_cache = dir;
       c.synthesis.threads = 1;
@@ -85,6 +102,8 @@ test('GET / serves the page with a strict CSP; its script and stylesheet; /statu
   }
   assert.ok(job.stages.some((s) => s.name === 'srs'));
   assert.ok(tl.lanes.some((l) => /^prover \d+$/.test(l.lane) && l.busyMs > 0));
+  const st = (await (await fetch(`${base}/status`)).json()) as { devices: { memoryPlan: DeviceMemoryPlanStatus | null }[] };
+  assert.deepEqual(st.devices.map((dev) => dev.memoryPlan), [PLAN], "/status: the device's memory plan");
 });
 
 test('the page in headless chromium: a running job\'s partition spans as bars, live polling, escaped strings, a screenshot', async (t) => {
@@ -154,6 +173,14 @@ test('the page in headless chromium: a running job\'s partition spans as bars, l
     assert.doesNotMatch(dom, /data-pwned/);
     assert.match(dom, /vanilla_proof\.partitions: expected an integer in 1\.\.16/);
     assert.match(dom, /<tr data-circuit="demo-4000">/);
+    // the device-memory plan: budget, limit, resident bytes, the last partition, a row per circuit
+    const plan = dom.slice(dom.indexOf('id="plans"'), dom.indexOf('id="srs"'));
+    assert.match(plan, /<div class="plan" data-plan-device="0"><p><strong>[^<]+<\/strong> · budget 14\.0 GiB · limit 15\.0 GiB · resident 9\.0 GiB · 1 re-plan/);
+    assert.match(plan, /<p class="last-partition">last partition: 5\.0 GiB streamed, copy 813 ms, GPU 1530 ms<\/p>/);
+    assert.match(
+      plan,
+      /<tr data-plan-circuit="porep-32g"><td>porep-32g<\/td><td>matrices resident; SRS h, l streamed in 768 MiB chunks &lt;img [^<]*&gt;<\/td><td>2\.0 GiB<\/td><td>11\.0 GiB<\/td><td>3\.0 GiB<\/td><td>12\.0 GiB<\/td><\/tr>/,
+    );
 
     assert.ok(existsSync(shot), shot);
     const png = await readFile(shot);

@@ -5,7 +5,7 @@
  * backend per GPU.
  */
 import type { Backend } from './backend.js';
-import { CudaBackend, createGpuBackend, cudaCapabilities, type CudaAddon } from './cuda.js';
+import { CudaBackend, createGpuBackend, cudaCapabilities, type CudaAddon, type MemoryLimit } from './cuda.js';
 import { NativeBackend, nativeAvailable } from './native.js';
 import { ReferenceBackend } from './reference.js';
 
@@ -19,6 +19,8 @@ export interface SelectOptions {
   warn?: (msg: string) => void;
   /** An already loaded CUDA addon (tests: a stand-in). */
   addon?: CudaAddon;
+  /** [gpus] memory_limit: the cap on the device memory the CUDA backend plans with (CudaBackendOptions). */
+  memoryLimit?: MemoryLimit;
 }
 
 export function selectBackend(name: string, opts: SelectOptions = {}): Backend {
@@ -30,7 +32,7 @@ export function selectBackend(name: string, opts: SelectOptions = {}): Backend {
       return new ReferenceBackend();
     case 'cuda':
     case 'auto': {
-      const { backend, gpu, reason } = createGpuBackend({ device: opts.device ?? 0, addon: opts.addon });
+      const { backend, gpu, reason } = createGpuBackend({ device: opts.device ?? 0, addon: opts.addon, memoryLimit: opts.memoryLimit });
       if (!gpu && name === 'cuda') warn(`kiln: no usable GPU (${reason ?? 'unknown'}): using the native CPU backend`);
       return backend;
     }
@@ -46,6 +48,8 @@ export interface SelectDevicesOptions {
   warn?: (msg: string) => void;
   /** An already loaded CUDA addon (tests: a stand-in that reports several GPUs). */
   addon?: CudaAddon;
+  /** [gpus] memory_limit: the cap on the device memory each GPU's backend plans with. */
+  memoryLimit?: MemoryLimit;
 }
 
 /**
@@ -58,11 +62,12 @@ export interface SelectDevicesOptions {
  */
 export function selectDevices(name: string, opts: SelectDevicesOptions = {}): Backend[] {
   const wanted = opts.devices ?? [];
-  if (name !== 'cuda' && name !== 'auto') return [selectBackend(name, { device: wanted[0] ?? 0, warn: opts.warn, addon: opts.addon })];
-  const probe = opts.addon ? opts.addon.probe() : cudaCapabilities();
+  const { warn, addon, memoryLimit } = opts;
+  if (name !== 'cuda' && name !== 'auto') return [selectBackend(name, { device: wanted[0] ?? 0, warn, addon, memoryLimit })];
+  const probe = addon ? addon.probe() : cudaCapabilities();
   const ordinals = wanted.length > 0 ? [...wanted] : probe.gpus.map((g) => g.ordinal);
   // no usable GPU (the CPU then, as with one GPU), or one GPU
-  if (!probe.cuda || ordinals.length <= 1) return [selectBackend(name, { device: ordinals[0] ?? 0, warn: opts.warn, addon: opts.addon })];
+  if (!probe.cuda || ordinals.length <= 1) return [selectBackend(name, { device: ordinals[0] ?? 0, warn, addon, memoryLimit })];
   const dup = ordinals.find((o, i) => ordinals.indexOf(o) !== i);
   if (dup !== undefined) throw new RangeError(`[gpus] devices lists GPU ${dup} twice`);
   const missing = ordinals.filter((o) => !probe.gpus.some((g) => g.ordinal === o));
@@ -73,7 +78,7 @@ export function selectDevices(name: string, opts: SelectDevicesOptions = {}): Ba
   }
   // one CPU backend for the assembly and the point codec of every device
   const cpu = nativeAvailable() ? new NativeBackend() : undefined;
-  return ordinals.map((device) => new CudaBackend({ device, addon: opts.addon, cpu }));
+  return ordinals.map((device) => new CudaBackend({ device, addon, cpu, memoryLimit }));
 }
 
 /** "native-cpu (2 threads)" / "cuda (GPU 0: NVIDIA H200)": what a command says it runs on. */

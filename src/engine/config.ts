@@ -8,6 +8,7 @@
  * refused with a ConfigError naming `section.key`. Keys that are read but have no effect with the rest
  * of the file (safety_margin beside an explicit total_budget, …) are warned about too (noEffectWarnings).
  */
+import type { MemoryLimit } from '../backend/cuda.js';
 import { BACKEND_NAMES, type BackendName } from '../backend/select.js';
 import { readFile } from 'node:fs/promises';
 import { totalmem } from 'node:os';
@@ -74,6 +75,10 @@ export interface EngineConfig {
     /** kiln: ms a partition waits for a healthy GPU it has not failed on before its job fails
      *  (key device_wait). */
     device_wait_ms: number;
+    /** kiln: cap on the device memory each GPU's backend plans with (issue 24): bytes (at least 1 GiB)
+     *  or a fraction of the card (key memory_limit: an integer, a size such as "24GiB" or a percentage
+     *  such as "75%"); what does not fit streams from pinned host memory. undefined = the free memory. */
+    memory_limit: MemoryLimit | undefined;
   };
   scheduler: {
     max_batch_size: number;
@@ -131,7 +136,7 @@ export function defaultConfig(totalRamBytes = totalmem(), env: NodeJS.ProcessEnv
       safety_margin: margin,
       eviction_min_idle_ms: 5 * 60_000,
     },
-    gpus: { devices: [], gpu_workers_per_device: 2, probe_interval_ms: 10_000, device_wait_ms: 10 * 60_000 },
+    gpus: { devices: [], gpu_workers_per_device: 2, probe_interval_ms: 10_000, device_wait_ms: 10 * 60_000, memory_limit: undefined },
     scheduler: { max_batch_size: 1, max_batch_wait_ms: 10_000 },
     synthesis: { threads: 0 },
     pipeline: { enabled: true, synthesis_lookahead: 1, synthesis_concurrency: 1 },
@@ -207,6 +212,20 @@ function durationIn(v: unknown, key: string, minMs: number, maxMs: number): numb
   const show = (x: number): string => (x % 1000 === 0 ? `${x / 1000}s` : `${x}ms`);
   if (ms < minMs || ms > maxMs) throw new ConfigError(key, `${show(ms)} out of range (${show(minMs)}..${show(maxMs)})`);
   return ms;
+}
+
+/** [gpus] memory_limit: a byte count or size of at least 1 GiB, or a percentage of the card in (0, 100]. */
+function memoryLimit(v: unknown, key: string): MemoryLimit {
+  if (typeof v === 'string' && v.includes('%')) {
+    const m = /^\s*(\d+(?:\.\d+)?)\s*%\s*$/.exec(v);
+    if (!m) throw new ConfigError(key, `expected a percentage such as "75%", got ${JSON.stringify(v)}`);
+    const pct = Number(m[1]);
+    if (pct <= 0 || pct > 100) throw new ConfigError(key, `${m[1]}% out of range (a percentage of the card, above 0 and at most 100)`);
+    return { fraction: pct / 100 };
+  }
+  const bytes = parseSize(v, key);
+  if (bytes < GIB) throw new ConfigError(key, `${bytes} bytes is below 1 GiB (a GPU proof needs more device memory)`);
+  return { bytes };
 }
 
 function int(v: unknown, key: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -295,6 +314,7 @@ export function configFromObject(
       gpu_workers_per_device: (v, k) => (c.gpus.gpu_workers_per_device = int(v, k, 1, 16)),
       probe_interval: (v, k) => (c.gpus.probe_interval_ms = durationIn(v, k, 10, 3_600_000)),
       device_wait: (v, k) => (c.gpus.device_wait_ms = durationIn(v, k, 0, 7 * 86_400_000)),
+      memory_limit: (v, k) => (c.gpus.memory_limit = memoryLimit(v, k)),
     },
     scheduler: {
       max_batch_size: (v, k) => (c.scheduler.max_batch_size = int(v, k, 1, 64)),
@@ -394,7 +414,7 @@ function noEffectWarnings(doc: Record<string, unknown>, c: EngineConfig): string
   }
   if (c.scheduler.max_batch_size <= 1 && set('scheduler', 'max_batch_wait_ms')) warn('scheduler.max_batch_wait_ms', 'max_batch_size = 1 (no batches to wait for)');
   if (c.kiln.backend === 'native' || c.kiln.backend === 'reference') {
-    for (const k of ['devices', 'gpu_workers_per_device', 'probe_interval', 'device_wait']) if (set('gpus', k)) warn(`gpus.${k}`, `kiln.backend = "${c.kiln.backend}" (no GPU)`);
+    for (const k of ['devices', 'gpu_workers_per_device', 'probe_interval', 'device_wait', 'memory_limit']) if (set('gpus', k)) warn(`gpus.${k}`, `kiln.backend = "${c.kiln.backend}" (no GPU)`);
   } else if (c.gpus.devices.length === 1) {
     for (const k of ['probe_interval', 'device_wait']) if (set('gpus', k)) warn(`gpus.${k}`, 'devices lists one GPU (a failed proof fails its job: there is no other GPU to retry on)');
   }

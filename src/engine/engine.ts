@@ -28,7 +28,7 @@ import { concatBytes } from '@noble/hashes/utils.js';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { Backend } from '../backend/backend.js';
+import type { Backend, DeviceMemoryPlanStatus } from '../backend/backend.js';
 import type { Span } from '../util/timing.js';
 import type { EngineConfig } from './config.js';
 import { Job, JobRegistry, CancelledError, InvalidRequestError, OverloadError, UnavailableError, errorText, type JobResult } from './jobs.js';
@@ -515,7 +515,9 @@ export class Engine {
   /**
    * Per device (GetStatus' gpus): its GPU ordinal and name, memory (total and free, from the driver
    * when the backend can ask it), the jobs its lanes prove now (ids and kinds, comma-separated when
-   * its lanes run partitions of several), health and the last failure.
+   * its lanes run partitions of several), health and the last failure, and the GPU's device-memory
+   * plan (what stays resident, what streams from pinned host memory; null without one: the CPU
+   * backend, a GPU backend without plans).
    */
   devicesStatus(): {
     ordinal: number;
@@ -531,6 +533,7 @@ export class Engine {
     faults: number;
     lastFault: { message: string; at: string; jobId: string; partition: number } | undefined;
     probes: { passed: number; failed: number; lastError: string | undefined };
+    memoryPlan: DeviceMemoryPlanStatus | null;
   }[] {
     return this.devices.list.map((d) => {
       const caps = d.backend.capabilities();
@@ -555,6 +558,7 @@ export class Engine {
         faults: d.faults,
         lastFault: d.lastFault === undefined ? undefined : { ...d.lastFault, at: new Date(d.lastFault.at).toISOString() },
         probes: { passed: d.probes.passed, failed: d.probes.failed, lastError: d.probes.lastError },
+        memoryPlan: d.backend.memoryPlan?.() ?? null,
       };
     });
   }

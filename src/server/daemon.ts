@@ -70,7 +70,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   if (opts.devices !== undefined && opts.devices.length > 0) devices = opts.devices;
   else {
     try {
-      devices = selectDevices(config.kiln.backend, { devices: config.gpus.devices, warn: (m) => log.warn(m) });
+      devices = selectDevices(config.kiln.backend, { devices: config.gpus.devices, memoryLimit: config.gpus.memory_limit, warn: (m) => log.warn(m) });
     } catch (e) {
       if (config.kiln.backend !== 'native') throw e;
       log.warn({ err: (e as Error).message }, 'native backend unavailable, falling back to the reference backend');

@@ -7,6 +7,7 @@ import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { connect } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
+import type { DeviceMemoryPlanStatus } from '../backend/backend.js';
 import type { Engine, JobResult } from '../engine/engine.js';
 import { errorText, InvalidRequestError, OverloadError, UnavailableError } from '../engine/engine.js';
 import { boundText } from '../util/limits.js';
@@ -20,6 +21,22 @@ type Handler = (call: grpc.ServerUnaryCall<Msg, Msg>, cb: grpc.sendUnaryData<Msg
 
 const bytes = (v: unknown): Uint8Array => (v instanceof Uint8Array ? v : new Uint8Array(0));
 const num = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : 0);
+
+/**
+ * GPUStatus' kiln extension fields (issue 24) from a device's memory plan; zeros and "" without one.
+ * streamed_bytes_per_partition is one circuit's, not a sum (one partition proof streams one circuit's
+ * sections): the loaded circuit that streams the most, the worst case a partition can take. The bytes
+ * the last partition proof actually streamed are in GET /status (devices[].memoryPlan.lastPartition).
+ */
+export function memoryPlanToWire(plan: DeviceMemoryPlanStatus | null): Msg {
+  return {
+    memory_budget_bytes: plan?.budgetBytes ?? 0,
+    memory_limit_bytes: plan?.limitBytes ?? 0,
+    resident_bytes: plan?.residentBytes ?? 0,
+    streamed_bytes_per_partition: Math.max(0, ...(plan?.circuits ?? []).map((c) => c.streamedBytesPerPartition)),
+    memory_plan: (plan?.circuits ?? []).map((c) => `${c.circuit}: ${c.summary}`).join('; '),
+  };
+}
 
 export function requestFromWire(m: Msg): ProofRequest {
   return proofRequest({
@@ -118,6 +135,7 @@ export function serviceHandlers(engine: Engine, opts: { token?: string } = {}): 
         vram_free_bytes: d.vramFree,
         current_job_id: d.currentJobId,
         current_proof_kind: d.currentProofKind,
+        ...memoryPlanToWire(d.memoryPlan),
       })),
       loaded_srs: engine.srs.status().map((s) => ({ circuit_id: s.circuitId, tier: s.tier, size_bytes: s.sizeBytes, ref_count: s.refCount })),
       queues: engine.queueStats().map((q) => ({ proof_kind: q.kind, pending: q.pending, in_progress: q.inProgress })),

@@ -19,6 +19,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
 <div id="running"></div></section>
 <section><h2>Queues by kind and priority</h2><div id="queues"></div></section>
 <section><h2>Lanes and GPUs</h2><div id="lanes"></div></section>
+<section class="wide"><h2>GPU memory plans</h2><div id="plans"></div></section>
 <section class="wide"><h2>Last proofs</h2><div id="proofs"></div></section>
 <section><h2>SRS cache</h2><div id="srs"></div></section>
 <section><h2>Memory budget</h2><div id="memory"></div></section>
@@ -216,6 +217,28 @@ export const STATUS_PAGE_JS = `'use strict';
       }), 'no lanes');
   }
 
+  // per GPU: its device-memory plan (issue 24): what stays resident, what streams from pinned host memory
+  function plans(st) {
+    var devs = (st.devices || []).filter(function (d) { return d.memoryPlan; });
+    if (!devs.length) return h('p', { class: 'empty' }, 'no device-memory plan (CPU backend, or no GPU plan yet)');
+    return devs.map(function (d) {
+      var p = d.memoryPlan;
+      var last = p.lastPartition;
+      return h('div', { class: 'plan', 'data-plan-device': d.ordinal },
+        h('p', null, h('strong', null, d.gpu ? 'GPU ' + d.ordinal + ': ' + d.name : d.name),
+          ' · budget ' + bytes(p.budgetBytes) + ' · limit ' + (p.limitBytes ? bytes(p.limitBytes) : 'none (the free memory)') +
+          ' · resident ' + bytes(p.residentBytes) + (p.replans ? ' · ' + p.replans + ' re-plan(s) after running out of memory' : '')),
+        last ? h('p', { class: 'last-partition' }, 'last partition: ' + bytes(last.streamedBytes) + ' streamed, copy ' + ms(last.copyMs) + ', GPU ' + ms(last.gpuMs)) : null,
+        table(['circuit', 'plan', 'resident', 'streamed / partition', 'working / partition', 'host pinned'],
+          (p.circuits || []).map(function (c) {
+            return {
+              attrs: { 'data-plan-circuit': c.circuit },
+              cells: [c.circuit, c.summary, bytes(c.residentBytes), bytes(c.streamedBytesPerPartition), bytes(c.workingBytes), bytes(c.hostBytes)],
+            };
+          }), 'no circuit planned yet'));
+    });
+  }
+
   function srs(st) {
     return table(['circuit', 'tier', 'size', 'on devices', 'refs', 'load', 'idle'],
       (st.srs || []).map(function (s) {
@@ -260,6 +283,7 @@ export const STATUS_PAGE_JS = `'use strict';
     fill('recent', recent.length ? recent.map(function (j) { return jobCard(j, now); }) : h('p', { class: 'empty' }, 'none yet'));
     fill('proofs', lastProofs(st));
     fill('lanes', lanes(st, tl));
+    fill('plans', plans(st));
     fill('srs', srs(st));
     fill('memory', memory(st));
     fill('errors', errors(st, pollError));

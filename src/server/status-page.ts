@@ -4,7 +4,8 @@
  * polls GET /status and GET /status/timeline once a second and draws
  *   queues by kind and priority, running jobs with a live timeline of their partitions (synthesis
  *   and proving spans as bars, growing while they run), the last proofs with their timings, the
- *   lanes (GPU memory, current job, busy fraction over the last minute), the SRS cache with sizes,
+ *   lanes (GPU memory, current job, busy fraction over the last minute), each GPU's device-memory
+ *   plan (budget, limit, resident bytes, per circuit what streams), the SRS cache with sizes,
  *   the memory budget and the errors of failed jobs.
  * Every string from the server reaches the DOM through textContent (never innerHTML), and the page
  * is served with a Content-Security-Policy that allows only its own script and stylesheet.
