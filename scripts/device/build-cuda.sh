@@ -4,7 +4,8 @@
 #   --if-available   exit 0 with a message when nvcc is absent (CI compile check)
 #   --check          compile the objects only, do not link (a CI compile check; ~10 min on 2 cores,
 #                    the G2 unit dominates). addon.cpp needs node_api.h (KILN_NAPI_INCLUDE or Node's own)
-#                    and node-addon-api's napi.h (the shared glue native/napi/glue.hpp; header only)
+#                    and node-addon-api's napi.h (the shared glue native/napi/glue.hpp; header only);
+#                    also builds the gpu-hold tool (scripts/device/build-gpu-hold.sh, a few seconds)
 # Environment: KILN_CUDA_ARCH (default "90"; e.g. "80 89 90" for several targets),
 #              KILN_CUDA_DEFINES (extra nvcc flags, e.g. "-DKILN_CUDA_MUL=2"; with it, or with
 #              KILN_CUDA_BUILD_DIR, the build goes to that folder only, for A/B comparisons),
@@ -121,7 +122,12 @@ fi
 fail=0
 for p in "${pids[@]+"${pids[@]}"}"; do wait "$p" || fail=1; done
 if [ "$fail" != 0 ]; then echo "build-cuda: compilation failed" >&2; exit 1; fi
-if [ "$check_only" = 1 ]; then echo "$arch_key" > "$stamp"; echo "build-cuda: objects compiled (arch $arch) in $(( $(date +%s) - t0 )) s"; exit 0; fi
+if [ "$check_only" = 1 ]; then
+  echo "$arch_key" > "$stamp"
+  NVCC="$NVCC" GPU_HOLD_OUT="$obj/gpu-hold" bash scripts/device/build-gpu-hold.sh
+  echo "build-cuda: objects compiled (arch $arch) in $(( $(date +%s) - t0 )) s"
+  exit 0
+fi
 echo "$arch_key" > "$stamp"
 objs=()
 for f in "${units[@]}" host addon; do objs+=("$obj/$f.o"); done
