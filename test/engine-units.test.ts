@@ -502,3 +502,46 @@ describe('cancellation reaches the prover', () => {
     }
   });
 });
+
+describe('request_id reuse after a restart (journal)', () => {
+  test('a job recovered from a record without a digest (older kiln) is compared by kind only; a new job keeps its digest in the journal', async () => {
+    const { createHash } = await import('node:crypto');
+    const { writeFile, mkdir } = await import('node:fs/promises');
+    const { Journal } = await import('../src/engine/journal.js');
+    const { RequestIdConflictError } = await import('../src/engine/engine.js');
+    const dir = await mkdtemp(join(tmpdir(), 'kiln-reuse-'));
+    const now = Date.now();
+    const job = { id: 'old-1', requestId: 'old-req', kind: ProofKind.KILN_DEMO, kindName: 'demo', priority: 2, seq: 0, submittedAt: now };
+    const body = JSON.stringify({ t: 'finish', job: { ...job, state: 'completed', finishedAt: now, proof: Buffer.from('proof').toString('base64') } });
+    await mkdir(join(dir, 'state'), { recursive: true });
+    await writeFile(join(dir, 'state', 'journal.log'), `${createHash('sha256').update(body).digest('hex').slice(0, 16)} ${body}\n`);
+    const start = async () => {
+      const opened = await Journal.open(join(dir, 'state'), { retentionMs: 3_600_000 });
+      const backend = selectBackend(nativeAvailable() ? 'native' : 'reference');
+      const demo = createDemoKind({ constraints: 1000, partitions: 1, cacheDir: dir, backend });
+      const engine = new Engine({ config: defaultConfig(64 * GIB), backend, logger: pino({ level: 'silent' }), planners: [demo.planner], providers: [demo.circuits], defaultMetrics: false, journal: opened.journal });
+      await engine.recover(opened);
+      return engine;
+    };
+    const demoReq = (requestId: string, body: string, proofKind: number = ProofKind.KILN_DEMO) => proofRequest({ proofKind, requestId, vanillaProof: Buffer.from(body) });
+    let engine = await start();
+    try {
+      // no digest recorded: any demo payload maps to it, another kind is refused
+      assert.equal((await engine.submit(demoReq('old-req', '{"seed":5}'))).job.id, 'old-1');
+      await assert.rejects(engine.submit(demoReq('old-req', '{}', ProofKind.WINNING_POST)), (e: unknown) => e instanceof RequestIdConflictError && /job old-1 \(demo, completed\)/.test(e.message));
+      // a job accepted now keeps its digest in its journal records
+      const r = await engine.await((await engine.submit(demoReq('new-req', '{"seed":6}'))).job.id);
+      assert.equal(r?.status, AwaitStatus.COMPLETED, r?.errorMessage);
+      await engine.journal!.flush();
+    } finally {
+      await engine.close(0);
+    }
+    engine = await start();
+    try {
+      await assert.rejects(engine.submit(demoReq('new-req', '{"seed":7}')), (e: unknown) => e instanceof RequestIdConflictError && /another payload/.test(e.message));
+    } finally {
+      await engine.close(0);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -136,6 +136,29 @@ describe('kiln daemon over gRPC', () => {
     const c = (await rpc.call('Prove', { submit: demoReq({ request_id: 'dedup-1' }, { seed: 3 }) })).result;
     assert.equal(c.job_id, a.job_id);
     assert.deepEqual(Buffer.from(c.proof), Buffer.from(r.proof));
+    // the priority does not change the proof: the same job
+    assert.equal((await rpc.call('SubmitProof', demoReq({ request_id: 'dedup-1', priority: 4 }, { seed: 3 }))).job_id, a.job_id);
+  });
+
+  test("a request_id reused by another proof kind or payload is refused (ALREADY_EXISTS, naming the first job), never answered with that job's proof", async () => {
+    const first = await rpc.call('SubmitProof', demoReq({ request_id: 'reuse-1' }, { seed: 8, partitions: 1 }));
+    const refused = (kind: string) => (e: any) =>
+      e.code === grpc.status.ALREADY_EXISTS && e.details.includes(first.job_id) && e.details.includes('(demo, ') && e.details.includes(kind);
+    // while the first job is in flight, and after it completed
+    await assert.rejects(rpc.call('SubmitProof', demoReq({ request_id: 'reuse-1' }, { seed: 9, partitions: 1 })), refused('another payload'));
+    const done = await rpc.call('AwaitProof', { job_id: first.job_id });
+    assert.equal(done.status, STATUS.COMPLETED, done.error_message);
+    // another kind (a WinningPoSt under the demo job's id) through Prove and SubmitProof
+    const winning = { request_id: 'reuse-1', proof_kind: 4, registered_proof: 0, vanilla_proofs: [Buffer.from('{}')], randomness: Buffer.alloc(32) };
+    await assert.rejects(rpc.call('Prove', { submit: winning }), refused('winning-post'));
+    await assert.rejects(rpc.call('SubmitProof', winning), refused('winning-post'));
+    // the same kind with another payload (vanilla_proof, then a field besides it)
+    await assert.rejects(rpc.call('Prove', { submit: demoReq({ request_id: 'reuse-1' }, { seed: 10, partitions: 1 }) }), refused('another payload'));
+    await assert.rejects(rpc.call('SubmitProof', demoReq({ request_id: 'reuse-1', sector_number: 5 }, { seed: 8, partitions: 1 })), refused('another payload'));
+    // the same request again: the same job and proof
+    const again = (await rpc.call('Prove', { submit: demoReq({ request_id: 'reuse-1' }, { seed: 8, partitions: 1 }) })).result;
+    assert.equal(again.job_id, first.job_id);
+    assert.deepEqual(Buffer.from(again.proof), Buffer.from(done.proof));
   });
 
   test('AwaitProof with a short timeout reports TIMEOUT while the job goes on', async () => {

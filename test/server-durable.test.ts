@@ -166,8 +166,13 @@ test('kill -9 during a proof: after a restart the accepted jobs finish and Await
   const ra2 = await c.call('AwaitProof', { job_id: a.job_id });
   assert.equal(ra2.status, STATUS.COMPLETED);
   assert.deepEqual(Buffer.from(ra2.proof), Buffer.from(ra.proof), 'the finished proof is kept across the restart');
-  // the same request id maps to the recovered job
-  assert.equal((await c.call('SubmitProof', { proof_kind: DEMO, request_id: 'durable-b', vanilla_proof: Buffer.from('{}') })).job_id, b.job_id);
+  // the same request id and request map to the recovered job; another payload under it is refused,
+  // for a job recovered unfinished (digest of its stored request) and a finished one (its journal record)
+  assert.equal((await c.call('SubmitProof', { proof_kind: DEMO, request_id: 'durable-b', vanilla_proof: Buffer.from(JSON.stringify({ seed: 100, partitions: 16 })) })).job_id, b.job_id);
+  assert.equal((await c.call('SubmitProof', { proof_kind: DEMO, request_id: 'durable-a', vanilla_proof: Buffer.from(JSON.stringify({ seed: 1, partitions: 1 })) })).job_id, a.job_id);
+  for (const [rid, id] of [['durable-b', b.job_id], ['durable-a', a.job_id]]) {
+    await assert.rejects(c.call('SubmitProof', { proof_kind: DEMO, request_id: rid, vanilla_proof: Buffer.from('{}') }), (e: any) => e.code === grpc.status.ALREADY_EXISTS && e.details.includes(id));
+  }
   const st = await c.call('GetStatus', {});
   assert.ok(st.total_proofs_completed >= 3, `completed ${st.total_proofs_completed}`);
   assert.match(d.log(), /failed their checksum/);

@@ -31,7 +31,7 @@ import type { Logger } from 'pino';
 import type { Backend, DeviceMemoryPlanStatus } from '../backend/backend.js';
 import type { Span } from '../util/timing.js';
 import type { EngineConfig } from './config.js';
-import { Job, JobRegistry, CancelledError, InvalidRequestError, OverloadError, UnavailableError, errorText, type JobResult } from './jobs.js';
+import { Job, JobRegistry, CancelledError, InvalidRequestError, OverloadError, RequestIdConflictError, UnavailableError, errorText, requestDigest, requestIdConflict, type JobResult } from './jobs.js';
 import { MAX_REQUEST_ID_BYTES, STATUS_JOBS_DEFAULT, STATUS_JOBS_MAX, boundText, waitMs } from '../util/limits.js';
 import { DeviceSet } from './devices.js';
 import { ProverLanes } from './lanes.js';
@@ -49,7 +49,7 @@ import type { Proof } from '../groth16/proof.js';
 const VERIFY_MODULE = new URL('./verify-task.js', import.meta.url).href;
 import { AwaitStatus, PRIORITY_NAMES, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest } from './types.js';
 
-export { CancelledError, InvalidRequestError, Job, OverloadError, UnavailableError, errorText, type JobResult, type JobState, type JobTimings } from './jobs.js';
+export { CancelledError, InvalidRequestError, Job, OverloadError, RequestIdConflictError, UnavailableError, errorText, type JobResult, type JobState, type JobTimings } from './jobs.js';
 export { estimatePartitionBytes } from './partitions.js';
 
 export interface EngineOptions {
@@ -71,7 +71,7 @@ export interface EngineOptions {
 }
 
 function journalHeader(job: Job): Omit<JournalJob, 'state'> {
-  return { id: job.id, requestId: job.requestId, kind: job.kind, kindName: job.kindName, priority: job.priority, seq: job.seq, submittedAt: job.submittedAt };
+  return { id: job.id, requestId: job.requestId, kind: job.kind, kindName: job.kindName, priority: job.priority, seq: job.seq, submittedAt: job.submittedAt, digest: job.digest };
 }
 
 const KIND_LABELS: Record<number, string> = {
@@ -170,20 +170,26 @@ export class Engine {
   // ---------------------------------------------------------------------------------------------
   // Submit / await / cancel
 
-  /** Creates a job (or returns the live one with the same request id). Never throws for bad input:
-   *  the job FAILS with a message instead. */
+  /** Creates a job (or returns the live one with the same request id, when it is of the same kind and
+   *  payload: RequestIdConflictError otherwise). Never throws for bad input: the job FAILS with a
+   *  message instead. */
   async submit(req: ProofRequest): Promise<{ job: Job; existing: boolean; queuePosition: number }> {
-    if (this.closed) throw new UnavailableError('the daemon is shutting down: submit again to the next one');
     this.checkRequest(req);
+    const digest = req.requestId === '' ? undefined : await requestDigest(req);
+    if (this.closed) throw new UnavailableError('the daemon is shutting down: submit again to the next one');
     const prev = this.jobs.live(req.requestId);
-    if (prev !== undefined) return { job: prev, existing: true, queuePosition: Math.max(0, this.queue.position(prev)) };
+    if (prev !== undefined) {
+      const conflict = requestIdConflict(prev, req.proofKind, this.kindName(req.proofKind), digest);
+      if (conflict !== undefined) throw new RequestIdConflictError(conflict);
+      return { job: prev, existing: true, queuePosition: Math.max(0, this.queue.position(prev)) };
+    }
     const limit = this.config.daemon.max_queued_jobs;
     if (this.queue.length + this.planning >= limit) {
       throw new OverloadError(`${this.queue.length + this.planning} jobs waiting, the limit ([daemon] max_queued_jobs) is ${limit}: retry later`);
     }
     this.planning++;
     try {
-      return await this.accept(req);
+      return await this.accept(req, digest);
     } finally {
       this.planning--;
     }
@@ -205,9 +211,13 @@ export class Engine {
     }
   }
 
-  private async accept(req: ProofRequest, restored?: JournalJob): Promise<{ job: Job; existing: boolean; queuePosition: number }> {
+  private kindName(kind: number): string {
+    return this.planners.get(kind)?.name ?? KIND_LABELS[kind] ?? `kind-${kind}`;
+  }
+
+  private async accept(req: ProofRequest, digest: string | undefined, restored?: JournalJob): Promise<{ job: Job; existing: boolean; queuePosition: number }> {
     const planner = this.planners.get(req.proofKind);
-    const kindName = planner?.name ?? KIND_LABELS[req.proofKind] ?? `kind-${req.proofKind}`;
+    const kindName = this.kindName(req.proofKind);
     const priority =
       req.priority >= Priority.LOW && req.priority <= Priority.CRITICAL ? req.priority : (planner?.defaultPriority ?? Priority.NORMAL);
     const job =
@@ -215,6 +225,7 @@ export class Engine {
         ? new Job(restored.id, restored.requestId, restored.kind, kindName, restored.priority, restored.seq, restored.submittedAt)
         : new Job(`${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`, req.requestId, req.proofKind, kindName, priority, this.seq++);
     if (restored !== undefined) job.journaled = true;
+    job.digest = digest;
     this.jobs.add(job);
 
     if (planner === undefined) {
@@ -437,6 +448,7 @@ export class Engine {
       job.journaled = true;
       job.proof = f.proof === undefined ? undefined : new Uint8Array(Buffer.from(f.proof, 'base64'));
       job.error = f.error;
+      job.digest = f.digest;
       if (f.timings) job.timings = f.timings;
       job.span.end();
       job.settle();
@@ -452,11 +464,13 @@ export class Engine {
         failed++;
         const job = new Job(u.id, u.requestId, u.kind, u.kindName, u.priority, u.seq, u.submittedAt);
         job.journaled = true;
+        job.digest = u.digest;
         this.jobs.add(job);
         this.finish(job, 'failed', `after a restart: its stored request could not be read: ${errorText(e)}`);
         continue;
       }
-      const { job } = await this.accept(req, u);
+      // the digest of the stored request (a record older than digests has none)
+      const { job } = await this.accept(req, req.requestId === '' ? undefined : await requestDigest(req), u);
       if (job.state === 'failed') failed++;
     }
     this.log.info({ requeued: r.unfinished.length - failed, kept: r.finished.length, failed }, 'jobs recovered from the journal');

@@ -1,12 +1,14 @@
 /**
  * Jobs: one proof request's state, result and timings (Job), and the registry of jobs by id and by
- * request id — the idempotency of SubmitProof (a request id with a live job returns that job) and
- * the retention of finished jobs for AwaitProof and traces.
+ * request id — the idempotency of SubmitProof (a request id with a live job returns that job when
+ * the request is the same: kind and payload digest; another request under it is refused) and the
+ * retention of finished jobs for AwaitProof and traces.
  */
+import { createHash, webcrypto } from 'node:crypto';
 import { Span } from '../util/timing.js';
 import { boundText } from '../util/limits.js';
 import type { Queued } from './queue.js';
-import { PRIORITY_NAMES, type ProofWork } from './types.js';
+import { PRIORITY_NAMES, type ProofRequest, type ProofWork } from './types.js';
 
 export type JobState = 'planning' | 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
 
@@ -41,6 +43,15 @@ export class InvalidRequestError extends Error {
   }
 }
 
+/** A request id already names a job of another request: another proof kind or payload (gRPC
+ *  ALREADY_EXISTS). The message names the first job, never its proof. */
+export class RequestIdConflictError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RequestIdConflictError';
+  }
+}
+
 /** Too many jobs waiting (gRPC RESOURCE_EXHAUSTED). */
 export class OverloadError extends Error {
   constructor(message: string) {
@@ -71,6 +82,8 @@ export class Job implements Queued {
   cancelledByUser = false;
   /** Recorded in the journal (accepted durably). */
   journaled = false;
+  /** requestDigest of its request (undefined: no request id, or a journal record older than the digest). */
+  digest: string | undefined;
   startedAtMs: number | undefined;
   finishedAtMs: number | undefined;
   partitionsDone = 0;
@@ -164,6 +177,44 @@ export class JobRegistry {
     }, Math.max(0, Math.min(retentionMs, 2 ** 31 - 1)));
     timer.unref();
   }
+}
+
+/** Why `prev` (the live job of a request id) cannot answer this request: it is of another proof
+ *  kind, or carries another payload (digest); undefined when it can. A job whose digest is unknown (a
+ *  journal record older than digests) is compared by kind only. Names the job, never its proof. */
+export function requestIdConflict(prev: Job, kind: number, kindName: string, digest: string | undefined): string | undefined {
+  const first = `request_id ${JSON.stringify(boundText(prev.requestId, 80))} is already job ${prev.id} (${prev.kindName}, ${prev.state})`;
+  if (prev.kind !== kind) return `${first}: this request is ${kindName}; submit it under a new request_id`;
+  if (prev.digest !== undefined && digest !== undefined && prev.digest !== digest) return `${first}: this request carries another payload; submit it under a new request_id`;
+  return undefined;
+}
+
+/** Fields this size or larger are hashed in libuv's thread pool (webcrypto), off the event loop. */
+const DIGEST_OFF_LOOP_BYTES = 1 << 20;
+
+/**
+ * SHA-256 (hex) of what defines a request's proof: its kind and every field but request_id and
+ * priority (the scalars and field lengths as JSON, then the SHA-256 of each byte field).
+ */
+export async function requestDigest(r: ProofRequest): Promise<string> {
+  const fields = [r.vanillaProof, ...r.vanillaProofs, r.randomness, r.commROld, r.commRNew, r.commDNew];
+  const h = createHash('sha256').update(
+    JSON.stringify({
+      proofKind: r.proofKind,
+      sectorSize: r.sectorSize,
+      registeredProof: r.registeredProof,
+      sectorNumber: r.sectorNumber,
+      minerId: r.minerId,
+      partitionIndex: r.partitionIndex,
+      vanillaProofs: r.vanillaProofs.length,
+      lengths: fields.map((f) => f.length),
+    }),
+  );
+  const sums = await Promise.all(
+    fields.map(async (f) => (f.length >= DIGEST_OFF_LOOP_BYTES ? new Uint8Array(await webcrypto.subtle.digest('SHA-256', f)) : createHash('sha256').update(f).digest())),
+  );
+  for (const d of sums) h.update(d);
+  return h.digest('hex');
 }
 
 /** An error's message, bounded (limits.ts MAX_ERROR_CHARS: a 4 MB message stays out of logs and answers). */

@@ -35,6 +35,9 @@ export interface JournalJob {
   seq: number;
   /** Wall clock (ms since the epoch). */
   submittedAt: number;
+  /** requestDigest of its request (jobs.ts: a repeated request_id must carry the same); absent in
+   *  records written before digests, and for requests without an id. */
+  digest?: string;
   state: JournalState;
   finishedAt?: number;
   /** base64 of the proof bytes (completed jobs). */

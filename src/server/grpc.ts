@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { DeviceMemoryPlanStatus } from '../backend/backend.js';
 import type { Engine, JobResult } from '../engine/engine.js';
-import { errorText, InvalidRequestError, OverloadError, UnavailableError } from '../engine/engine.js';
+import { errorText, InvalidRequestError, OverloadError, RequestIdConflictError, UnavailableError } from '../engine/engine.js';
 import { boundText } from '../util/limits.js';
 import { grpcAuthorized, isLoopback } from './auth.js';
 import { UnknownCircuitError } from '../engine/srs-cache.js';
@@ -97,6 +97,7 @@ export function serviceHandlers(engine: Engine, opts: { token?: string } = {}): 
         (e: unknown) => {
           if (e instanceof InvalidRequestError) return fail(cb, grpc.status.INVALID_ARGUMENT, errorText(e));
           if (e instanceof OverloadError) return fail(cb, grpc.status.RESOURCE_EXHAUSTED, errorText(e));
+          if (e instanceof RequestIdConflictError) return fail(cb, grpc.status.ALREADY_EXISTS, errorText(e));
           if (e instanceof UnavailableError) return fail(cb, grpc.status.UNAVAILABLE, errorText(e));
           engine.log.error({ err: errorText(e) }, 'gRPC handler failed');
           fail(cb, grpc.status.INTERNAL, errorText(e));
