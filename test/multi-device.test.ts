@@ -471,6 +471,53 @@ describe('several devices: one backend, one SRS copy and prover lanes per GPU', 
     });
   });
 
+  test('with a token, /status without it shows no job id (lanes, devices, the last fault, memory reservations); with it, all of them', async () => {
+    const gpus = [new FakeGpu(3, 30), new FakeGpu(4, 30)];
+    await withDaemon(
+      gpus,
+      async (daemon) => {
+        gpus[1].breakOn('msmG1'); // GPU 4 fails a partition of the job: its lastFault names the job
+        const { job } = await daemon.engine.submit(demoRequest(990, 4, 'status-token-1'));
+        const get = async (token: boolean) => {
+          const res = await fetch(`http://${daemon.httpAddress}/status`, { headers: token ? { authorization: 'Bearer tok-1' } : {} });
+          assert.equal(res.status, 200);
+          const text = await res.text();
+          return { text, st: JSON.parse(text) };
+        };
+        // while it runs on GPU 3 after GPU 4's fault: the authorized view names it everywhere
+        const shown = (st: any) =>
+          st.lanes.some((l: any) => l.currentJobId === job.id) &&
+          st.devices.some((d: any) => d.currentJobId === job.id) &&
+          st.devices[1].lastFault?.jobId === job.id &&
+          st.memory.reservations.some((r: any) => r.label.startsWith(`job ${job.id} partition `));
+        let hidden: { text: string; st: any } | undefined;
+        for (let i = 0; i < 1000 && hidden === undefined; i++) {
+          if (!shown((await get(true)).st)) {
+            await sleep(5);
+            continue;
+          }
+          const without = await get(false);
+          if (shown((await get(true)).st)) hidden = without; // taken while the job was running
+        }
+        assert.ok(hidden, 'the authorized /status showed the running job in lanes, devices, lastFault and reservations');
+        assert.ok(!hidden.text.includes(job.id), `no job id without the token: ${hidden.text}`);
+        assert.ok(!('jobs' in hidden.st) && /Bearer/.test(hidden.st.jobsHidden));
+        assert.ok(hidden.st.lanes.every((l: any) => l.currentJobId === '') && hidden.st.lanes.some((l: any) => l.currentProofKind === 'demo'));
+        assert.ok(hidden.st.devices.every((d: any) => d.currentJobId === ''));
+        assert.equal(hidden.st.devices[1].healthy, false);
+        assert.match(hidden.st.devices[1].lastFault.message, /fake GPU 4: injected device fault in msmG1/);
+        assert.ok(hidden.st.memory.reservations.some((r: any) => /^job partition \d+$/.test(r.label)), JSON.stringify(hidden.st.memory.reservations));
+        // finished: still none without the token (the fault stays recorded), the job and its fault with it
+        assert.equal((await daemon.engine.await(job.id))?.status, AwaitStatus.COMPLETED);
+        assert.ok(!(await get(false)).text.includes(job.id));
+        const after = (await get(true)).st;
+        assert.equal(after.devices[1].lastFault.jobId, job.id);
+        assert.ok(after.jobs.some((j: any) => j.id === job.id));
+      },
+      (c) => (c.daemon.auth_token = 'tok-1'),
+    );
+  });
+
   test("GetStatus and /status: each GPU's device-memory plan (kiln's GPUStatus fields 100-104; zeros and null without a plan)", async () => {
     const gpus = [new FakeGpu(3), new FakeGpu(4), new FakeGpu(5)];
     const circuit = (id: string, streamed: number) => ({
@@ -513,7 +560,11 @@ describe('several devices: one backend, one SRS copy and prover lanes per GPU', 
 });
 
 /** A daemon (demo kind, one lane per GPU) over stand-in GPUs, and a gRPC call to it; closed after `fn`. */
-async function withDaemon(gpus: FakeGpu[], fn: (daemon: Daemon, call: (method: string, req: object) => Promise<any>) => Promise<void>): Promise<void> {
+async function withDaemon(
+  gpus: FakeGpu[],
+  fn: (daemon: Daemon, call: (method: string, req: object) => Promise<any>) => Promise<void>,
+  configure?: (c: EngineConfig) => void,
+): Promise<void> {
   const daemon = await runDaemon({
     listen: `unix://${join(dir, 'kiln.sock')}`,
     httpListen: '127.0.0.1:0',
@@ -527,6 +578,7 @@ async function withDaemon(gpus: FakeGpu[], fn: (daemon: Daemon, call: (method: s
       c.gpus.probe_interval_ms = 50;
       c.synthesis.threads = 1;
       c.srs.param_cache = join(dir, 'params');
+      configure?.(c);
     },
   });
   const def = protoLoader.loadSync(join(repoRoot, 'proto', 'cuzk.proto'), { keepCase: true, longs: Number, enums: Number, defaults: true });

@@ -74,6 +74,11 @@ function journalHeader(job: Job): Omit<JournalJob, 'state'> {
   return { id: job.id, requestId: job.requestId, kind: job.kind, kindName: job.kindName, priority: job.priority, seq: job.seq, submittedAt: job.submittedAt, digest: job.digest };
 }
 
+/** A device fault without the id of the job it happened in (its message too: a backend's error may quote it). */
+function withoutJobId<F extends { message: string; jobId: string }>(f: F): F {
+  return { ...f, jobId: '', message: f.jobId === '' ? f.message : f.message.split(f.jobId).join('<job>') };
+}
+
 const KIND_LABELS: Record<number, string> = {
   [ProofKind.POREP_SEAL_COMMIT]: 'porep-c2',
   [ProofKind.SNAP_DEALS_UPDATE]: 'snap-update',
@@ -578,8 +583,11 @@ export class Engine {
   }
 
   /** JSON status (GET /status): counts of every job by state, and one page of jobs (live ones
-   *  first, then the most recently submitted), `limit` at most STATUS_JOBS_MAX. */
-  status(opts: { offset?: number; limit?: number } = {}): Record<string, unknown> {
+   *  first, then the most recently submitted), `limit` at most STATUS_JOBS_MAX. With `hideJobIds`
+   *  (a caller without the token) no job id appears: no job list, the lanes' and devices' current
+   *  jobs and the last fault's job are "", memory reservations read "job partition k". */
+  status(opts: { offset?: number; limit?: number; hideJobIds?: boolean } = {}): Record<string, unknown> {
+    const hide = opts.hideJobIds === true;
     const caps = this.devices.capabilities();
     const all = this.jobs.all();
     const byState: Record<string, number> = {};
@@ -590,13 +598,13 @@ export class Engine {
     return {
       uptimeSeconds: Math.floor((Date.now() - this.startedAt) / 1000),
       backend: caps,
-      lanes: this.lanesStatus(),
-      devices: this.devicesStatus(),
+      lanes: this.lanesStatus().map((l) => (hide ? { ...l, currentJobId: '' } : l)),
+      devices: this.devicesStatus().map((d) => (hide ? { ...d, currentJobId: '', lastFault: d.lastFault && withoutJobId(d.lastFault) } : d)),
       maxJobsInFlight: this.maxInFlight,
       queues: this.queueStats(),
       jobCounts: { total: all.length, byState },
       jobsPage: { offset, limit, returned: Math.max(0, Math.min(limit, ordered.length - offset)), total: ordered.length },
-      jobs: ordered.slice(offset, offset + limit).map((j) => j.summary()),
+      jobs: hide ? undefined : ordered.slice(offset, offset + limit).map((j) => j.summary()),
       limits: { maxQueuedJobs: this.config.daemon.max_queued_jobs, queued: this.queue.length, planning: this.planning },
       srs: this.srs.status(),
       memory: {
@@ -605,7 +613,8 @@ export class Engine {
         configured: this.config.memory.total_budget_text,
         reservedBytes: this.budget.reserved,
         waiting: this.budget.waiting,
-        reservations: this.budget.reservations(),
+        // partitions.ts labels them `job <id> partition <k>`
+        reservations: this.budget.reservations().map((r) => (hide ? { ...r, label: r.label.replace(/\bjob \S+/g, 'job') } : r)),
       },
       synthesis: { workers: this.synthPool.size, busy: this.synthPool.busy, queued: this.synthPool.queued },
       witnessBuffers: { idleBytes: this.buffers.idleBytes, inUse: this.buffers.outstanding, allocated: this.buffers.allocated, reused: this.buffers.reused },

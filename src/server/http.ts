@@ -25,7 +25,8 @@ const json = (res: ServerResponse, code: number, body: unknown): void => {
 
 export interface HttpServerOptions {
   /** The bearer token: when set, job details (the job list of /status, /jobs, /trace) need
-   *  `Authorization: Bearer <token>`; counts, queues and /metrics do not. */
+   *  `Authorization: Bearer <token>`, and /status without it shows no job id (Engine.status
+   *  hideJobIds); counts, queues and /metrics do not. */
   token?: string;
   /** Host header names answered besides the loopback ones ([daemon] status_hosts). */
   hosts?: readonly string[];
@@ -49,11 +50,8 @@ async function route(engine: Engine, req: IncomingMessage, res: ServerResponse, 
   };
   if (path === '/status') {
     const n = (k: string): number | undefined => (url.searchParams.has(k) ? Number(url.searchParams.get(k)) : undefined);
-    const st = engine.status({ offset: n('offset'), limit: authorized ? n('limit') : 0 });
-    if (!authorized) {
-      delete st.jobs;
-      st.jobsHidden = 'job ids, request ids and errors are shown with "Authorization: Bearer <token>"';
-    }
+    const st = engine.status({ offset: n('offset'), limit: authorized ? n('limit') : 0, hideJobIds: !authorized });
+    if (!authorized) st.jobsHidden = 'job ids, request ids and errors are shown with "Authorization: Bearer <token>"';
     return json(res, 200, st);
   }
   if (!authorized && (path.startsWith('/jobs/') || path === '/trace' || path.startsWith('/trace/') || path === '/status/timeline')) return needToken();
