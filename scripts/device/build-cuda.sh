@@ -24,15 +24,8 @@ for a in "$@"; do
     *) echo "build-cuda: unknown option $a" >&2; exit 2 ;;
   esac
 done
-NVCC="${NVCC:-nvcc}"
-if ! command -v "$NVCC" >/dev/null 2>&1; then
-  [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
-fi
-if ! command -v "$NVCC" >/dev/null 2>&1; then
-  echo "build-cuda: nvcc not found; the CUDA backend is not built (the CPU backend is unaffected)"
-  [ "$if_available" = 1 ] && exit 0
-  exit 1
-fi
+source scripts/device/nvcc-env.sh
+nvcc_or_exit build-cuda "$if_available" "the CUDA backend is not built (the CPU backend is unaffected)"
 napi="${KILN_NAPI_INCLUDE:-}"
 if [ -z "$napi" ] && command -v node >/dev/null 2>&1; then
   napi="$(node -p "require('path').join(process.config.variables.node_prefix || '/usr', 'include', 'node')")"
@@ -51,9 +44,6 @@ if [ ! -f "$naa/napi.h" ]; then
   echo "build-cuda: node-addon-api not found (npm ci, or set KILN_NAA_INCLUDE)" >&2
   exit 1
 fi
-arch="${KILN_CUDA_ARCH:-90}"
-gencode=()
-for a in $arch; do gencode+=("-gencode=arch=compute_$a,code=sm_$a"); done
 # Objects and the addon are built in native/cuda/.build/ (ignored): `node-gyp rebuild` (npm ci,
 # npm install) deletes build/, and the units take ~10 min to compile. The addon is then copied to
 # build/cuda/kiln_cuda.node, where src/backend/cuda.ts looks first (then in native/cuda/.build/).

@@ -16,18 +16,8 @@ for a in "$@"; do
     *) echo "build-gpu-hold: unknown option $a" >&2; exit 2 ;;
   esac
 done
-NVCC="${NVCC:-nvcc}"
-if ! command -v "$NVCC" >/dev/null 2>&1; then
-  [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
-fi
-if ! command -v "$NVCC" >/dev/null 2>&1; then
-  echo "build-gpu-hold: nvcc not found; gpu-hold is not built (carry native/cuda/.build/gpu-hold instead)"
-  [ "$if_available" = 1 ] && exit 0
-  exit 1
-fi
-arch="${KILN_CUDA_ARCH:-90}"
-gencode=()
-for a in $arch; do gencode+=("-gencode=arch=compute_$a,code=sm_$a"); done
+source scripts/device/nvcc-env.sh
+nvcc_or_exit build-gpu-hold "$if_available" "gpu-hold is not built (carry native/cuda/.build/gpu-hold instead)"
 out="${GPU_HOLD_OUT:-native/cuda/.build/gpu-hold}"
 mkdir -p "$(dirname "$out")"
 "$NVCC" -O2 -std=c++17 -cudart static "${gencode[@]}" -o "$out" native/cuda/tools/gpu-hold.cu
