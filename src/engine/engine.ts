@@ -126,6 +126,13 @@ export class Engine {
   constructor(opts: EngineOptions) {
     this.config = opts.config;
     this.journal = opts.journal;
+    if (this.journal !== undefined) {
+      const path = this.journal.path;
+      this.journal.onStateChange = (d) =>
+        d === undefined
+          ? this.log.warn({ journal: path }, 'job journal: durable again (the records kept in memory are written); new jobs are accepted')
+          : this.log.warn({ journal: path, err: d.error, pending: d.pending }, 'job journal: durability lost (an append failed); new jobs are refused until it can be written, records are kept in memory and retried');
+    }
     this.backend = opts.backend;
     this.log = opts.logger;
     this.budget = new MemoryBudget(opts.config.memory.total_budget);
@@ -188,6 +195,8 @@ export class Engine {
       if (conflict !== undefined) throw new RequestIdConflictError(conflict);
       return { job: prev, existing: true, queuePosition: Math.max(0, this.queue.position(prev)) };
     }
+    // a journal that cannot be written: refused now (RESOURCE_EXHAUSTED), not accepted and then FAILED
+    if (this.journal?.degraded !== undefined && !(await this.journal.retry())) throw new OverloadError(this.journal.degradedError().message);
     const limit = this.config.daemon.max_queued_jobs;
     if (this.queue.length + this.planning >= limit) {
       throw new OverloadError(`${this.queue.length + this.planning} jobs waiting, the limit ([daemon] max_queued_jobs) is ${limit}: retry later`);
@@ -621,6 +630,11 @@ export class Engine {
       pipeline: { ...this.config.pipeline },
       scheduler: { ...this.config.scheduler },
       totals: { ...this.totals },
+      // [daemon] state_dir: 'lost' while the journal cannot be written (new jobs refused, records kept in memory)
+      durability:
+        this.journal === undefined
+          ? { journal: null, state: 'memory only' }
+          : ((d) => (d === undefined ? { journal: this.journal!.path, state: 'ok' } : { journal: this.journal!.path, state: 'lost', error: d.error, since: new Date(d.since).toISOString(), pendingRecords: d.pending }))(this.journal.degraded),
     };
   }
 

@@ -188,10 +188,49 @@ export function decodeRequest(b: Uint8Array): ProofRequest {
   });
 }
 
+/** How the journal writes its appends (tests inject short writes and ENOSPC): writes `length` bytes
+ *  of `buf` from `offset` at the end of the file, returns how many it wrote (a short write is allowed). */
+export interface JournalIo {
+  write(fh: FileHandle, buf: Buffer, offset: number, length: number): Promise<number>;
+}
+
+const defaultIo: JournalIo = {
+  write: async (fh, buf, offset, length) => (await fh.write(buf, offset, length, null)).bytesWritten,
+};
+
+/** Why the journal cannot promise durability now (an append failed; it retries by itself). */
+export interface JournalDegraded {
+  /** The error, naming the journal's path. */
+  error: string;
+  /** When the first failed append of this episode happened (ms since the epoch). */
+  since: number;
+  /** Records kept in memory until they can be written (`running` and `finish` records of jobs). */
+  pending: number;
+}
+
+/** Thrown by accept() while the journal cannot be written (the engine answers RESOURCE_EXHAUSTED). */
+export class JournalDegradedError extends Error {}
+
+interface Pending {
+  text: string;
+  /** Run once the record is on disk (a finish record: remove the job's request file). */
+  then?: () => Promise<void>;
+}
+
 export class Journal {
   private chain: Promise<void> = Promise.resolve();
   private appended = 0;
-  private failed: Error | undefined;
+  /** Bytes of whole records in journal.log: every append starts here (a failed one is cut back to it). */
+  private size = 0;
+  /** A failed append may have left bytes past `size` that could not be cut yet. */
+  private tornTail = false;
+  private degradedState: { error: string; since: number } | undefined;
+  /** Records not written yet, in order (they are written before anything else). */
+  private readonly pending: Pending[] = [];
+  private retryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** Called when the journal becomes degraded (with why) and when it is durable again (undefined). */
+  onStateChange: ((d: JournalDegraded | undefined) => void) | undefined;
   /** The latest record of every job (what a compaction writes). */
   private readonly jobs = new Map<string, JournalJob>();
   readonly totals = { completed: 0, failed: 0, cancelled: 0 };
@@ -200,6 +239,8 @@ export class Journal {
     readonly dir: string,
     private fh: FileHandle,
     private readonly retentionMs: number,
+    private readonly io: JournalIo,
+    private readonly retryMs: number,
   ) {}
 
   get path(): string {
@@ -210,8 +251,14 @@ export class Journal {
     return join(this.dir, 'requests', id);
   }
 
-  /** Opens (creating) the journal in `dir`, recovers its jobs, compacts it. */
-  static async open(dir: string, opts: { retentionMs: number; now?: number }): Promise<JournalOpenResult> {
+  /** Undefined while every record is on disk; otherwise why not, since when, and what waits. */
+  get degraded(): JournalDegraded | undefined {
+    return this.degradedState === undefined ? undefined : { ...this.degradedState, pending: this.pending.length };
+  }
+
+  /** Opens (creating) the journal in `dir`, recovers its jobs, compacts it. `io` replaces the appends'
+   *  writes (tests), `retryMs` is how often a degraded journal tries its pending records (default 2 s). */
+  static async open(dir: string, opts: { retentionMs: number; now?: number; io?: JournalIo; retryMs?: number }): Promise<JournalOpenResult> {
     await mkdir(join(dir, 'requests'), { recursive: true, mode: 0o700 });
     const removedTemp = await cleanTempFiles([dir, join(dir, 'requests')]);
     const now = opts.now ?? Date.now();
@@ -277,18 +324,32 @@ export class Journal {
     ].join('');
     await writeFileDurable(join(dir, 'journal.log'), snapshot);
     const fh = await open(join(dir, 'journal.log'), 'a', 0o600);
-    const journal = new Journal(dir, fh, opts.retentionMs);
+    const journal = new Journal(dir, fh, opts.retentionMs, opts.io ?? defaultIo, opts.retryMs ?? 2000);
+    journal.size = (await fh.stat()).size;
     for (const j of jobs.values()) journal.jobs.set(j.id, j);
     Object.assign(journal.totals, totals);
     return { journal, unfinished, finished, totals, badLines, removedTemp };
   }
 
-  /** Records an accepted job: its request file, then the `accept` record; resolves when both are on disk. */
+  /** Records an accepted job: its request file, then the `accept` record; resolves when both are on
+   *  disk. While the journal is degraded (and its pending records still cannot be written) it throws
+   *  JournalDegradedError without writing anything. */
   async accept(job: Omit<JournalJob, 'state'>, req: ProofRequest): Promise<void> {
     const j: JournalJob = { ...job, state: 'queued' };
     await this.serial(async () => {
-      await writeFileDurable(this.requestPath(job.id), encodeRequest(req));
-      await this.write(line({ t: 'accept', job: j }));
+      if (!(await this.drain())) throw this.degradedError();
+      try {
+        await writeFileDurable(this.requestPath(job.id), encodeRequest(req));
+      } catch (e) {
+        this.degrade(`request file ${this.requestPath(job.id)}: ${(e as Error).message}`);
+        throw this.degradedError();
+      }
+      try {
+        await this.append(line({ t: 'accept', job: j }));
+      } catch (e) {
+        await unlink(this.requestPath(job.id)).catch(() => undefined);
+        throw e;
+      }
     });
     this.jobs.set(j.id, j);
   }
@@ -298,23 +359,32 @@ export class Journal {
     return decodeRequest(await readFile(this.requestPath(id)));
   }
 
+  /** Records that a job started. Never rejects for a full disk: the record is kept and written later. */
   running(id: string): Promise<void> {
     const j = this.jobs.get(id);
     if (j === undefined) return Promise.resolve();
     j.state = 'running';
-    return this.serial(() => this.write(line({ t: 'running', id })));
+    return this.serial(() => this.record({ text: line({ t: 'running', id }) }));
   }
 
-  /** Records how a job ended (with the header, so a job that never was accepted is kept too). */
+  /** Records how a job ended (with the header, so a job that never was accepted is kept too). A record
+   *  that cannot be written now is kept in memory and written when the journal can be written again. */
   finish(job: JournalJob): Promise<void> {
     const prev = this.jobs.get(job.id);
     if (prev === undefined || !isFinished(prev.state)) this.totals[job.state as 'completed' | 'failed' | 'cancelled']++;
     this.jobs.set(job.id, job);
     return this.serial(async () => {
-      await this.write(line({ t: 'finish', job }));
-      await unlink(this.requestPath(job.id)).catch(() => undefined);
-      if (this.appended > 1000 + 4 * this.jobs.size) await this.compact();
+      await this.record({ text: line({ t: 'finish', job }), then: () => unlink(this.requestPath(job.id)).then(() => undefined, () => undefined) });
+      if (this.degradedState === undefined && this.appended > 1000 + 4 * this.jobs.size) await this.compact();
     });
+  }
+
+  /** Tries to write the pending records now; true when the journal is durable again (or was). */
+  retry(): Promise<boolean> {
+    let ok = false;
+    return this.serial(async () => {
+      ok = await this.drain();
+    }).then(() => ok);
   }
 
   /** Forgets a finished job past its retention (the next compaction leaves it out). */
@@ -330,27 +400,103 @@ export class Journal {
 
   async close(): Promise<void> {
     await this.chain.catch(() => undefined);
+    if (this.pending.length > 0) await this.retry().catch(() => false);
+    this.closed = true;
+    if (this.retryTimer !== undefined) clearInterval(this.retryTimer);
+    this.retryTimer = undefined;
     await this.fh.close().catch(() => undefined);
   }
 
   private serial(fn: () => Promise<void>): Promise<void> {
-    const p = this.chain.then(() => {
-      if (this.failed) throw this.failed;
-      return fn();
-    });
+    const p = this.chain.then(fn);
     this.chain = p.catch(() => undefined);
     return p;
   }
 
-  private async write(text: string): Promise<void> {
+  /** The refusal while degraded (why, since when, the state_dir path). */
+  degradedError(): JournalDegradedError {
+    const d = this.degraded!;
+    return new JournalDegradedError(
+      `durability lost: the job journal in [daemon] state_dir ${this.dir} cannot be written since ${new Date(d.since).toISOString()} (${d.error}); new jobs are refused until it can be (${d.pending} records waiting; free space there, it retries every ${this.retryMs / 1000} s)`,
+    );
+  }
+
+  private degrade(error: string): void {
+    const first = this.degradedState === undefined;
+    this.degradedState = { error, since: this.degradedState?.since ?? Date.now() };
+    if (first) {
+      if (!this.closed && this.retryTimer === undefined) {
+        this.retryTimer = setInterval(() => void this.retry().catch(() => undefined), this.retryMs);
+        this.retryTimer.unref();
+      }
+      this.onStateChange?.(this.degraded);
+    }
+  }
+
+  private recovered(): void {
+    if (this.degradedState === undefined) return;
+    this.degradedState = undefined;
+    if (this.retryTimer !== undefined) clearInterval(this.retryTimer);
+    this.retryTimer = undefined;
+    this.onStateChange?.(undefined);
+  }
+
+  /** Writes the pending records in order; true when none is left (the journal is durable again). */
+  private async drain(): Promise<boolean> {
+    while (this.pending.length > 0) {
+      const p = this.pending[0]!;
+      try {
+        await this.append(p.text);
+      } catch {
+        return false;
+      }
+      this.pending.shift();
+      await p.then?.();
+    }
+    this.recovered();
+    return true;
+  }
+
+  /** A record that may wait: written after the pending ones, or kept with them when it cannot be. */
+  private async record(p: Pending): Promise<void> {
+    this.pending.push(p);
+    await this.drain();
+  }
+
+  /**
+   * Appends one whole record and fsyncs it. Short writes are continued; on an error the file is cut
+   * back to where the record began (no torn record stays), the journal becomes degraded and the
+   * error (naming the path) is thrown. A success leaves the degraded state (the caller's drain()).
+   */
+  private async append(text: string): Promise<void> {
+    const buf = Buffer.from(text, 'utf8');
     try {
-      await this.fh.write(text);
+      if (this.tornTail) {
+        await this.fh.truncate(this.size);
+        await this.fh.sync();
+        this.tornTail = false;
+      }
+      let off = 0;
+      while (off < buf.length) {
+        const n = await this.io.write(this.fh, buf, off, buf.length - off);
+        if (!(n > 0)) throw new Error(`a write of ${buf.length - off} bytes wrote ${n}`);
+        off += n;
+      }
       await this.fh.datasync();
+      this.size += buf.length;
       this.appended++;
     } catch (e) {
-      // a journal that cannot be written cannot promise anything: refuse further work
-      this.failed = new Error(`job journal ${this.path}: ${(e as Error).message}`);
-      throw this.failed;
+      this.tornTail = true;
+      try {
+        await this.fh.truncate(this.size);
+        await this.fh.sync();
+        this.tornTail = false;
+      } catch {
+        /* cut at the next append */
+      }
+      const err = new Error(`job journal ${this.path}: ${(e as Error).message}`);
+      this.degrade(err.message);
+      throw err;
     }
   }
 
@@ -363,9 +509,16 @@ export class Journal {
       ...all.filter((j) => j.state === 'running').map((j) => line({ t: 'running', id: j.id })),
       ...all.filter((j) => isFinished(j.state) && (j.finishedAt ?? 0) + this.retentionMs > now).map((j) => line({ t: 'finish', job: j })),
     ].join('');
+    // written aside first: a compaction that fails (a full disk) leaves the journal as it was
+    try {
+      await writeFileDurable(this.path, text);
+    } catch {
+      return;
+    }
     await this.fh.close();
-    await writeFileDurable(this.path, text);
     this.fh = await open(this.path, 'a', 0o600);
+    this.size = Buffer.byteLength(text);
+    this.tornTail = false;
     this.appended = 0;
   }
 }

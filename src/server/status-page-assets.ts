@@ -275,6 +275,7 @@ export const STATUS_PAGE_JS = `'use strict';
       'up ' + st.uptimeSeconds + ' s · backend ' + (b.backend || '?') + (b.gpus && b.gpus.length ? ' · ' + b.gpus.length + ' GPU(s)' : '') +
         ' · completed ' + st.totals.completed + ' · failed ' + st.totals.failed + ' · cancelled ' + st.totals.cancelled,
       h('span', { id: 'updated' }, ' · updated ' + new Date().toLocaleTimeString()),
+      st.durability && st.durability.state === 'lost' ? h('div', { class: 'error' }, 'durability lost since ' + st.durability.since + ': ' + st.durability.error + ' (new jobs refused)') : null,
     ]);
     fill('queues', queues(st));
     var live = tl.jobs.filter(function (j) { return LIVE[j.state]; });
