@@ -690,7 +690,6 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
         if (streamed) this.keepShapes.set(h, shape);
       }).catch(() => this.circuits.delete(shape));
       this.circuits.set(shape, p);
-      return p;
     }
     return p;
   }

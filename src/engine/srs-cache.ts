@@ -19,11 +19,10 @@
  * sections' whole size.
  */
 import type { Backend } from '../backend/backend.js';
-import { footprintOf } from '../backend/device-plan.js';
 import { releaseSection } from '../backend/section.js';
 import { G1_BYTES, G2_BYTES } from '../field/layout.js';
 import type { AnyParameters as Parameters } from '../groth16/keys.js';
-import { domainSize, queryIndices } from '../groth16/queries.js';
+import { circuitFootprint, domainSize, queryIndices } from '../groth16/queries.js';
 import { prepareVerifyingKey, type PreparedVerifyingKey } from '../groth16/verifier.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { Span } from '../util/timing.js';
@@ -89,10 +88,7 @@ export function estimateSrsBytes(shape: CircuitShape): number {
  */
 function hostBytesFor(backend: Backend, shape: CircuitShape, bytes: number, circuitId: string): number {
   let streamed = 0;
-  if (typeof backend.planCircuit === 'function') {
-    const q = queryIndices(shape);
-    streamed = backend.planCircuit(shape, footprintOf({ shape, logN: Math.log2(domainSize(shape)), na: q.a.length, nb: q.b.length }), circuitId).hostBytes;
-  }
+  if (typeof backend.planCircuit === 'function') streamed = backend.planCircuit(shape, circuitFootprint(shape), circuitId).hostBytes;
   return (backend.srsHostBytes?.(bytes) ?? bytes) + streamed;
 }
 

@@ -24,9 +24,8 @@ import type { Backend } from '../backend/backend.js';
 import { NativeBackend, nativeAvailable, type NativeAddon } from '../backend/native.js';
 import { SECTION_CHUNK_BYTES, STAGING_BYTES, hostSection, isDeviceTarget, pointBytes, type DeviceTarget, type PointSection } from '../backend/section.js';
 import type { PointGroup } from '../curve/codec.js';
-import { footprintOf } from '../backend/device-plan.js';
 import type { CircuitShape } from '../r1cs/cs.js';
-import { domainSize, queryIndices } from './queries.js';
+import { circuitFootprint } from './queries.js';
 import {
   PARAMS_SECTIONS,
   ParamsFormatError,
@@ -271,9 +270,7 @@ export interface LoadParamsOptions {
 /** The sections a GPU backend's plan for `shape` keeps in host memory (none without a plan). */
 function planHostSections(backend: Backend, shape: CircuitShape | undefined, label?: string): QuerySection[] {
   if (shape === undefined || typeof backend.planCircuit !== 'function') return [];
-  const q = queryIndices(shape);
-  const logN = Math.log2(domainSize(shape));
-  const plan = backend.planCircuit(shape, footprintOf({ shape, logN, na: q.a.length, nb: q.b.length }), label);
+  const plan = backend.planCircuit(shape, circuitFootprint(shape), label);
   return PARAMS_SECTIONS.map((s) => s.section).filter((name) => plan.sections[name] === 'streamed');
 }
 

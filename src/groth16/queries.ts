@@ -3,6 +3,7 @@
  * of variables of the A and B queries. Setup and prover both derive them from here, so the order of
  * the points in `params.a` / `params.b*` and the scalars the prover pairs them with cannot drift.
  */
+import { footprintOf, type CircuitFootprint } from '../backend/device-plan.js';
 import { sectionCount } from '../backend/section.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import type { AnyParameters } from './keys.js';
@@ -104,4 +105,11 @@ export function checkParamsForShape(params: AnyParameters, shape: CircuitShape):
   expect('b_g1', sectionCount(params.bG1, 'G1'), q.b.length);
   expect('b_g2', sectionCount(params.bG2, 'G2'), q.b.length);
   if (problems.length) throw new RangeError(`parameters do not match the circuit: ${problems.join('; ')}`);
+}
+
+/** The sizes a GPU's device-memory plan needs of a circuit (src/backend/device-plan.ts): its domain,
+ *  witness, matrices and query counts (the query indices are cached per shape). */
+export function circuitFootprint(shape: CircuitShape): CircuitFootprint {
+  const q = queryIndices(shape);
+  return footprintOf({ shape, logN: Math.log2(domainSize(shape)), na: q.a.length, nb: q.b.length });
 }
