@@ -20,16 +20,15 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileS
 import os from 'node:os';
 import path from 'node:path';
 import { connectEngine } from '../src/client/bench.js';
-import type { Job } from '../src/engine/engine.js';
-import type { DeviceMemoryPlanStatus } from '../src/backend/backend.js';
 import { parseCommit2In } from '../src/filecoin/c1.js';
 import { parseSectorSize } from '../src/filecoin/registry.js';
 import { synthC1 } from '../src/filecoin/seal/index.js';
 import { loadPorepVerifyingKey, porepCircuitId, porepVerifyingKeySource, verifyPorep } from '../src/kinds/porep-c2.js';
 import type { BackendName } from '../src/backend/select.js';
 import { runDaemon } from '../src/server/daemon.js';
-import { formatSpanTree, type Span } from '../src/util/timing.js';
-import { appendResults, commitLine, machineLine, markdownTable } from './report.js';
+import { formatSpanTree } from '../src/util/timing.js';
+import { median, partitionFigures, planLine, planRows } from './plan-report.js';
+import { appendResults, benchDaemonEnv, commitLine, machineLine, markdownTable } from './report.js';
 
 const argv = process.argv;
 const opt = (name: string, dflt: string): string => {
@@ -45,32 +44,7 @@ const mdFile = argv.includes('--md') ? opt('--md', '') : undefined;
 const t00 = performance.now();
 const log = (s: string): void => console.log(`[${((performance.now() - t00) / 1000).toFixed(1).padStart(7)} s] ${s}`);
 const vmHwmGiB = (): number => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) / 2 ** 20;
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[s.length >> 1] : NaN;
-};
 const sec = (ms: number): string => (ms / 1000).toFixed(2);
-const gib = (b: number): string => (b / 2 ** 30).toFixed(1);
-
-/** Per partition of a finished job: synth, lane wait, prove (wall), the device wait inside it, the
- *  backend's phases (sum, device wait excluded), verify. */
-function partitionFigures(job: Job): { synth: number; laneWait: number; prove: number; deviceWait: number; streamWait: number; phases: number; verify: number }[] {
-  const out: { synth: number; laneWait: number; prove: number; deviceWait: number; streamWait: number; phases: number; verify: number }[] = [];
-  for (const p of job.span.children.filter((c) => c.name.startsWith('partition['))) {
-    const child = (n: string): Span | undefined => p.children.find((c) => c.name === n);
-    const prove = child('prove');
-    out.push({
-      synth: child('synth')?.durationMs ?? NaN,
-      laneWait: child('lane_wait')?.durationMs ?? 0,
-      prove: prove?.durationMs ?? NaN,
-      deviceWait: prove?.children.find((c) => c.name === 'device_wait')?.durationMs ?? 0,
-      streamWait: prove?.children.find((c) => c.name === 'stream_wait')?.durationMs ?? 0,
-      phases: prove ? prove.children.filter((c) => c.name !== 'device_wait').reduce((t, c) => t + c.durationMs, 0) : NaN,
-      verify: child('verify')?.durationMs ?? NaN,
-    });
-  }
-  return out;
-}
 
 async function main(): Promise<void> {
   const size = parseSectorSize(sectorLabel);
@@ -88,6 +62,7 @@ async function main(): Promise<void> {
   log(`synth-c1: ${sec(synthC1Ms)} s, ${(c1Bytes.length / 2 ** 20).toFixed(1)} MiB`);
 
   // 2. the daemon, in this process
+  let benchEnvLine = '';
   const daemon = await runDaemon({
     listen: `unix://${path.join(dir, 'kiln.sock')}`,
     httpListen: '',
@@ -97,11 +72,12 @@ async function main(): Promise<void> {
     configure: (c) => {
       c.srs.param_cache = dir;
       c.srs.dev_params = true;
+      benchEnvLine = benchDaemonEnv(c);
     },
   });
   const circuitId = porepCircuitId(size.sectorSize);
   const rows: (string | number)[][] = [];
-  const notes: string[] = [];
+  const notes: string[] = benchEnvLine ? [benchEnvLine] : [];
   const lines: string[] = [];
   const say = (s: string): void => {
     log(s);
@@ -129,12 +105,8 @@ async function main(): Promise<void> {
     if (loadSpan) for (const l of formatSpanTree(loadSpan).split('\n')) say(`  ${l}`);
 
     // the device-memory plan (issue 24): what is resident, what streams per partition
-    const planOf = (): DeviceMemoryPlanStatus | undefined => engine.devices.list[0]?.backend.memoryPlan?.();
-    const plan0 = planOf();
-    if (plan0) {
-      say(`device-memory plan: budget ${gib(plan0.budgetBytes)} GiB${plan0.limitBytes !== undefined ? ` (memory_limit ${gib(plan0.limitBytes)} GiB)` : ''}; ` +
-        plan0.circuits.map((x) => `${x.circuit}: ${x.summary}; resident ${gib(x.residentBytes)} GiB, streamed ${gib(x.streamedBytesPerPartition)} GiB per partition, pinned host ${gib(x.hostBytes)} GiB, working ${gib(x.workingBytes)} GiB`).join(' | '));
-    }
+    const pl = planLine(engine);
+    if (pl) say(pl);
     if (proofs === 0) {
       say('--proofs 0: the C1, the shape and the parameters are ready');
       return;
@@ -185,9 +157,6 @@ async function main(): Promise<void> {
     const deviceWait = median(parts.map((p) => p.deviceWait));
     const gap = median(parts.map((p) => p.prove - p.phases - p.deviceWait));
     const gpuSum = parts.reduce((t, p) => t + p.phases, 0);
-    const streamWait = median(parts.map((p) => p.streamWait));
-    const plan = planOf();
-    const circ = plan?.circuits.find((x) => x.circuit === circuitId) ?? plan?.circuits[0];
     const perPart = parts.length / done.length;
     const verify = median(parts.map((p) => p.verify));
     const hwm = vmHwmGiB();
@@ -209,23 +178,7 @@ async function main(): Promise<void> {
       ['prove per partition (median): wall / waiting for the device / GPU phases / wrapper gap', `${sec(prove)} s / ${sec(deviceWait)} s / ${sec(phases)} s / ${gap.toFixed(0)} ms`],
       ['GPU time, all partitions / wall of the proofs', `${sec(gpuSum)} s / ${sec(done[done.length - 1].ms)} s (${((100 * gpuSum) / done[done.length - 1].ms).toFixed(0)}% busy)`],
       ['verify per partition (median)', `${verify.toFixed(0)} ms`],
-      ...(circ && plan
-        ? [
-            ['device-memory plan', `${circ.summary} (budget ${gib(plan.budgetBytes)} GiB)`],
-            ['device bytes resident / working per partition (planned)', `${gib(circ.residentBytes)} GiB / ${gib(circ.workingBytes)} GiB`],
-            ['bytes host → device per proof (streamed sections and matrices)', `${gib(circ.streamedBytesPerPartition * perPart)} GiB (${gib(circ.streamedBytesPerPartition)} GiB per partition)`],
-            [
-              'copy engine busy / GPU phases, last partition',
-              `${sec(plan.lastPartition?.copyMs ?? 0)} s / ${sec(plan.lastPartition?.gpuMs ?? 0)} s (${gib(plan.lastPartition?.streamedBytes ?? 0)} GiB: ${((plan.lastPartition?.streamedBytes ?? 0) / Math.max(1e-9, (plan.lastPartition?.copyMs ?? 0) / 1000) / 1e9).toFixed(1)} GB/s)`,
-            ],
-            ['compute waiting for copies per partition (median stream_wait)', `${streamWait.toFixed(0)} ms`],
-            [
-              'the same at PCIe 4.0 x16 (25 GB/s): copy per partition vs GPU phases',
-              `${sec((circ.streamedBytesPerPartition / 25e9) * 1000)} s vs ${sec(phases)} s → about ${sec(Math.max(phases, (circ.streamedBytesPerPartition / 25e9) * 1000) * perPart)} s/proof (copy-bound when the copy is longer)`,
-            ],
-            ['pinned host memory of the streamed sections', `${gib(circ.hostBytes)} GiB`],
-          ]
-        : []),
+      ...planRows(engine, circuitId, parts, perPart),
       ['peak host RSS (VmHWM, daemon + client)', `${hwm.toFixed(2)} GiB`],
     );
     notes.push(

@@ -5,8 +5,8 @@
  * parameters (made once, timed) and the SRS onto the device (PreloadSRS) → N proofs submitted back to back over
  * gRPC (unix socket, daemon in this process), each verified by the daemon and again here from the verifying key.
  *
- *   node dist/bench/post32.js [--sector-size 32GiB] [--window 2] [--winning 3] [--dir DIR] [--backend cuda]
- *                             [--md FILE] [--no-write] [--keep] [--sequential]
+ *   node dist/bench/post32.js [--sector-size 32GiB] [--window 2] [--winning 3] [--sequential] [--prepare] [--dir DIR] [--backend cuda]
+ *                             [--md FILE] [--no-write] [--keep]
  *
  * Prints, per kind: the first proof's latency, the steady interval between completions, the engine's timings
  * (queue, srs, synth, gpu) and, per proof, request in → verified proof out; peak host RSS (VmHWM). Appends a
@@ -29,7 +29,8 @@ import { loadPorepVerifyingKey } from '../src/kinds/porep-c2.js';
 import { postVerifyingKeySource, verifyPoSt } from '../src/kinds/post.js';
 import { runDaemon } from '../src/server/daemon.js';
 import { formatSpanTree } from '../src/util/timing.js';
-import { appendResults, commitLine, machineLine, markdownTable } from './report.js';
+import { partitionFigures, partitionRows, planLine, planRows } from './plan-report.js';
+import { appendResults, benchDaemonEnv, commitLine, machineLine, markdownTable } from './report.js';
 
 const argv = process.argv;
 const opt = (name: string, dflt: string): string => {
@@ -38,6 +39,9 @@ const opt = (name: string, dflt: string): string => {
 };
 const sectorLabel = opt('--sector-size', '32GiB');
 const sequential = argv.includes('--sequential');
+// --prepare (with --keep): synth-post, the shapes and the parameters only, no proofs (the development setup wants the
+// whole GPU: a later run with a small card's memory held proves with them)
+const prepareOnly = argv.includes('--prepare');
 const counts = { window: Number(opt('--window', '2')), winning: Number(opt('--winning', '3')) };
 const dir = path.resolve(opt('--dir', path.join(os.tmpdir(), `kiln-post-${sectorLabel}`)));
 const backendName = opt('--backend', 'cuda') as BackendName;
@@ -86,6 +90,7 @@ async function main(): Promise<void> {
   }
 
   // 2. the daemon, in this process
+  let benchEnvLine = '';
   const daemon = await runDaemon({
     listen: `unix://${path.join(dir, 'kiln.sock')}`,
     httpListen: '',
@@ -95,6 +100,7 @@ async function main(): Promise<void> {
     configure: (c) => {
       c.srs.param_cache = dir;
       c.srs.dev_params = true;
+      benchEnvLine = benchDaemonEnv(c);
     },
   });
   let ok = true;
@@ -119,6 +125,12 @@ async function main(): Promise<void> {
       say(`PreloadSRS ${id}: ${sec(preloadMs)} s (${JSON.stringify(pre)}); SRS ${((entry?.sizeBytes ?? 0) / 2 ** 30).toFixed(2)} GiB; RSS peak ${vmHwmGiB().toFixed(2)} GiB`);
       const loadSpan = engine.srs.loadSpan(id);
       if (loadSpan) for (const l of formatSpanTree(loadSpan).split('\n')) say(`  ${l}`);
+      const pl = planLine(engine);
+      if (pl) say(pl);
+      if (prepareOnly) {
+        rows.push([`${id}: shape (one sector recorded, replicated)`, `${sec(shapeMs)} s (${shape.numConstraints} constraints)`], [`${id}: PreloadSRS (development setup when missing + SRS onto the device)`, `${sec(preloadMs)} s`]);
+        continue;
+      }
       // 5. N proofs back to back
       const elements = vanilla[k]!.map((e) => Buffer.from(e));
       const t0 = performance.now();
@@ -162,6 +174,10 @@ async function main(): Promise<void> {
       }
       const lastJob = engine.getJob(done[done.length - 1]!.jobId);
       if (lastJob) for (const l of formatSpanTree(lastJob.span).split('\n')) lines.push(`  ${l}`);
+      const parts = done.flatMap((d) => {
+        const job = engine.getJob(d.jobId);
+        return job ? partitionFigures(job) : [];
+      });
       const steady = done.length > 1 ? (done[done.length - 1]!.ms - done[0]!.ms) / (done.length - 1) : NaN;
       const m = (f: string): string => `${median(done.map((d) => d.r[f] ?? NaN)).toFixed(0)} ms`;
       rows.push(
@@ -171,6 +187,8 @@ async function main(): Promise<void> {
         [`${id}: request in → verified proof out, median of ${done.length} (${sequential ? 'one at a time' : `${done.length} submitted together`})`, `${sec(median(done.map((d) => d.latency)))} s`],
         [`${id}: steady interval between completions`, Number.isNaN(steady) ? '–' : `${sec(steady)} s`],
         [`${id}: engine timings (median): total / synth / gpu`, `${m('total_ms')} / ${m('synthesis_ms')} / ${m('gpu_compute_ms')}`],
+        ...partitionRows(parts),
+        ...planRows(engine, id, parts, parts.length / done.length),
       );
     }
     c.close();
@@ -182,6 +200,7 @@ async function main(): Promise<void> {
   const notes = [
     `${sectorLabel} synthetic vanilla proofs (synthPoSt, as kiln synth-post), INSECURE development parameters, backend ${backendName}, daemon in this process over a unix socket`,
     `every proof verified by the daemon and again from the verifying key: ${ok}`,
+    ...(benchEnvLine ? [benchEnvLine] : []),
   ];
   const table = markdownTable(['step', 'figure'], rows);
   console.log(table);

@@ -4,6 +4,7 @@ import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { EngineConfig } from '../src/engine/config.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const RESULTS = path.join(repoRoot, 'bench', 'RESULTS.md');
@@ -66,3 +67,16 @@ export async function medianMs(runs: number, fn: () => Promise<unknown> | unknow
 }
 
 export const fmtMs = (ms: number): string => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(1));
+
+/** The 32 GiB benches' daemon settings from the environment (scripts/device/run-bench32.sh passes them
+ *  through): KILN_BENCH_LANES sets `[gpus] gpu_workers_per_device` (default 2). On a small card the plan
+ *  prefetches no witness, so a second lane only holds one more witness buffer in host memory while it waits
+ *  for the device (issue 24: host RSS at 16 GiB). Returns a line for the log and results, or ''. */
+export function benchDaemonEnv(c: EngineConfig): string {
+  const lanes = process.env.KILN_BENCH_LANES;
+  if (lanes === undefined || lanes === '') return '';
+  const n = Number(lanes);
+  if (!Number.isInteger(n) || n < 1 || n > 16) throw new Error(`KILN_BENCH_LANES=${lanes}: an integer from 1 to 16`);
+  c.gpus.gpu_workers_per_device = n;
+  return `gpu_workers_per_device = ${n} (KILN_BENCH_LANES)`;
+}

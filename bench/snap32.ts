@@ -28,7 +28,8 @@ import { snapVerifyingKeySource, verifySnap } from '../src/kinds/snap.js';
 import { readUpdateFile, runSynthSnap } from '../src/cli/snap-commands.js';
 import { runDaemon } from '../src/server/daemon.js';
 import { formatSpanTree } from '../src/util/timing.js';
-import { appendResults, commitLine, machineLine, markdownTable } from './report.js';
+import { partitionFigures, partitionRows, planLine, planRows } from './plan-report.js';
+import { appendResults, benchDaemonEnv, commitLine, machineLine, markdownTable } from './report.js';
 
 const argv = process.argv;
 const opt = (name: string, dflt: string): string => {
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
   rows.push([`synth-snap (${elements.length} partition proofs)`, `${sec(synthMs)} s`]);
 
   // 2. the daemon, in this process
+  let benchEnvLine = '';
   const daemon = await runDaemon({
     listen: `unix://${path.join(dir, 'kiln.sock')}`,
     httpListen: '',
@@ -82,6 +84,7 @@ async function main(): Promise<void> {
     configure: (c) => {
       c.srs.param_cache = dir;
       c.srs.dev_params = true;
+      benchEnvLine = benchDaemonEnv(c);
     },
   });
   let ok = true;
@@ -102,6 +105,8 @@ async function main(): Promise<void> {
     say(`PreloadSRS ${id}: ${sec(preloadMs)} s (${JSON.stringify(pre)}); SRS ${((entry?.sizeBytes ?? 0) / 2 ** 30).toFixed(2)} GiB; RSS peak ${vmHwmGiB().toFixed(2)} GiB`);
     const loadSpan = engine.srs.loadSpan(id);
     if (loadSpan) for (const l of formatSpanTree(loadSpan).split('\n')) say(`  ${l}`);
+    const pl = planLine(engine);
+    if (pl) say(pl);
     rows.push([`${id}: shape and witness program (prologue + challenge 0 recorded, replicated with relocation)`, `${sec(shapeMs)} s (${shape.numConstraints} constraints)`]);
     rows.push([`${id}: PreloadSRS (development setup when missing + SRS onto the device)`, `${sec(preloadMs)} s`]);
     if (count === 0) {
@@ -147,12 +152,18 @@ async function main(): Promise<void> {
     }
     const lastJob = engine.getJob(done[done.length - 1]!.jobId);
     if (lastJob) for (const l of formatSpanTree(lastJob.span).split('\n')) lines.push(`  ${l}`);
+    const parts = done.flatMap((d) => {
+      const job = engine.getJob(d.jobId);
+      return job ? partitionFigures(job) : [];
+    });
     const steady = done.length > 1 ? (done[done.length - 1]!.ms - done[0]!.ms) / (done.length - 1) : NaN;
     const m = (f: string): string => `${median(done.map((d) => d.r[f] ?? NaN)).toFixed(0)} ms`;
     rows.push(
       [`${id}: first update proof (${info.params.partitionCount} partitions), request in → verified proof out`, `${sec(done[0]!.latency)} s`],
       [`${id}: steady interval between completions (s/proof)`, Number.isNaN(steady) ? '–' : `${sec(steady)} s`],
       [`${id}: engine timings (median): total / synth / gpu`, `${m('total_ms')} / ${m('synthesis_ms')} / ${m('gpu_compute_ms')}`],
+      ...partitionRows(parts),
+      ...planRows(engine, id, parts, parts.length / done.length),
       ['peak host RSS (VmHWM, daemon + client)', `${vmHwmGiB().toFixed(2)} GiB`],
     );
     c.close();
@@ -163,6 +174,7 @@ async function main(): Promise<void> {
   const notes = [
     `${sectorLabel} synthetic SnapDeals update (region-uniform trees, as kiln synth-snap), INSECURE development parameters, backend ${backendName}, daemon in this process over a unix socket`,
     `every proof verified by the daemon and again from the verifying key: ${ok}`,
+    ...(benchEnvLine ? [benchEnvLine] : []),
   ];
   const table = markdownTable(['step', 'figure'], rows);
   console.log(table);
