@@ -20,7 +20,7 @@
  * so it comes back FAILED saying its finish record was lost; a damaged request file is moved aside
  * to `<state_dir>/damaged/`, never deleted. Every dropped line is reported (JournalOpenResult).
  *
- * Why a journal and not SQLite: the daemon needs one table, written in order and read whole at
+ * Why a journal and not SQLite: the daemon needs one table, written in order and read once (streamed) at
  * start; no native SQLite binding is installed here and npm packages must build offline (and
  * node:sqlite needs Node 22.5+, kiln runs on Node 20). A journal of JSON lines with a checksum per
  * record, fsync after each append and a compaction by rename gives the same promise (an
