@@ -3,7 +3,8 @@
  * ([daemon] state_dir), an independent client loaded from proto/cuzk.proto, `kill -9` of the daemon
  * while it proves, a restart, and AwaitProof on the ids it had accepted: the interrupted job and the
  * one queued behind it finish, and their proofs verify (checked here with the reference backend and
- * the development parameters the daemon cached, not by the daemon).
+ * the development parameters the daemon cached, not by the daemon). Then a daemon started over a
+ * journal of 60 unfinished 2 KiB PoRep jobs: it answers at once and plans them again behind.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -19,9 +20,10 @@ import { decodeProofs, loadOrCreateDevParams, prepareVerifyingKey, verifyProof }
 import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
 import { recordShape } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
-import { decodeRequest, encodeRequest } from '../src/engine/journal.js';
-import { proofRequest } from '../src/engine/types.js';
-import { repoRoot } from './support.js';
+import { Journal, decodeRequest, encodeRequest } from '../src/engine/journal.js';
+import { Priority, ProofKind, proofRequest } from '../src/engine/types.js';
+import { runDaemon } from '../src/server/daemon.js';
+import { fixture, repoRoot } from './support.js';
 
 type Msg = Record<string, any>;
 const STATUS = { COMPLETED: 1, FAILED: 2, CANCELLED: 3, TIMEOUT: 4 };
@@ -192,4 +194,85 @@ test('kill -9 during a proof: after a restart the accepted jobs finish and Await
   c.close();
   const journal = await readFile(join(dir, 'state', 'journal.log'), 'utf8');
   assert.ok(journal.endsWith('\n') && !journal.includes('"t":"fin\n'));
+});
+
+test('listen first, recover behind: with 60 unfinished 2 KiB PoRep jobs in the journal the daemon answers GetStatus and /status within 1 s; the recovering jobs answer AwaitProof and CancelProof, then are planned again (C1 checks passed) and a recovered job completes', { timeout: 600_000 }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kiln-listen-first-'));
+  dirs.push(dir);
+  const state = join(dir, 'state');
+  const commit2in = await readFile(fixture('2KiB.commit2in.json'));
+  // what a daemon killed with 60 PoRep jobs waiting leaves behind; a demo job first (it completes here)
+  const { journal } = await Journal.open(state, { retentionMs: 3_600_000 });
+  const head = (id: string, requestId: string, kind: number, priority: number, seq: number) => ({ id, requestId, kind, kindName: kind === DEMO ? 'demo' : 'porep-c2', priority, seq, submittedAt: Date.now() });
+  await journal.accept(head('demo-0', 'demo-0', DEMO, Priority.CRITICAL, 0), proofRequest({ proofKind: DEMO, requestId: 'demo-0', priority: Priority.CRITICAL, vanillaProof: Buffer.from(JSON.stringify({ seed: 5, partitions: 1 })) }));
+  const porep: string[] = [];
+  for (let i = 1; i <= 60; i++) {
+    const id = `porep-${String(i).padStart(2, '0')}`;
+    await journal.accept(head(id, `req-${id}`, ProofKind.POREP_SEAL_COMMIT, Priority.NORMAL, i), proofRequest({ proofKind: ProofKind.POREP_SEAL_COMMIT, requestId: `req-${id}`, sectorSize: 2048, vanillaProof: commit2in }));
+    porep.push(id);
+  }
+  await journal.close();
+
+  const log: string[] = [];
+  const t0 = performance.now();
+  const daemon = await runDaemon({
+    listen: `unix://${join(dir, 'kiln.sock')}`,
+    httpListen: '127.0.0.1:0',
+    handleSignals: false,
+    shutdownGraceSeconds: 0,
+    demo: { constraints: 1000, partitions: 1, cacheDir: join(dir, 'demo') },
+    logger: (await import('pino')).pino({ level: 'info' }, { write: (m: string) => void log.push(m) }),
+    configure: (c) => {
+      c.daemon.state_dir = state;
+      c.srs.param_cache = join(dir, 'params');
+      c.srs.dev_params = true;
+    },
+  });
+  const c = client(daemon.grpcAddress);
+  try {
+    const st = await c.call('GetStatus', {}, 5000);
+    const firstMs = performance.now() - t0;
+    const page = (await (await fetch(`http://${daemon.httpAddress}/status`)).json()) as { jobCounts: { byState: Record<string, number> } };
+    const httpMs = performance.now() - t0;
+    const recovering = page.jobCounts.byState.recovering ?? 0;
+    console.log(`# 60 unfinished 2 KiB PoRep jobs in the journal: GetStatus answered ${firstMs.toFixed(0)} ms after the daemon started, /status ${httpMs.toFixed(0)} ms (${recovering} jobs still recovering then)`);
+    assert.ok(firstMs < 1000, `GetStatus answered ${firstMs.toFixed(0)} ms after start`);
+    assert.ok(httpMs < 1000, `/status answered ${httpMs.toFixed(0)} ms after start`);
+    // the jobs are there, waiting for their C1 checks (every one of them, for all a 2-core machine does in that time)
+    assert.ok(recovering > 0, `recovering: ${recovering}`);
+    const pending = st.queues.find((q: any) => q.proof_kind === 'porep-c2')?.pending ?? 0;
+    assert.ok(pending > 0, `GetStatus counts the recovering PoRep jobs as pending (${pending})`);
+    const last = await c.call('AwaitProof', { job_id: 'porep-60', timeout_ms: 1 });
+    assert.equal(last.status, STATUS.TIMEOUT);
+    assert.match(last.error_message, /still (recovering|planning|queued)/);
+    const cancel = await c.call('CancelProof', { job_id: 'porep-59' });
+    assert.equal(cancel.was_running, false);
+    assert.equal((await c.call('AwaitProof', { job_id: 'porep-59' })).status, STATUS.CANCELLED);
+    // the same request_id maps to its recovering job
+    assert.equal((await c.call('SubmitProof', { proof_kind: ProofKind.POREP_SEAL_COMMIT, request_id: 'req-porep-60', sector_size: 2048, vanilla_proof: commit2in })).job_id, 'porep-60');
+    // a recovered job completes
+    const demo = await c.call('AwaitProof', { job_id: 'demo-0' });
+    assert.equal(demo.status, STATUS.COMPLETED, demo.error_message);
+    // every PoRep job is planned again: its C1 checked, queued or proving, none failed or lost
+    const t1 = performance.now();
+    const states = () => porep.map((id) => daemon.engine.getJob(id)?.state ?? 'missing');
+    while (states().some((s) => s === 'recovering' || s === 'planning')) {
+      if (performance.now() - t1 > 400_000) throw new Error(`still recovering: ${states().join(',')}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const recoveredMs = performance.now() - t0;
+    const final = states();
+    assert.equal(final[58], 'cancelled');
+    final.splice(58, 1);
+    assert.ok(final.every((s) => s === 'queued' || s === 'running'), final.join(','));
+    for (const id of porep.filter((x) => x !== 'porep-59')) {
+      const j = daemon.engine.getJob(id)!;
+      assert.equal(j.work?.circuitId, 'porep-2k', id);
+    }
+    assert.ok(log.some((l) => l.includes('planned again')));
+    console.log(`# all 60 planned again (C1 checks) ${(recoveredMs / 1000).toFixed(1)} s after start, the port open all along`);
+  } finally {
+    c.close();
+    await daemon.close();
+  }
 });

@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FR_MODULUS, G1, G2 } from '../src/field/layout.js';
+import type { Backend } from '../src/backend/backend.js';
 import type { VerifyingKey } from '../src/groth16/keys.js';
 
 /** The repository root (the folder that holds package.json). */
@@ -140,4 +141,22 @@ export function sampleVerifyingKey(inputs = 1): VerifyingKey {
     deltaG2: G2.BASE.multiply(17n),
     ic: Array.from({ length: inputs }, (_, i) => G1.BASE.multiply(19n + 4n * BigInt(i))),
   };
+}
+
+/** `backend` whose prover steps (each matrix-vector product, the quotient, each MSM) take `ms` more,
+ *  each call's name pushed to `calls`: a partition proof of ≥ 9 steps that a cancellation can catch. */
+export function slowProver(backend: Backend, ms: number, calls: string[] = []): Backend {
+  return new Proxy(backend, {
+    get(target, prop, recv) {
+      const v = Reflect.get(target, prop, recv);
+      if (typeof v !== 'function') return v;
+      if (!['csrMatVec', 'quotient', 'msmG1', 'msmG2'].includes(String(prop))) return v.bind(target);
+      return async (...args: unknown[]) => {
+        calls.push(String(prop));
+        const r = await v.apply(target, args);
+        await new Promise((res) => setTimeout(res, ms));
+        return r;
+      };
+    },
+  }) as Backend;
 }

@@ -115,8 +115,13 @@ export class Engine {
   private closed = false;
   /** close() has waited for the running jobs: an await on an unfinished job answers UNAVAILABLE. */
   private closedFully = false;
-  /** Jobs being planned (they count against [daemon] max_queued_jobs with the queued ones). */
+  /** Jobs being planned (they count against [daemon] max_queued_jobs with the queued ones), the
+   *  jobs restored from the journal and not planned again yet included. */
   private planning = 0;
+  /** Jobs restored from the journal (restore()) until they are queued or finished. */
+  private readonly restoring = new Set<Job>();
+  /** replanRestored() while it runs (close() waits for it before closing the journal). */
+  private replanning: Promise<unknown> | undefined;
   /** AwaitProof calls waiting, woken when close() ends (their jobs will not finish here). A set
    *  rather than one shared promise: each wait removes itself, nothing accumulates over a long run. */
   private readonly closeWaiters = new Set<() => void>();
@@ -229,16 +234,18 @@ export class Engine {
     return this.planners.get(kind)?.name ?? KIND_LABELS[kind] ?? `kind-${kind}`;
   }
 
-  private async accept(req: ProofRequest, digest: string | undefined, restored?: JournalJob): Promise<{ job: Job; existing: boolean; queuePosition: number }> {
+  /** The priority a request's job gets: its own, or its kind's default when UNSPECIFIED. */
+  private priorityOf(kind: number, priority: number): number {
+    return priority >= Priority.LOW && priority <= Priority.CRITICAL ? priority : (this.planners.get(kind)?.defaultPriority ?? Priority.NORMAL);
+  }
+
+  /** Plans and queues a request: a new job, or `restored` (a job restore() put in the table). */
+  private async accept(req: ProofRequest, digest: string | undefined, restored?: Job): Promise<{ job: Job; existing: boolean; queuePosition: number }> {
     const planner = this.planners.get(req.proofKind);
     const kindName = this.kindName(req.proofKind);
-    const priority =
-      req.priority >= Priority.LOW && req.priority <= Priority.CRITICAL ? req.priority : (planner?.defaultPriority ?? Priority.NORMAL);
-    const job =
-      restored !== undefined
-        ? new Job(restored.id, restored.requestId, restored.kind, kindName, restored.priority, restored.seq, restored.submittedAt)
-        : new Job(`${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`, req.requestId, req.proofKind, kindName, priority, this.seq++);
-    if (restored !== undefined) job.journaled = true;
+    const priority = restored?.priority ?? this.priorityOf(req.proofKind, req.priority);
+    const job = restored ?? new Job(`${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`, req.requestId, req.proofKind, kindName, priority, this.seq++);
+    job.state = 'planning';
     job.digest = digest;
     this.jobs.add(job);
 
@@ -252,7 +259,9 @@ export class Engine {
       job.work = await planner.plan(req, { synthPool: this.synthPool, buffers: this.buffers });
     } catch (e) {
       validate.end();
-      this.finish(job, 'failed', errorText(e));
+      // a shutdown cut its planning short (the synthesis pool closed): a recorded job resumes at the next start
+      if (this.closed && job.journaled) this.finish(job, 'cancelled');
+      else this.finish(job, 'failed', errorText(e));
       return { job, existing: false, queuePosition: 0 };
     }
     validate.end();
@@ -281,6 +290,7 @@ export class Engine {
     job.state = 'queued';
     job.queueSpan = job.span.child('queue');
     this.queue.push(job);
+    this.restoring.delete(job);
     const queuePosition = this.queue.position(job);
     this.log.debug({ job: job.id, requestId: job.requestId, kind: kindName, priority: PRIORITY_NAMES[priority], circuit: job.work.circuitId }, 'job queued');
     this.pump();
@@ -323,25 +333,30 @@ export class Engine {
   }
 
   /** CancelProof. undefined when the job is unknown. `byUser` false: a shutdown's cancellation,
-   *  not recorded in the journal (the job resumes at the next start). */
-  cancel(jobId: string, byUser = true): { wasRunning: boolean } | undefined {
+   *  not recorded in the journal (the job resumes at the next start). `recorded` resolves once the
+   *  cancellation is in the journal (a `cancel` record, or the finish record of a job that ends now),
+   *  so a kill -9 after the answer still brings the job back CANCELLED. */
+  cancel(jobId: string, byUser = true): { wasRunning: boolean; recorded: Promise<void> } | undefined {
     const job = this.jobs.get(jobId);
     if (job === undefined) return undefined;
-    if (job.finished) return { wasRunning: false };
+    if (job.finished) return { wasRunning: false, recorded: Promise.resolve() };
     job.cancelRequested = true;
     if (byUser) job.cancelledByUser = true;
-    if (job.state === 'queued') {
+    if (job.state === 'queued' || job.state === 'recovering') {
+      // not started (a recovering job's replan skips it): it ends now
       this.queue.remove(job);
-      this.finish(job, 'cancelled');
-      return { wasRunning: false };
+      return { wasRunning: false, recorded: this.finish(job, 'cancelled') };
     }
-    if (job.state === 'planning') return { wasRunning: false };
+    // planning or running: it ends at its next step; the journal says now that it was cancelled
+    const recorded =
+      byUser && job.journaled && this.journal !== undefined ? this.journal.cancel(job.id).catch((e: unknown) => this.log.error({ err: errorText(e) }, 'job journal')) : Promise.resolve();
+    if (job.state === 'planning') return { wasRunning: false, recorded };
     // running: drop its partitions waiting for a lane; the one proving stops at the prover's next
     // phase boundary (the abort signal), one being synthesised when its witness is made
     job.abort.abort(new CancelledError());
     this.lanes.dropJob(job);
     this.log.info({ job: job.id }, 'cancelling running job at the next phase boundary');
-    return { wasRunning: true };
+    return { wasRunning: true, recorded };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -412,8 +427,10 @@ export class Engine {
   // ---------------------------------------------------------------------------------------------
   // Completion, timing, logs, metrics
 
-  private finish(job: Job, state: 'completed' | 'failed' | 'cancelled', error?: string): void {
-    if (job.finished) return;
+  /** Ends a job; resolves when its finish record is in the journal (at once without one). */
+  private finish(job: Job, state: 'completed' | 'failed' | 'cancelled', error?: string): Promise<void> {
+    if (job.finished) return Promise.resolve();
+    this.restoring.delete(job);
     job.queueSpan?.end();
     job.span.end();
     job.state = state;
@@ -430,8 +447,9 @@ export class Engine {
     reportFinishedJob(job, state, job.error, this.metrics, this.log);
     // a job a shutdown interrupted stays unfinished in the journal: it resumes at the next start
     const interrupted = this.closed && state === 'cancelled' && !job.cancelledByUser;
+    let recorded = Promise.resolve();
     if (this.journal !== undefined && !interrupted) {
-      this.journal
+      recorded = this.journal
         .finish({
           ...journalHeader(job),
           state,
@@ -444,51 +462,111 @@ export class Engine {
     }
     job.settle();
     this.jobs.retire(job, this.config.kiln.job_retention_s * 1000, (j) => this.journal?.forget(j.id));
+    return recorded;
   }
 
   /**
-   * After a restart: the journal's finished jobs are kept for AwaitProof (until their retention
-   * ends), its unfinished ones (queued or running when the daemon stopped) are planned again from
-   * their stored requests and queued under their ids, in their old order.
+   * After a restart, before the servers listen (no await, nothing slow): every job of the journal
+   * is in the job table at once. Finished ones are kept for AwaitProof until their retention ends;
+   * unfinished ones (queued or running when the daemon stopped, or rebuilt from their request
+   * files) are `recovering` under their ids, in their old order: they answer AwaitProof, CancelProof
+   * and GetStatus while replanRestored() plans them again behind the servers. What the journal
+   * could not use (dropped or repaired lines, rebuilt jobs, lost finish records, damaged request
+   * files) is logged here, one line each, by job id and reason.
    */
-  async recover(r: JournalOpenResult): Promise<{ requeued: number; kept: number; failed: number }> {
+  restore(r: JournalOpenResult): void {
+    this.logJournalFindings(r);
     Object.assign(this.totals, r.totals);
-    const all = [...r.unfinished, ...r.finished];
-    this.seq = Math.max(this.seq, ...all.map((j) => j.seq + 1));
+    for (const j of [...r.unfinished, ...r.finished]) this.seq = Math.max(this.seq, j.seq + 1); // (a spread overflows the stack past ~100k jobs)
     const now = Date.now();
     for (const f of r.finished) {
-      const job = new Job(f.id, f.requestId, f.kind, f.kindName, f.priority, f.seq, f.submittedAt);
+      const job = this.restoredJob(f);
       job.state = f.state;
-      job.journaled = true;
       job.proof = f.proof === undefined ? undefined : new Uint8Array(Buffer.from(f.proof, 'base64'));
       job.error = f.error;
-      job.digest = f.digest;
       if (f.timings) job.timings = f.timings;
       job.span.end();
       job.settle();
-      this.jobs.add(job);
       this.jobs.retire(job, (f.finishedAt ?? now) + this.config.kiln.job_retention_s * 1000 - now, (j) => this.journal?.forget(j.id));
     }
-    let failed = 0;
     for (const u of r.unfinished) {
-      let req: ProofRequest;
-      try {
-        req = await this.journal!.request(u.id);
-      } catch (e) {
-        failed++;
-        const job = new Job(u.id, u.requestId, u.kind, u.kindName, u.priority, u.seq, u.submittedAt);
-        job.journaled = true;
-        job.digest = u.digest;
-        this.jobs.add(job);
-        this.finish(job, 'failed', `after a restart: its stored request could not be read: ${errorText(e)}`);
-        continue;
-      }
-      // the digest of the stored request (a record older than digests has none)
-      const { job } = await this.accept(req, req.requestId === '' ? undefined : await requestDigest(req), u);
-      if (job.state === 'failed') failed++;
+      const job = this.restoredJob(u);
+      job.state = 'recovering';
+      this.restoring.add(job);
+      this.planning++;
     }
-    this.log.info({ requeued: r.unfinished.length - failed, kept: r.finished.length, failed }, 'jobs recovered from the journal');
-    return { requeued: r.unfinished.length - failed, kept: r.finished.length, failed };
+  }
+
+  private restoredJob(j: JournalJob): Job {
+    const job = new Job(j.id, j.requestId, j.kind, this.kindName(j.kind), this.priorityOf(j.kind, j.priority), j.seq, j.submittedAt);
+    job.journaled = true;
+    job.digest = j.digest;
+    this.jobs.add(job);
+    return job;
+  }
+
+  /**
+   * Plans the jobs restore() put in the table again from their stored requests and queues them,
+   * oldest first, as many at once as there are synthesis workers. Stops at close() (the jobs not
+   * planned stay in the journal for the next start).
+   */
+  replanRestored(): Promise<{ requeued: number; failed: number; cancelled: number }> {
+    const jobs = [...this.restoring].sort((a, b) => a.seq - b.seq);
+    const out = { requeued: 0, failed: 0, cancelled: 0 };
+    const t0 = performance.now();
+    const one = async (job: Job): Promise<void> => {
+      try {
+        if (job.finished || this.closed) return; // cancelled meanwhile, or shutting down
+        let req: ProofRequest;
+        try {
+          req = await this.journal!.request(job.id);
+        } catch (e) {
+          await this.finish(job, 'failed', `after a restart: its stored request could not be read: ${errorText(e)}`);
+          return;
+        }
+        // the digest of the stored request (a record older than digests has none)
+        const digest = req.requestId === '' ? undefined : await requestDigest(req);
+        if (job.finished || this.closed) return; // cancelled while its request was read
+        await this.accept(req, digest, job);
+      } finally {
+        this.restoring.delete(job);
+        this.planning--;
+        if (job.state === 'failed') out.failed++;
+        else if (job.state === 'cancelled') out.cancelled++;
+        else if (job.state !== 'recovering') out.requeued++;
+      }
+    };
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < jobs.length) await one(jobs[next++]!);
+    };
+    const run = Promise.all(Array.from({ length: Math.max(1, Math.min(jobs.length, this.synthPool.size)) }, worker)).then(() => {
+      if (jobs.length > 0) this.log.info({ ...out, ms: Math.round(performance.now() - t0) }, 'jobs recovered from the journal: planned again');
+      return out;
+    });
+    this.replanning = run;
+    return run;
+  }
+
+  /** restore() then replanRestored(), awaited (tests, and callers without servers to start first). */
+  async recover(r: JournalOpenResult): Promise<{ requeued: number; kept: number; failed: number }> {
+    this.restore(r);
+    const { requeued, failed } = await this.replanRestored();
+    return { requeued, kept: r.finished.length, failed };
+  }
+
+  private logJournalFindings(r: JournalOpenResult): void {
+    const journal = this.journal?.path;
+    for (const d of r.dropped) this.log.warn({ journal, line: d.line, offset: d.offset, job: d.jobId, record: d.type, reason: d.reason }, `job journal: record dropped${d.jobId === undefined ? '' : ` (job ${d.jobId}, read from the damaged line)`}: ${d.reason}`);
+    if (r.badLines > r.dropped.length) this.log.warn({ journal, more: r.badLines - r.dropped.length }, 'job journal: more records dropped (not listed one by one)');
+    if (r.badLines > 0) this.log.warn({ journal, lines: r.badLines }, `job journal: ${r.badLines} record(s) failed their checksum or did not parse and were skipped (each is logged above)`);
+    for (const x of r.repaired) this.log.warn({ journal, line: x.line, job: x.jobId, record: x.type }, 'job journal: a record with one flipped bit was repaired (its checksum matches again)');
+    for (const id of r.rebuilt) this.log.warn({ journal, job: id }, 'job journal: the records of this job were lost; rebuilt from its request file');
+    for (const l of r.lost) this.log.error({ journal, job: l.id, reason: l.reason }, 'job journal: the result of a finished job was lost');
+    for (const d of r.damagedRequests) this.log.error({ journal, job: d.id, file: d.movedTo, err: d.error }, 'job journal: a request file with no journal record could not be read; moved aside, not deleted');
+    for (const id of r.cancelled) this.log.info({ journal, job: id }, 'job journal: a job cancelled before the restart stays cancelled');
+    if (r.removedTemp.length > 0) this.log.warn({ files: r.removedTemp }, 'job journal: partial files removed');
+    this.log.info({ journal, bytes: r.read.bytes, lines: r.read.lines, unfinished: r.unfinished.length, finished: r.finished.length }, 'job journal read');
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -497,7 +575,8 @@ export class Engine {
   queueStats(): { kind: string; pending: number; inProgress: number }[] {
     const kinds = new Map<string, { kind: string; pending: number; inProgress: number }>();
     for (const p of this.planners.values()) kinds.set(p.name, { kind: p.name, pending: 0, inProgress: 0 });
-    for (const j of this.queue.toArray()) {
+    // queued, and restored from the journal but not planned again yet
+    for (const j of [...this.queue.toArray(), ...this.restoring]) {
       const q = kinds.get(j.kindName) ?? { kind: j.kindName, pending: 0, inProgress: 0 };
       q.pending++;
       kinds.set(j.kindName, q);
@@ -694,6 +773,7 @@ export class Engine {
     this.budget.close();
     await this.synthPool.close();
     await this.verifyPool.close();
+    await this.replanning?.catch(() => undefined); // its plans in flight end with the pool
     this.buffers.close();
     this.srs.clear();
     await Promise.all(this.providers.map((p) => p.close?.().catch(() => undefined)));

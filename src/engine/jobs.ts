@@ -10,7 +10,9 @@ import { boundText } from '../util/limits.js';
 import type { Queued } from './queue.js';
 import { PRIORITY_NAMES, type ProofRequest, type ProofWork } from './types.js';
 
-export type JobState = 'planning' | 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+/** `recovering`: restored from the journal at start, its request not planned again yet (it answers
+ *  AwaitProof, CancelProof and GetStatus meanwhile); then `planning` like a new job. */
+export type JobState = 'recovering' | 'planning' | 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
 
 export interface JobTimings {
   queueWaitMs: number;

@@ -6,22 +6,34 @@
  *
  * SubmitProof answers only after the job's request file and its `accept` record are on disk
  * (written, fsync'd, and the directory entry fsync'd): an acknowledged job survives `kill -9` and
- * a power cut. On start the journal is read (a torn last line, from a crash mid-append, fails its
- * checksum and is dropped), unfinished jobs (queued or running) are planned and queued again under
- * their ids, finished ones are kept for AwaitProof until `job_retention_s` after they ended, and the
+ * a power cut. CancelProof of an unfinished job appends a `cancel` record before it answers. On
+ * start the journal is read streaming (journal-read.ts: a torn last line, from a crash mid-append,
+ * fails its checksum and is dropped; a line with one flipped bit is repaired), unfinished jobs
+ * (queued or running) are planned and queued again under their ids, cancelled ones come back
+ * CANCELLED, finished ones are kept for AwaitProof until `job_retention_s` after they ended, and the
  * journal is compacted (rewritten to a temporary file, fsync'd, renamed over the old one).
  *
- * Why a journal and not SQLite: the daemon needs one table, written in order and read whole at
+ * Damage never costs what can still be used: a request file is removed only when the journal holds
+ * the job's finish record; a request file whose job the journal lost (a damaged or truncated
+ * journal) rebuilds the job from it (the file has every field a plan needs); an unfinished job whose
+ * request file is gone had finished (the file is removed only after the finish record is written),
+ * so it comes back FAILED saying its finish record was lost; a damaged request file is moved aside
+ * to `<state_dir>/damaged/`, never deleted. Every dropped line is reported (JournalOpenResult).
+ *
+ * Why a journal and not SQLite: the daemon needs one table, written in order and read once (streamed) at
  * start; no native SQLite binding is installed here and npm packages must build offline (and
  * node:sqlite needs Node 22.5+, kiln runs on Node 20). A journal of JSON lines with a checksum per
  * record, fsync after each append and a compaction by rename gives the same promise (an
  * acknowledged write survives a crash) with nothing but node:fs, and stays readable with `cat`.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, open, readFile, readdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { JobTimings } from './jobs.js';
+import { requestDigest, type JobTimings } from './jobs.js';
+import { checksum, namedError, scanJournal, type DroppedRecord, type RepairedRecord, type ScannedJob } from './journal-read.js';
 import { proofRequest, type ProofRequest } from './types.js';
+
+export type { DroppedRecord, RepairedRecord } from './journal-read.js';
 
 export type JournalState = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
 
@@ -46,10 +58,13 @@ export interface JournalJob {
   timings?: JobTimings;
 }
 
-type JournalRecord =
+export type JournalRecord =
   | { t: 'accept'; job: JournalJob }
   | { t: 'running'; id: string }
+  /** CancelProof of an unfinished job (its finish record may never come: a kill -9 mid-proof). */
+  | { t: 'cancel'; id: string; at: number }
   | { t: 'finish'; job: JournalJob }
+  /** The counters, counting every finish record before this line (a compaction writes it last). */
   | { t: 'totals'; completed: number; failed: number; cancelled: number };
 
 export interface JournalOpenResult {
@@ -59,13 +74,26 @@ export interface JournalOpenResult {
   /** Finished jobs still within their retention. */
   finished: JournalJob[];
   totals: { completed: number; failed: number; cancelled: number };
-  /** Lines that failed their checksum or did not parse (a torn last line after a crash). */
+  /** Lines that were dropped (failed their checksum beyond repair or did not parse: a torn last line
+   *  after a crash, a damaged record); `dropped` lists the first 1,000 of them. */
   badLines: number;
+  dropped: DroppedRecord[];
+  /** Lines with one flipped bit, restored. */
+  repaired: RepairedRecord[];
+  /** Unfinished jobs rebuilt from their request files: the journal had lost their records (also in `unfinished`). */
+  rebuilt: string[];
+  /** Jobs that had finished (no request file left) but whose finish record was lost: now FAILED, saying so (also in `finished`). */
+  lost: { id: string; reason: string }[];
+  /** Request files that could not be decoded and had no journal record, moved to `<state_dir>/damaged/`. */
+  damagedRequests: { id: string; movedTo: string; error: string }[];
+  /** Jobs cancelled (a `cancel` record) before the daemon stopped, before they finished: now CANCELLED (also in `finished`). */
+  cancelled: string[];
+  /** Bytes and lines read. */
+  read: { bytes: number; lines: number };
   /** Temporary files of an interrupted write that were removed. */
   removedTemp: string[];
 }
 
-const checksum = (s: string): string => createHash('sha256').update(s).digest('hex').slice(0, 16);
 const REQ_MAGIC = 'KLNREQ1\n';
 const TMP_RE = /\.tmp-(\d+)-[0-9a-f]+$/;
 
@@ -78,13 +106,36 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** Writes `data` to `path` durably: a temporary name in the same directory, fsync, rename, fsync of the directory. */
-export async function writeFileDurable(path: string, data: Uint8Array | string): Promise<void> {
+/** Writes all of `buf` at the file's position (continuing short writes). */
+async function writeAll(fh: FileHandle, buf: Uint8Array): Promise<void> {
+  for (let off = 0; off < buf.length; ) off += (await fh.write(buf, off, buf.length - off)).bytesWritten;
+}
+
+/**
+ * Writes `data` to `path` durably: a temporary name in the same directory, fsync, rename, fsync of
+ * the directory. `data` may be lines (an iterable of strings), written in ~1 MiB pieces: a snapshot
+ * of any size is never one string.
+ */
+export async function writeFileDurable(path: string, data: Uint8Array | string | Iterable<string>): Promise<void> {
   const dir = path.slice(0, path.lastIndexOf('/')) || '/';
   const tmp = `${path}.tmp-${process.pid}-${createHash('sha256').update(`${Math.random()}`).digest('hex').slice(0, 8)}`;
   const fh = await open(tmp, 'w', 0o600);
   try {
-    await fh.writeFile(data);
+    if (typeof data === 'string' || data instanceof Uint8Array) await writeAll(fh, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+    else {
+      let piece: string[] = [];
+      let size = 0;
+      for (const l of data) {
+        piece.push(l);
+        size += l.length;
+        if (size >= 1 << 20) {
+          await writeAll(fh, Buffer.from(piece.join(''), 'utf8'));
+          piece = [];
+          size = 0;
+        }
+      }
+      await writeAll(fh, Buffer.from(piece.join(''), 'utf8'));
+    }
     await fh.sync();
   } catch (e) {
     await fh.close();
@@ -92,7 +143,12 @@ export async function writeFileDurable(path: string, data: Uint8Array | string):
     throw e;
   }
   await fh.close();
-  await rename(tmp, path);
+  try {
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
   await fsyncDir(dir);
 }
 
@@ -232,7 +288,7 @@ export class Journal {
   /** Called when the journal becomes degraded (with why) and when it is durable again (undefined). */
   onStateChange: ((d: JournalDegraded | undefined) => void) | undefined;
   /** The latest record of every job (what a compaction writes). */
-  private readonly jobs = new Map<string, JournalJob>();
+  private readonly jobs = new Map<string, ScannedJob>();
   readonly totals = { completed: 0, failed: 0, cancelled: 0 };
 
   private constructor(
@@ -257,78 +313,111 @@ export class Journal {
   }
 
   /** Opens (creating) the journal in `dir`, recovers its jobs, compacts it. `io` replaces the appends'
-   *  writes (tests), `retryMs` is how often a degraded journal tries its pending records (default 2 s). */
+   *  writes (tests), `retryMs` is how often a degraded journal tries its pending records (default 2 s).
+   *  Every error names the path it is about (a journal that is a directory, an immutable one, …). */
   static async open(dir: string, opts: { retentionMs: number; now?: number; io?: JournalIo; retryMs?: number }): Promise<JournalOpenResult> {
-    await mkdir(join(dir, 'requests'), { recursive: true, mode: 0o700 });
-    const removedTemp = await cleanTempFiles([dir, join(dir, 'requests')]);
+    const path = join(dir, 'journal.log');
+    const reqDir = join(dir, 'requests');
+    await mkdir(reqDir, { recursive: true, mode: 0o700 }).catch((e: unknown) => {
+      throw namedError(path, `its requests folder ${reqDir} cannot be created`, e);
+    });
+    const removedTemp = await cleanTempFiles([dir, reqDir]);
     const now = opts.now ?? Date.now();
-    const jobs = new Map<string, JournalJob>();
-    const totals = { completed: 0, failed: 0, cancelled: 0 };
-    let badLines = 0;
-    let text = '';
-    try {
-      text = await readFile(join(dir, 'journal.log'), 'utf8');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    const files = new Set(
+      await readdir(reqDir).catch((e: unknown) => {
+        throw namedError(path, `its requests folder ${reqDir} cannot be listed`, e);
+      }),
+    );
+    const scan = await scanJournal(path, { now, retentionMs: opts.retentionMs, watch: files });
+    const { jobs, totals } = scan;
+    const lost: JournalOpenResult['lost'] = [];
+    const cancelled: string[] = [];
+    for (const j of jobs.values()) {
+      if (isFinished(j.state)) continue;
+      if (j.cancelledAt !== undefined) {
+        // cancelled (CancelProof) before the daemon stopped: it stays cancelled
+        const { cancelledAt, ...rest } = j;
+        jobs.set(j.id, { ...rest, state: 'cancelled', finishedAt: cancelledAt });
+        totals.cancelled++;
+        cancelled.push(j.id);
+      } else if (!files.has(j.id)) {
+        // a request file is removed only after the job's finish record is written: the job had finished
+        const reason = lostFinishReason(j.id, join(reqDir, j.id), scan.dropped, scan.droppedCount);
+        jobs.set(j.id, { ...j, state: 'failed', finishedAt: now, error: reason });
+        totals.failed++;
+        lost.push({ id: j.id, reason });
+      }
     }
-    const complete = text.split('\n');
-    if (complete.pop() !== '') badLines++; // a last line without its newline: torn by a crash mid-append
-    for (const line of complete) {
-      const sp = line.indexOf(' ');
-      const body = sp > 0 ? line.slice(sp + 1) : '';
-      if (sp !== 16 || checksum(body) !== line.slice(0, 16)) {
-        badLines++;
+    // request files: obsolete once their job's finish record is on disk; a job the journal lost is rebuilt from its file
+    const orphans: { id: string; req: ProofRequest; mtimeMs: number }[] = [];
+    const damagedRequests: JournalOpenResult['damagedRequests'] = [];
+    for (const id of files) {
+      const j = jobs.get(id);
+      if (j !== undefined && !isFinished(j.state)) continue;
+      const file = join(reqDir, id);
+      if (j !== undefined || scan.expiredWatched.has(id)) {
+        await rm(file, { force: true, recursive: false }).catch(() => undefined);
         continue;
       }
-      let rec: JournalRecord;
       try {
-        rec = JSON.parse(body) as JournalRecord;
-      } catch {
-        badLines++;
-        continue;
-      }
-      if (rec.t === 'accept') jobs.set(rec.job.id, { ...rec.job, state: 'queued' });
-      else if (rec.t === 'running') {
-        const j = jobs.get(rec.id);
-        if (j !== undefined && j.state === 'queued') j.state = 'running';
-      } else if (rec.t === 'finish') {
-        const prev = jobs.get(rec.job.id);
-        if (prev === undefined || !isFinished(prev.state)) totals[rec.job.state as 'completed' | 'failed' | 'cancelled']++;
-        jobs.set(rec.job.id, rec.job);
-      } else if (rec.t === 'totals') {
-        totals.completed = rec.completed;
-        totals.failed = rec.failed;
-        totals.cancelled = rec.cancelled;
+        const [bytes, st] = await Promise.all([readFile(file), stat(file)]);
+        orphans.push({ id, req: decodeRequest(bytes), mtimeMs: st.mtimeMs });
+      } catch (e) {
+        // kept for a person to look at (moved, so it is not read at every start); left in place if it cannot be moved
+        const to = join(dir, 'damaged', id);
+        const movedTo = await mkdir(join(dir, 'damaged'), { recursive: true, mode: 0o700 })
+          .then(() => rename(file, to))
+          .then(() => to, () => file);
+        damagedRequests.push({ id, movedTo, error: (e as Error).message });
       }
     }
-    // drop finished jobs past their retention; unfinished ones need their request file
-    const unfinished: JournalJob[] = [];
-    const finished: JournalJob[] = [];
-    const keepRequests = new Set<string>();
-    for (const j of [...jobs.values()].sort((a, b) => a.seq - b.seq)) {
-      if (isFinished(j.state)) {
-        if ((j.finishedAt ?? 0) + opts.retentionMs > now) finished.push(j);
-        else jobs.delete(j.id);
-      } else {
-        unfinished.push(j);
-        keepRequests.add(j.id);
-      }
+    let seq = 0;
+    for (const j of jobs.values()) seq = Math.max(seq, j.seq + 1);
+    const rebuilt: string[] = [];
+    for (const o of orphans.sort((a, b) => a.mtimeMs - b.mtimeMs || (a.id < b.id ? -1 : 1))) {
+      const r = o.req;
+      jobs.set(o.id, {
+        id: o.id,
+        requestId: r.requestId,
+        kind: r.proofKind,
+        kindName: `kind-${r.proofKind}`,
+        priority: r.priority,
+        seq: seq++,
+        submittedAt: Math.round(o.mtimeMs),
+        digest: r.requestId === '' ? undefined : await requestDigest(r),
+        state: 'queued',
+      });
+      rebuilt.push(o.id);
     }
-    for (const f of await readdir(join(dir, 'requests'))) if (!keepRequests.has(f)) await rm(join(dir, 'requests', f), { force: true });
+    const all = [...jobs.values()].sort((a, b) => a.seq - b.seq);
+    const unfinished = all.filter((j) => !isFinished(j.state));
+    const finished = all.filter((j) => isFinished(j.state));
     // compaction: the live view, written aside and renamed over the journal
-    const snapshot = [
-      line({ t: 'totals', ...totals }),
-      ...unfinished.map((j) => line({ t: 'accept', job: { ...j, state: 'queued' } })),
-      ...unfinished.filter((j) => j.state === 'running').map((j) => line({ t: 'running', id: j.id })),
-      ...finished.map((j) => line({ t: 'finish', job: j })),
-    ].join('');
-    await writeFileDurable(join(dir, 'journal.log'), snapshot);
-    const fh = await open(join(dir, 'journal.log'), 'a', 0o600);
+    await writeFileDurable(path, snapshotLines(all, totals, () => true)).catch((e: unknown) => {
+      throw namedError(path, 'cannot be rewritten (compaction at start)', e);
+    });
+    const fh = await open(path, 'a', 0o600).catch((e: unknown) => {
+      throw namedError(path, 'cannot be opened for appending', e);
+    });
     const journal = new Journal(dir, fh, opts.retentionMs, opts.io ?? defaultIo, opts.retryMs ?? 2000);
     journal.size = (await fh.stat()).size;
-    for (const j of jobs.values()) journal.jobs.set(j.id, j);
+    for (const j of all) journal.jobs.set(j.id, j);
     Object.assign(journal.totals, totals);
-    return { journal, unfinished, finished, totals, badLines, removedTemp };
+    return {
+      journal,
+      unfinished,
+      finished,
+      totals,
+      badLines: scan.droppedCount,
+      dropped: scan.dropped,
+      repaired: scan.repaired,
+      rebuilt,
+      lost,
+      damagedRequests,
+      cancelled,
+      read: { bytes: scan.bytes, lines: scan.lines },
+      removedTemp,
+    };
   }
 
   /** Records an accepted job: its request file, then the `accept` record; resolves when both are on
@@ -365,6 +454,16 @@ export class Journal {
     if (j === undefined) return Promise.resolve();
     j.state = 'running';
     return this.serial(() => this.record({ text: line({ t: 'running', id }) }));
+  }
+
+  /** Records a CancelProof of an unfinished job (a restart brings it back CANCELLED even if its finish
+   *  record never comes). Like running(), kept in memory while the journal cannot be written. */
+  cancel(id: string): Promise<void> {
+    const j = this.jobs.get(id);
+    if (j === undefined || isFinished(j.state) || j.cancelledAt !== undefined) return Promise.resolve();
+    const at = Date.now();
+    j.cancelledAt = at;
+    return this.serial(() => this.record({ text: line({ t: 'cancel', id, at }) }));
   }
 
   /** Records how a job ended (with the header, so a job that never was accepted is kept too). A record
@@ -501,23 +600,27 @@ export class Journal {
   }
 
   private async compact(): Promise<void> {
-    const all = [...this.jobs.values()].sort((a, b) => a.seq - b.seq);
     const now = Date.now();
-    const text = [
-      line({ t: 'totals', ...this.totals }),
-      ...all.filter((j) => !isFinished(j.state)).map((j) => line({ t: 'accept', job: { ...j, state: 'queued' } })),
-      ...all.filter((j) => j.state === 'running').map((j) => line({ t: 'running', id: j.id })),
-      ...all.filter((j) => isFinished(j.state) && (j.finishedAt ?? 0) + this.retentionMs > now).map((j) => line({ t: 'finish', job: j })),
-    ].join('');
+    const all = [...this.jobs.values()].sort((a, b) => a.seq - b.seq);
+    let size = 0;
+    const lines = snapshotLines(all, this.totals, (j) => (j.finishedAt ?? 0) + this.retentionMs > now);
     // written aside first: a compaction that fails (a full disk) leaves the journal as it was
     try {
-      await writeFileDurable(this.path, text);
+      await writeFileDurable(
+        this.path,
+        (function* () {
+          for (const l of lines) {
+            size += Buffer.byteLength(l);
+            yield l;
+          }
+        })(),
+      );
     } catch {
       return;
     }
     await this.fh.close();
     this.fh = await open(this.path, 'a', 0o600);
-    this.size = Buffer.byteLength(text);
+    this.size = size;
     this.tornTail = false;
     this.appended = 0;
   }
@@ -530,4 +633,31 @@ function isFinished(s: JournalState): boolean {
 function line(rec: JournalRecord): string {
   const body = JSON.stringify(rec);
   return `${checksum(body)} ${body}\n`;
+}
+
+/** The live view of `jobs` (ordered by seq) as journal lines: each unfinished job's accept record
+ *  (then running and cancel records), each finished job `keep` accepts, and the totals last (they
+ *  count the finish records before them). */
+function* snapshotLines(jobs: readonly ScannedJob[], totals: JournalOpenResult['totals'], keep: (j: JournalJob) => boolean): Generator<string> {
+  const live = jobs.filter((j) => !isFinished(j.state));
+  for (const { cancelledAt: _, ...j } of live) yield line({ t: 'accept', job: { ...j, state: 'queued' } });
+  for (const j of live) if (j.state === 'running') yield line({ t: 'running', id: j.id });
+  for (const j of live) if (j.cancelledAt !== undefined) yield line({ t: 'cancel', id: j.id, at: j.cancelledAt });
+  for (const j of jobs) if (isFinished(j.state) && keep(j)) yield line({ t: 'finish', job: j });
+  yield line({ t: 'totals', ...totals });
+}
+
+/** Why an unfinished job without its request file comes back FAILED (its finish record was lost). */
+function lostFinishReason(id: string, file: string, dropped: readonly DroppedRecord[], droppedCount: number): string {
+  const own = dropped.find((d) => d.jobId === id && d.type !== 'accept' && d.type !== 'running' && d.type !== 'cancel');
+  const where =
+    own !== undefined
+      ? `its finish record (journal line ${own.line}) is damaged: ${own.reason}`
+      : droppedCount > 0
+        ? `its finish record was lost: the journal had ${droppedCount} damaged or torn record(s)`
+        : 'its finish record is not in the journal';
+  return (
+    `after a restart: the job had finished (its request file ${file} is gone, and a request file is removed only once the job's finish record is written), ` +
+    `but ${where}; its result is not known: submit the request again`
+  );
 }

@@ -1,6 +1,7 @@
 /**
  * `kiln daemon`: reads the config once, builds the engine (backend, built-in proof kinds, optional
- * demo kind), starts the gRPC ProvingEngine server and the HTTP status server, and shuts down
+ * demo kind), restores the journal's jobs ([daemon] state_dir), starts the gRPC ProvingEngine server
+ * and the HTTP status server, then plans the recovered jobs again behind them, and shuts down
  * gracefully on SIGINT/SIGTERM (stop listening, cancel queued jobs, let running ones finish within
  * a grace period, free workers and SRS).
  */
@@ -92,9 +93,8 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   // durable jobs: the journal in [daemon] state_dir (src/engine/journal.ts)
   let recovered: JournalOpenResult | undefined;
   if (config.daemon.state_dir !== '') {
+    // read streaming, before listening: every job it holds answers from the first call (engine.restore)
     recovered = await Journal.open(config.daemon.state_dir, { retentionMs: config.kiln.job_retention_s * 1000 });
-    if (recovered.badLines > 0) log.warn({ lines: recovered.badLines }, 'job journal: records that failed their checksum were skipped (a write torn by a crash)');
-    if (recovered.removedTemp.length > 0) log.warn({ files: recovered.removedTemp }, 'job journal: partial files removed');
   } else log.info('[daemon] state_dir is not set: jobs live in memory only and are lost when the daemon stops');
   const kinds = builtinKinds(config, backend, (m) => log.info(m));
   const engine = new Engine({ config, backend, devices, logger: log, planners: kinds.planners, providers: kinds.providers, journal: recovered?.journal });
@@ -108,7 +108,9 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     engine.registerPlanner(demo.planner);
     engine.registerCircuits(demo.circuits);
   }
-  if (recovered !== undefined) await engine.recover(recovered);
+  // listen first, recover behind: the journal's jobs are in the table now (recovering, queued, finished);
+  // their requests are planned again (C1 checks included) once the servers answer
+  if (recovered !== undefined) engine.restore(recovered);
 
   let grpcServer: GrpcServerHandle | undefined;
   let httpServer: HttpServerHandle | undefined;
@@ -140,6 +142,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     },
     'kiln daemon listening',
   );
+  if (recovered !== undefined) void engine.replanRestored().catch((e: unknown) => log.error({ err: (e as Error).message }, 'job journal: planning the recovered jobs again failed'));
 
   let closing: Promise<void> | undefined;
   let resolveClosed!: () => void;

@@ -125,7 +125,9 @@ export function serviceHandlers(engine: Engine, opts: { token?: string } = {}): 
     CancelProof: wrap(async (m) => {
       const id = boundText(String(m.job_id ?? ''), 128);
       const r = engine.cancel(id);
-      return r === undefined ? [grpc.status.NOT_FOUND, `job not found: ${id}`] : { was_running: r.wasRunning };
+      if (r === undefined) return [grpc.status.NOT_FOUND, `job not found: ${id}`];
+      await r.recorded; // in the journal before the answer: a kill -9 after it keeps the job cancelled
+      return { was_running: r.wasRunning };
     }),
     GetStatus: wrap(async () => ({
       // one entry per GPU (the proto has no health field: a GPU out of service says so in its name)

@@ -95,7 +95,7 @@ function jobTimeline(job: Job): TimelineJob {
 /** The timeline JSON (GET /status/timeline). */
 export function statusTimeline(engine: Engine): Timeline {
   const jobs = engine.jobIds().map((id) => engine.getJob(id)).filter((j): j is Job => j !== undefined);
-  const live = jobs.filter((j) => j.state === 'planning' || j.state === 'queued' || j.state === 'running');
+  const live = jobs.filter((j) => !j.finished);
   const finished = jobs
     .filter((j) => !live.includes(j))
     .sort((a, b) => (b.span.endMs ?? 0) - (a.span.endMs ?? 0))
