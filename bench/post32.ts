@@ -168,7 +168,7 @@ async function main(): Promise<void> {
       const src = postVerifyingKeySource(info, dir, path.join(dir, 'kiln-cache'), shape);
       const vk = await loadPorepVerifyingKey(src);
       for (const d of done) {
-        const v = verifyPoSt(info, sectors, { randomness, partitionIndex: 0 }, d.proof, vk);
+        const v = await verifyPoSt(info, sectors, { randomness, partitionIndex: 0 }, d.proof, vk);
         if (!v) ok = false;
         say(`${k} proof ${d.i + 1}: ${d.proof.length} B, verified from the verifying key: ${v}`);
       }

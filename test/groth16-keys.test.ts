@@ -158,6 +158,17 @@ test('verifying key with 40 IC points is exactly 4,708 bytes and round-trips byt
   });
 });
 
+test("verifying key: the IC points' fast writer equals noble's toBytes(false), projective and affine points alike", () => {
+  const vk = randomVk(25, 7);
+  const next = rng(8).nonZero;
+  // points with Z != 1 (sums, not normalised) and the generator's multiples near the edges
+  vk.ic = [...vk.ic, G1.BASE, G1.BASE.negate(), G1.BASE.multiply(next()).add(G1.BASE.multiply(next()))];
+  const bytes = encodeVerifyingKey(vk);
+  const tail = bytes.subarray(bytes.length - vk.ic.length * 96);
+  vk.ic.forEach((p, i) => assert.deepEqual(tail.subarray(i * 96, (i + 1) * 96), p.toBytes(false), `IC point ${i}`));
+  assert.throws(() => encodeVerifyingKey({ ...vk, ic: [G1.BASE, G1.ZERO] }), /an IC point is the identity/);
+});
+
 test('verifying key: truncation, trailing bytes and a point off the curve are refused', async () => {
   const bytes = encodeVerifyingKey(randomVk(4, 3));
   await assert.rejects(decodeVerifyingKey(bytes.subarray(0, 500)), (e: unknown) => {

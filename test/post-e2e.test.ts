@@ -202,8 +202,8 @@ describe('the daemon over gRPC', () => {
       console.log(`# 2 KiB ${type} through the daemon: ${(performance.now() - t0).toFixed(0)} ms (total_ms ${res.total_ms}, synthesis ${res.synthesis_ms}, prove ${res.gpu_compute_ms})`);
       const { info, proofs } = inputs[type];
       const vk = await loadPorepVerifyingKey(postVerifyingKeySource(info, join(dir, 'params'), join(dir, 'params', 'kiln-cache')));
-      assert.ok(verifyPoSt(info, proofs, { randomness, partitionIndex: 0 }, new Uint8Array(res.proof), vk));
-      assert.ok(!verifyPoSt(info, proofs, { randomness: testRandomness(23), partitionIndex: 0 }, new Uint8Array(res.proof), vk));
+      assert.ok(await verifyPoSt(info, proofs, { randomness, partitionIndex: 0 }, new Uint8Array(res.proof), vk));
+      assert.ok(!(await verifyPoSt(info, proofs, { randomness: testRandomness(23), partitionIndex: 0 }, new Uint8Array(res.proof), vk)));
       const status = await call('GetStatus', {});
       assert.ok(status.loaded_srs.some((s: any) => s.circuit_id === (type === 'window' ? 'wpost-2k' : 'winning-2k')));
     });

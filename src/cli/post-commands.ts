@@ -170,7 +170,7 @@ export async function runVerifyPoSt(o: VerifyPoStOptions): Promise<boolean> {
     throw new Error(`no verifying key for ${postProofName(info)}: ${(e as Error).message}`);
   });
   const proof = new Uint8Array(readFileSync(o.proof));
-  const ok = verifyPoSt(info, sectors, { randomness, partitionIndex }, proof, vk);
+  const ok = await verifyPoSt(info, sectors, { randomness, partitionIndex }, proof, vk);
   console.log(ok ? `valid (${source.kind} verifying key ${source.path})` : 'INVALID');
   return ok;
 }

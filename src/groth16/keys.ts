@@ -35,6 +35,7 @@ import {
   parseG1Uncompressed,
   parseG2Uncompressed,
   pointCodecOf,
+  writeG1Uncompressed,
   type PointCodec,
 } from '../curve/codec.js';
 
@@ -179,9 +180,11 @@ export function encodeVerifyingKey(vk: VerifyingKey): Uint8Array {
   }
   out.set(u32be(vk.ic.length), o);
   o += COUNT_BYTES;
+  // The IC points without noble's validity checks (they were checked when the key was read or made): a 32 GiB
+  // WindowPoSt key has 25,841 of them, and toBytes' subgroup check would take ~35 s on the event loop.
   for (const p of vk.ic) {
     if (p.is0()) throw new RangeError('verifying key: an IC point is the identity');
-    out.set(p.toBytes(false), o);
+    writeG1Uncompressed(out, o, p.toAffine());
     o += G1_UNCOMPRESSED_BYTES;
   }
   return out;
