@@ -671,6 +671,26 @@ export class Engine {
     return this.jobs.ids();
   }
 
+  /** The status page's jobs, read from indexes kept as jobs come and finish (never a walk over every
+   *  kept job): the unfinished ones, running first, then planning and queued ones in arrival order, at
+   *  most `limit`; how many are unfinished; and the last finished ones (jobs.ts RECENT_FINISHED_JOBS). */
+  timelineJobs(limit: number): { live: Job[]; liveTotal: number; finished: readonly Job[] } {
+    const unfinished = this.jobs.unfinishedJobs();
+    const live = [...this.running].slice(0, limit);
+    for (const j of unfinished) {
+      if (live.length >= limit) break;
+      if (!this.running.has(j)) live.push(j);
+    }
+    return { live, liveTotal: unfinished.size, finished: this.jobs.recentlyFinished() };
+  }
+
+  /** Per prover lane (`prover N`, the trace's lane name), the time its proofs took over the last
+   *  `windowMs` (at most lanes.ts BUSY_WINDOW_MS). */
+  laneBusy(windowMs: number): { lane: string; busyMs: number }[] {
+    const now = performance.now();
+    return this.lanes.busyMs(now - windowMs, now).map((busyMs, i) => ({ lane: `prover ${i}`, busyMs }));
+  }
+
   /** Stops accepting jobs, cancels queued ones, waits up to graceMs for running ones (then cancels
    *  them at their next partition boundary), and frees workers and SRS. */
   async close(graceMs = 30_000): Promise<void> {
