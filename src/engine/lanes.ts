@@ -106,7 +106,7 @@ export class ProverLanes {
   private closed = false;
   /** The `prove` spans of the last BUSY_WINDOW_MS (and the open ones), per lane: busyMs() reads them
    *  without walking any job. */
-  private readonly proving: { lane: number; span: Span }[] = [];
+  private readonly proving: { lane: number; span: Span; jobId: string; partition: number }[] = [];
 
   constructor(private readonly opts: ProverLanesOptions) {
     const per = opts.config.gpus.gpu_workers_per_device;
@@ -173,6 +173,11 @@ export class ProverLanes {
       busy[lane] += Math.max(0, Math.min(span.endMs ?? toMs, toMs) - Math.max(span.startMs, fromMs));
     }
     return busy;
+  }
+
+  /** The partition proofs in progress now: on which lane, of which job, since when (performance.now()). */
+  provingNow(): { lane: number; jobId: string; partition: number; sinceMs: number }[] {
+    return this.proving.filter((p) => p.span.endMs === undefined).map((p) => ({ lane: p.lane, jobId: p.jobId, partition: p.partition, sinceMs: p.span.startMs }));
   }
 
   /** Drops the `prove` spans that ended more than BUSY_WINDOW_MS before `nowMs`. */
@@ -331,7 +336,7 @@ export class ProverLanes {
         proving = it.span.child('prove');
         this.opts.laneOf.set(proving, this.laneName(lane));
         this.forgetProving(proving.startMs);
-        this.proving.push({ lane: lane.index, span: proving });
+        this.proving.push({ lane: lane.index, span: proving, jobId: it.job.id, partition: it.partition });
         const r = await prove(params, it.entry.shape, it.witness.assignment, device.backend, proving, it.job.abort.signal);
         proving.end();
         it.resolve({ proof: r.proof });
