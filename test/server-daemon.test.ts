@@ -512,6 +512,25 @@ describe('limits', () => {
     }
   });
 
+  test('u64 fields are named exactly: one beyond 2^53 − 1 is refused (INVALID_ARGUMENT) with its digits; 2^53 − 1 reaches the planner exactly', async () => {
+    const cases = [
+      ['registered_proof', '18446744073709551615'],
+      ['sector_size', '9007199254740993'],
+      ['sector_number', '18446744073709551615'],
+      ['miner_id', '9223372036854775807'],
+    ];
+    for (const [field, v] of cases) {
+      await assert.rejects(rpc.call('SubmitProof', { proof_kind: 4, [field]: v }), (e: any) => {
+        assert.equal(e.code, grpc.status.INVALID_ARGUMENT, `${field}: ${e.details}`);
+        assert.equal(e.details, `${field} ${v} is above 2^53 − 1 (9007199254740991), the largest value kiln takes in a proof request`);
+        return true;
+      });
+    }
+    const r = (await rpc.call('Prove', { submit: { proof_kind: 4, registered_proof: '9007199254740991' } })).result;
+    assert.equal(r.status, STATUS.FAILED);
+    assert.match(r.error_message, /^registered_proof 9007199254740991 is not a RegisteredPoStProof/);
+  });
+
   test('deep nesting and huge values get a short, clear error; /jobs/%ZZ is 400; /status is one page', async () => {
     const deep = (await rpc.call("Prove", { submit: { proof_kind: DEMO, vanilla_proof: Buffer.from("[".repeat(200_000)) } })).result;
     assert.equal(deep.status, STATUS.FAILED);
