@@ -45,8 +45,10 @@ export function loadProvingEngine(path = protoPath(), options = LOADER_OPTIONS):
   return { service: Client.service, Client };
 }
 
-/** `unix:///path` / `unix:/path` → { socket }, `host:port` → { host, port }. */
-export function parseListen(addr: string, defaultHost = '0.0.0.0'): { socket: string } | { host: string; port: number } {
+/** `unix:///path` / `unix:/path` → { socket }, `host:port` → { host, port }; `:port` (no host) is
+ *  loopback, 127.0.0.1, for gRPC and HTTP alike: every interface is asked for by name (`0.0.0.0:port`,
+ *  `[::]:port`). */
+export function parseListen(addr: string): { socket: string } | { host: string; port: number } {
   if (addr.startsWith('unix:')) {
     const path = addr.replace(/^unix:(\/\/)?/, '');
     if (!path.startsWith('/')) throw new Error(`listen ${addr}: the unix socket path must be absolute (unix:///path)`);
@@ -56,5 +58,5 @@ export function parseListen(addr: string, defaultHost = '0.0.0.0'): { socket: st
   if (!m) throw new Error(`listen ${addr}: expected host:port or unix:///path`);
   const port = Number(m[2]);
   if (port > 65535) throw new Error(`listen ${addr}: port out of range`);
-  return { host: m[1].replace(/^\[(.*)\]$/, '$1') || defaultHost, port };
+  return { host: m[1].replace(/^\[(.*)\]$/, '$1') || '127.0.0.1', port };
 }
