@@ -739,8 +739,7 @@ export class Engine {
       // a native call still reads the SRS and a witness buffer: nothing it uses is freed, and a worker
       // thread inside native code ends only when the call returns (terminate() would wait for it)
       this.log.warn({ stillRunning }, `shutdown: ${left.length} job(s) still running after ${seconds(graceMs + proverWaitMs)}; their memory is left to the process's exit`);
-      void this.synthPool.close();
-      void this.verifyPool.close();
+      for (const pool of [this.synthPool, this.verifyPool]) pool.close().catch(() => undefined);
       await this.journal?.close();
       return { stillRunning };
     }
