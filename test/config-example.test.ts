@@ -3,7 +3,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { pino } from 'pino';
+import { nativeAvailable } from '../src/backend/native.js';
+import { selectBackend } from '../src/backend/select.js';
 import { configKeys, defaultConfig, parseConfig } from '../src/engine/config.js';
+import { Engine } from '../src/engine/engine.js';
 import { repoRoot } from './support.js';
 
 const GIB = 1024 ** 3;
@@ -52,4 +56,24 @@ test('keys that have no effect are warned about; [srs] param_cache defaults to $
   assert.equal(parseConfig('', { totalRamBytes: 64 * GIB, env: { FIL_PROOFS_PARAMETER_CACHE: '/srv/params' } }).config.srs.param_cache, '/srv/params');
   assert.equal(parseConfig('[srs]\nparam_cache = "/x"', { totalRamBytes: 64 * GIB, env: { FIL_PROOFS_PARAMETER_CACHE: '/srv/params' } }).config.srs.param_cache, '/x');
   assert.equal(parseConfig('', { totalRamBytes: 64 * GIB, env: {} }).config.srs.param_cache, '/data/zk/params');
+});
+
+test('gpu_workers_per_device sets the lanes of a CPU backend too (one device): not warned as without effect; the example says so', async () => {
+  for (const backend of ['native', 'reference']) {
+    const { config, warnings } = parseConfig(`[kiln]\nbackend = "${backend}"\n[gpus]\ngpu_workers_per_device = 3`, { totalRamBytes: 64 * GIB, env: {} });
+    assert.deepEqual(warnings, [], backend);
+    const engine = new Engine({ config, backend: selectBackend(nativeAvailable() ? 'native' : 'reference'), logger: pino({ level: 'silent' }), defaultMetrics: false });
+    try {
+      assert.equal(engine.laneCount, 3);
+      assert.deepEqual(engine.lanesStatus().map((l) => l.device), [0, 0, 0]);
+    } finally {
+      await engine.close(0);
+    }
+  }
+  // the example's line: the default, and that it applies to the CPU backend as one device
+  const line = example.split('\n').find((l) => /^gpu_workers_per_device\s*=/.test(l))!;
+  assert.equal(parseConfig(line.replace(/^/, '[gpus]\n'), { totalRamBytes: 64 * GIB, env: {} }).config.gpus.gpu_workers_per_device, defaultConfig(64 * GIB, {}).gpus.gpu_workers_per_device);
+  assert.match(line, /^gpu_workers_per_device = 2 +# prover lanes per device; the CPU backends are one device with this many lanes/);
+  // the keys that have no effect on the CPU are still warned about
+  assert.match(parseConfig('[kiln]\nbackend = "native"\n[gpus]\nmemory_limit = "8GiB"', { totalRamBytes: 64 * GIB, env: {} }).warnings.join('\n'), /gpus\.memory_limit is parsed but has no effect/);
 });

@@ -512,6 +512,25 @@ describe('limits', () => {
     }
   });
 
+  test('u64 fields are named exactly: one beyond 2^53 − 1 is refused (INVALID_ARGUMENT) with its digits; 2^53 − 1 reaches the planner exactly', async () => {
+    const cases = [
+      ['registered_proof', '18446744073709551615'],
+      ['sector_size', '9007199254740993'],
+      ['sector_number', '18446744073709551615'],
+      ['miner_id', '9223372036854775807'],
+    ];
+    for (const [field, v] of cases) {
+      await assert.rejects(rpc.call('SubmitProof', { proof_kind: 4, [field]: v }), (e: any) => {
+        assert.equal(e.code, grpc.status.INVALID_ARGUMENT, `${field}: ${e.details}`);
+        assert.equal(e.details, `${field} ${v} is above 2^53 − 1 (9007199254740991), the largest value kiln takes in a proof request`);
+        return true;
+      });
+    }
+    const r = (await rpc.call('Prove', { submit: { proof_kind: 4, registered_proof: '9007199254740991' } })).result;
+    assert.equal(r.status, STATUS.FAILED);
+    assert.match(r.error_message, /^registered_proof 9007199254740991 is not a RegisteredPoStProof/);
+  });
+
   test('deep nesting and huge values get a short, clear error; /jobs/%ZZ is 400; /status is one page', async () => {
     const deep = (await rpc.call("Prove", { submit: { proof_kind: DEMO, vanilla_proof: Buffer.from("[".repeat(200_000)) } })).result;
     assert.equal(deep.status, STATUS.FAILED);
@@ -659,6 +678,47 @@ describe('access control', () => {
     await d2.close();
     assert.ok(warnings.some((w) => /reachable from other machines, WITHOUT TLS OR A TOKEN/.test(w)), warnings.join('\n'));
     await rm(d5dir, { recursive: true, force: true });
+  });
+
+  /** A daemon of the access-control tests: its warnings collected, no demo kind. */
+  async function listening(o: { listen: string; http: string; token?: string }, warnings: string[]): Promise<Daemon> {
+    const { pino } = await import('pino');
+    const logger = pino({ level: 'warn' }, { write: (s: string) => void warnings.push(JSON.parse(s).msg) });
+    return runDaemon({ listen: o.listen, httpListen: o.http, handleSignals: false, logger, configure: (c) => ((c.srs.param_cache = dir), (c.daemon.auth_token = o.token ?? '')) });
+  }
+
+  test('":PORT" is loopback (127.0.0.1) for gRPC and HTTP alike', async () => {
+    const warnings: string[] = [];
+    const d = await listening({ listen: ':0', http: ':0' }, warnings);
+    try {
+      assert.match(d.grpcAddress, /^127\.0\.0\.1:\d+$/);
+      assert.match(d.httpAddress!, /^127\.0\.0\.1:\d+$/);
+      assert.deepEqual(warnings, []);
+      const c = makeClient(d.grpcAddress);
+      assert.ok((await c.call('GetStatus', {})).queues.length >= 4);
+      c.close();
+    } finally {
+      await d.close();
+    }
+  });
+
+  test('the HTTP status server has no TLS: with a token, a status_listen other machines reach is refused; without one, warned', async () => {
+    const warnings: string[] = [];
+    for (const http of ['0.0.0.0:0', '[::]:0']) {
+      // (a daemon that starts all the same is closed, then the test fails)
+      const refused = await listening({ listen: '127.0.0.1:0', http, token: 's3cret' }, warnings).then(
+        (d) => d.close().then(() => undefined),
+        (e: Error) => e,
+      );
+      assert.ok(refused instanceof Error, `status_listen ${http} with a token: the daemon started`);
+      assert.match(refused.message, new RegExp(`^config daemon\\.status_listen = "${http.replace(/[[\]]/g, '\\$&')}" is reachable from other machines, and the HTTP status server has no TLS: the bearer token`));
+    }
+    // loopback with the token: served; another interface without one: served, with a warning
+    await (await listening({ listen: '127.0.0.1:0', http: '127.0.0.1:0', token: 's3cret' }, warnings)).close();
+    const open = await listening({ listen: '127.0.0.1:0', http: '0.0.0.0:0' }, warnings);
+    await open.close();
+    assert.match(open.httpAddress!, /^0\.0\.0\.0:\d+$/);
+    assert.ok(warnings.some((w) => /reachable from other machines and WITHOUT A TOKEN/.test(w)), warnings.join('\n'));
   });
 
   test('TLS from config: a client trusting the certificate is served, a plaintext one is not', async () => {

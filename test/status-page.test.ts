@@ -17,8 +17,15 @@ import type { DeviceMemoryPlanStatus } from '../src/backend/backend.js';
 import { nativeAvailable } from '../src/backend/native.js';
 import { selectBackend } from '../src/backend/select.js';
 import { benchSingle, connectEngine } from '../src/client/bench.js';
+import { defaultConfig } from '../src/engine/config.js';
+import { Engine, type Job } from '../src/engine/engine.js';
+import { RECENT_FINISHED_JOBS } from '../src/engine/jobs.js';
+import { ProofKind, proofRequest, type ProofWork } from '../src/engine/types.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
-import type { Timeline } from '../src/server/status-page.js';
+import { statusTimeline, type Timeline } from '../src/server/status-page.js';
+import { TIMELINE_LIVE_JOBS } from '../src/util/limits.js';
+import { pino } from 'pino';
+import { performance } from 'node:perf_hooks';
 import { repoRoot } from './support.js';
 
 const run = promisify(execFile);
@@ -192,5 +199,76 @@ test('the page in headless chromium: a running job\'s partition spans as bars, l
     await feeder?.catch(() => {});
     for (const id of jobs) await c.call('CancelProof', { job_id: id }).catch(() => {});
     c.close();
+  }
+});
+
+test('/status/timeline costs the same with 20,000 kept jobs as with 20: the jobs it looks at, its time; at most 50 unfinished jobs, all counted', async () => {
+  const engine = new Engine({ config: defaultConfig(64 * GIB), backend: selectBackend(nativeAvailable() ? 'native' : 'reference'), logger: pino({ level: 'silent' }), defaultMetrics: false });
+  // a kind whose jobs stay in planning until released (unfinished jobs the timeline must list)
+  let release!: () => void;
+  const held = new Promise<never>((_, reject) => (release = () => reject(new Error('released'))));
+  held.catch(() => {});
+  engine.registerPlanner({ kind: ProofKind.KILN_DEMO, name: 'held', defaultPriority: 2, plan: (): Promise<ProofWork> => held });
+  const ids: string[] = [];
+  /** n jobs that fail at once (PROOF_KIND_UNSPECIFIED): finished jobs kept for AwaitProof like any other. */
+  const addFinished = async (n: number): Promise<void> => {
+    for (let i = 0; i < n; i++) ids.push((await engine.submit(proofRequest({ proofKind: ProofKind.UNSPECIFIED }))).job.id);
+  };
+  /** One timeline call with every kept job reporting when its state or span is read, then the median
+   *  time of 21 calls. */
+  const measure = (): { tl: Timeline; looked: Set<string>; ms: number } => {
+    const looked = new Set<string>();
+    const restore: (() => void)[] = [];
+    for (const id of engine.jobIds()) {
+      const job = engine.getJob(id)!;
+      for (const key of ['state', 'span'] as const) {
+        const value = job[key];
+        Object.defineProperty(job, key, { configurable: true, get: () => (looked.add(id), value) });
+        restore.push(() => Object.defineProperty(job, key, { configurable: true, writable: true, value }));
+      }
+    }
+    const tl = statusTimeline(engine);
+    for (const r of restore) r();
+    const times: number[] = [];
+    for (let i = 0; i < 21; i++) {
+      const t0 = performance.now();
+      statusTimeline(engine);
+      times.push(performance.now() - t0);
+    }
+    return { tl, looked, ms: times.sort((a, b) => a - b)[10] };
+  };
+  try {
+    await addFinished(20);
+    const small = measure();
+    await addFinished(20_000 - 20);
+    const large = measure();
+    assert.equal(engine.jobIds().length, 20_000);
+    const newest = ids.slice(-RECENT_FINISHED_JOBS).reverse();
+    assert.deepEqual(large.tl.jobs.map((j) => j.id), newest, 'the last finished jobs, latest first');
+    assert.ok(large.tl.jobs.every((j) => j.state === 'failed'));
+    assert.deepEqual([...large.looked].sort(), [...newest].sort(), 'with 20,000 kept jobs the timeline looks at the five it shows');
+    assert.equal(small.looked.size, RECENT_FINISHED_JOBS);
+    console.log(`# /status/timeline: median ${small.ms.toFixed(3)} ms with 20 kept jobs, ${large.ms.toFixed(3)} ms with 20,000; jobs looked at: ${small.looked.size} and ${large.looked.size}`);
+    assert.ok(large.ms <= 5 * small.ms + 2, `${large.ms.toFixed(3)} ms with 20,000 kept jobs, ${small.ms.toFixed(3)} ms with 20`);
+
+    // 60 unfinished jobs: 50 shown (the first ones), all 60 counted; the finished ones still follow
+    const planning: Promise<{ job: Job }>[] = [];
+    for (let i = 0; i < 60; i++) planning.push(engine.submit(proofRequest({ proofKind: ProofKind.KILN_DEMO, requestId: `held-${i}` })));
+    await new Promise((r) => setImmediate(r));
+    const busy = measure();
+    assert.equal(busy.tl.liveJobs, 60);
+    const live = busy.tl.jobs.filter((j) => j.state === 'planning');
+    assert.equal(live.length, TIMELINE_LIVE_JOBS);
+    assert.deepEqual(live.map((j) => j.requestId), Array.from({ length: TIMELINE_LIVE_JOBS }, (_, i) => `held-${i}`));
+    assert.equal(busy.tl.jobs.length, TIMELINE_LIVE_JOBS + RECENT_FINISHED_JOBS);
+    assert.ok(busy.looked.size <= 60 + RECENT_FINISHED_JOBS, `${busy.looked.size} jobs looked at`);
+    release();
+    await Promise.all(planning);
+    const after = statusTimeline(engine);
+    assert.equal(after.liveJobs, 0);
+    assert.deepEqual(after.jobs.map((j) => j.state), Array(RECENT_FINISHED_JOBS).fill('failed'), 'the planning jobs failed and are now the last finished');
+  } finally {
+    release();
+    await engine.close(0);
   }
 });

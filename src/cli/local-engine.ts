@@ -68,8 +68,8 @@ export class LocalProver {
   }
 
   /** Frees the SRS and the workers. */
-  close(): Promise<void> {
-    return this.engine.close(0);
+  async close(): Promise<void> {
+    await this.engine.close(0);
   }
 }
 

@@ -235,7 +235,12 @@ program
       demo: demoConstraints === undefined ? undefined : { constraints: demoConstraints, cacheDir: opts.demoCache },
     });
     console.error(`kiln daemon: gRPC on ${d.grpcAddress}${d.httpAddress ? `, HTTP on ${d.httpAddress}` : ''}`);
-    await d.closed;
+    const stop = await d.closed;
+    if (stop.stillRunning.length > 0) {
+      // a native call (an MSM, a GPU partition) that cancellation could not interrupt: the exit ends it
+      console.error(`kiln daemon: exiting with proof work still running (${stop.stillRunning.join('; ')}); the exit ends it`);
+      process.exit(0);
+    }
   });
 
 program

@@ -414,7 +414,8 @@ function noEffectWarnings(doc: Record<string, unknown>, c: EngineConfig): string
   }
   if (c.scheduler.max_batch_size <= 1 && set('scheduler', 'max_batch_wait_ms')) warn('scheduler.max_batch_wait_ms', 'max_batch_size = 1 (no batches to wait for)');
   if (c.kiln.backend === 'native' || c.kiln.backend === 'reference') {
-    for (const k of ['devices', 'gpu_workers_per_device', 'probe_interval', 'device_wait', 'memory_limit']) if (set('gpus', k)) warn(`gpus.${k}`, `kiln.backend = "${c.kiln.backend}" (no GPU)`);
+    // gpu_workers_per_device is not among them: the CPU backend is one device with that many lanes
+    for (const k of ['devices', 'probe_interval', 'device_wait', 'memory_limit']) if (set('gpus', k)) warn(`gpus.${k}`, `kiln.backend = "${c.kiln.backend}" (no GPU)`);
   } else if (c.gpus.devices.length === 1) {
     for (const k of ['probe_interval', 'device_wait']) if (set('gpus', k)) warn(`gpus.${k}`, 'devices lists one GPU (a failed proof fails its job: there is no other GPU to retry on)');
   }

@@ -125,6 +125,8 @@ export class Engine {
   /** AwaitProof calls waiting, woken when close() ends (their jobs will not finish here). A set
    *  rather than one shared promise: each wait removes itself, nothing accumulates over a long run. */
   private readonly closeWaiters = new Set<() => void>();
+  /** close()'s outcome (a second call returns the first one's). */
+  private closeDone: Promise<{ stillRunning: string[] }> | undefined;
   totals = { completed: 0, failed: 0, cancelled: 0 };
   readonly journal: Journal | undefined;
 
@@ -750,27 +752,76 @@ export class Engine {
     return this.jobs.ids();
   }
 
-  /** Stops accepting jobs, cancels queued ones, waits up to graceMs for running ones (then cancels
-   *  them at their next partition boundary), and frees workers and SRS. */
-  async close(graceMs = 30_000): Promise<void> {
-    if (this.closed) return;
+  /** The status page's jobs, read from indexes kept as jobs come and finish (never a walk over every
+   *  kept job): the unfinished ones, running first, then planning and queued ones in arrival order, at
+   *  most `limit`; how many are unfinished; and the last finished ones (jobs.ts RECENT_FINISHED_JOBS). */
+  timelineJobs(limit: number): { live: Job[]; liveTotal: number; finished: readonly Job[] } {
+    const unfinished = this.jobs.unfinishedJobs();
+    const live = [...this.running].slice(0, limit);
+    for (const j of unfinished) {
+      if (live.length >= limit) break;
+      if (!this.running.has(j)) live.push(j);
+    }
+    return { live, liveTotal: unfinished.size, finished: this.jobs.recentlyFinished() };
+  }
+
+  /** Per prover lane (`prover N`, the trace's lane name), the time its proofs took over the last
+   *  `windowMs` (at most lanes.ts BUSY_WINDOW_MS). */
+  laneBusy(windowMs: number): { lane: string; busyMs: number }[] {
+    const now = performance.now();
+    return this.lanes.busyMs(now - windowMs, now).map((busyMs, i) => ({ lane: `prover ${i}`, busyMs }));
+  }
+
+  /**
+   * Stops accepting jobs, cancels queued ones (without a journal; with one they resume at the next
+   * start), waits up to `graceMs` for running ones, then cancels them and waits up to `proverWaitMs`
+   * for their work to end: a cancelled partition proof stops at the prover's next step, but the step
+   * in flight (a native matrix-vector product, quotient or MSM; a whole partition on the GPU) cannot be
+   * interrupted and runs to its end. Each wait is logged. Then frees workers, buffers and SRS.
+   * Resolves with the jobs whose work had still not ended (`stillRunning`, empty when everything
+   * stopped): their buffers and SRS are then left to the process's exit, which alone ends a native call.
+   */
+  close(graceMs = 30_000, proverWaitMs = 30_000): Promise<{ stillRunning: string[] }> {
+    this.closeDone ??= this.shutDown(graceMs, proverWaitMs);
+    return this.closeDone;
+  }
+
+  private async shutDown(graceMs: number, proverWaitMs: number): Promise<{ stillRunning: string[] }> {
     this.closed = true;
     // with a journal, queued jobs stay recorded and resume at the next start; without, they are cancelled
     if (this.journal === undefined) for (const j of [...this.queue.toArray()]) this.cancel(j.id);
     const running = [...this.running];
     const all = Promise.all(running.map((j) => j.done));
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([all.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs)))]);
-    clearTimeout(timer);
-    if (timedOut) {
+    const ended = (ms: number): Promise<boolean> => waitMs(ms, all).then((out) => !out);
+    if (running.length > 0 && graceMs > 0) this.log.info({ jobs: running.map((j) => j.id) }, `shutdown: waiting up to ${seconds(graceMs)} for ${running.length} running job(s) to finish`);
+    if (running.length > 0 && !(await ended(graceMs))) {
       for (const j of running) this.cancel(j.id, false);
-      await Promise.race([all, new Promise((r) => setTimeout(r, 5000).unref())]);
+      const t0 = performance.now();
+      const proving = this.lanes.provingNow().map((p) => `job ${p.jobId} partition ${p.partition} on prover ${p.lane} (proving for ${seconds(t0 - p.sinceMs)})`);
+      this.log.warn(
+        { jobs: running.filter((j) => !j.finished).map((j) => j.id), proving },
+        `shutdown: running jobs cancelled; waiting up to ${seconds(proverWaitMs)} for their work to stop (a native step in flight, such as an MSM, cannot be interrupted and ends first)`,
+      );
+      if (await ended(proverWaitMs)) this.log.info(`shutdown: the running jobs' work stopped after ${seconds(performance.now() - t0)}`);
     }
+    const left = running.filter((j) => !j.finished);
+    const stillRunning = left.map((j) => {
+      const p = this.lanes.provingNow().find((x) => x.jobId === j.id);
+      return p === undefined ? `job ${j.id}` : `job ${j.id} partition ${p.partition} (proving for ${seconds(performance.now() - p.sinceMs)})`;
+    });
     this.closedFully = true;
     for (const wake of [...this.closeWaiters]) wake(); // AwaitProof on a job that did not finish here answers UNAVAILABLE
     this.lanes.close();
     this.devices.close();
     this.budget.close();
+    if (left.length > 0) {
+      // a native call still reads the SRS and a witness buffer: nothing it uses is freed, and a worker
+      // thread inside native code ends only when the call returns (terminate() would wait for it)
+      this.log.warn({ stillRunning }, `shutdown: ${left.length} job(s) still running after ${seconds(graceMs + proverWaitMs)}; their memory is left to the process's exit`);
+      for (const pool of [this.synthPool, this.verifyPool]) pool.close().catch(() => undefined);
+      await this.journal?.close();
+      return { stillRunning };
+    }
     await this.synthPool.close();
     await this.verifyPool.close();
     await this.replanning?.catch(() => undefined); // its plans in flight end with the pool
@@ -778,5 +829,8 @@ export class Engine {
     this.srs.clear();
     await Promise.all(this.providers.map((p) => p.close?.().catch(() => undefined)));
     await this.journal?.close();
+    return { stillRunning };
   }
 }
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;

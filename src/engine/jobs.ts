@@ -141,10 +141,19 @@ export class Job implements Queued {
   }
 }
 
-/** The jobs the engine knows: by id, and the live one of each request id. */
+/** How many finished jobs JobRegistry.recentlyFinished keeps (the status page's timeline shows them). */
+export const RECENT_FINISHED_JOBS = 5;
+
+/** The jobs the engine knows: by id, and the live one of each request id; and two small indexes kept
+ *  as jobs come and finish, so that readers of the status page never walk every kept job: the
+ *  unfinished jobs, and the last RECENT_FINISHED_JOBS finished ones. */
 export class JobRegistry {
   private readonly jobs = new Map<string, Job>();
   private readonly byRequest = new Map<string, Job>();
+  /** Planning, queued and running jobs, in the order they were added (a job leaves at retire()). */
+  private readonly unfinished = new Set<Job>();
+  /** The newest finished jobs, latest end first (at most RECENT_FINISHED_JOBS). */
+  private readonly recent: Job[] = [];
 
   /** The job a resubmitted request id returns: its latest job unless that one failed or was cancelled. */
   live(requestId: string): Job | undefined {
@@ -156,6 +165,7 @@ export class JobRegistry {
   add(job: Job): void {
     this.jobs.set(job.id, job);
     if (job.requestId !== '') this.byRequest.set(job.requestId, job);
+    if (!job.finished) this.unfinished.add(job);
   }
 
   get(id: string): Job | undefined {
@@ -170,9 +180,26 @@ export class JobRegistry {
     return [...this.jobs.values()];
   }
 
+  /** The jobs not finished yet (planning, queued, running), in the order they came. */
+  unfinishedJobs(): ReadonlySet<Job> {
+    return this.unfinished;
+  }
+
+  /** The last RECENT_FINISHED_JOBS finished jobs still kept, latest end first. */
+  recentlyFinished(): readonly Job[] {
+    return this.recent;
+  }
+
   /** Forgets a finished job `retentionMs` from now (AwaitProof and traces see it until then). */
   retire(job: Job, retentionMs: number, onForget?: (job: Job) => void): void {
+    this.unfinished.delete(job);
+    const end = job.span.endMs ?? 0;
+    const at = this.recent.findIndex((j) => (j.span.endMs ?? 0) < end);
+    this.recent.splice(at < 0 ? this.recent.length : at, 0, job);
+    this.recent.length = Math.min(this.recent.length, RECENT_FINISHED_JOBS);
     const timer = setTimeout(() => {
+      const i = this.recent.indexOf(job);
+      if (i >= 0) this.recent.splice(i, 1);
       this.jobs.delete(job.id);
       if (this.byRequest.get(job.requestId) === job) this.byRequest.delete(job.requestId);
       onForget?.(job);

@@ -92,6 +92,9 @@ export interface ProverLanesOptions {
   onRetry?: (info: { jobId: string; partition: number; failedOn: number; error: string }) => void;
 }
 
+/** How far back ProverLanes.busyMs can look (the status page shows the last minute). */
+export const BUSY_WINDOW_MS = 60_000;
+
 export class ProverLanes {
   readonly lanes: readonly Lane[];
   private readonly queue = new PriorityQueue<LaneItem>();
@@ -101,6 +104,9 @@ export class ProverLanes {
   private readonly handed: number[];
   private handSeq = 0;
   private closed = false;
+  /** The `prove` spans of the last BUSY_WINDOW_MS (and the open ones), per lane: busyMs() reads them
+   *  without walking any job. */
+  private readonly proving: { lane: number; span: Span; jobId: string; partition: number }[] = [];
 
   constructor(private readonly opts: ProverLanesOptions) {
     const per = opts.config.gpus.gpu_workers_per_device;
@@ -155,6 +161,29 @@ export class ProverLanes {
         it.reject(new CancelledError());
       }
     }
+  }
+
+  /** Per lane, the milliseconds its `prove` spans (not `prove_failed`) cover in [fromMs, toMs]
+   *  (performance.now() times, toMs the present; fromMs at most BUSY_WINDOW_MS before it). */
+  busyMs(fromMs: number, toMs: number): number[] {
+    this.forgetProving(toMs);
+    const busy = this.lanes.map(() => 0);
+    for (const { lane, span } of this.proving) {
+      if (span.name !== 'prove') continue;
+      busy[lane] += Math.max(0, Math.min(span.endMs ?? toMs, toMs) - Math.max(span.startMs, fromMs));
+    }
+    return busy;
+  }
+
+  /** The partition proofs in progress now: on which lane, of which job, since when (performance.now()). */
+  provingNow(): { lane: number; jobId: string; partition: number; sinceMs: number }[] {
+    return this.proving.filter((p) => p.span.endMs === undefined).map((p) => ({ lane: p.lane, jobId: p.jobId, partition: p.partition, sinceMs: p.span.startMs }));
+  }
+
+  /** Drops the `prove` spans that ended more than BUSY_WINDOW_MS before `nowMs`. */
+  private forgetProving(nowMs: number): void {
+    const keep = this.proving.filter((p) => p.span.endMs === undefined || p.span.endMs >= nowMs - BUSY_WINDOW_MS);
+    if (keep.length !== this.proving.length) this.proving.splice(0, this.proving.length, ...keep);
   }
 
   /** Looks for work for free lanes (e.g. when a device is back in service). */
@@ -306,6 +335,8 @@ export class ProverLanes {
             });
         proving = it.span.child('prove');
         this.opts.laneOf.set(proving, this.laneName(lane));
+        this.forgetProving(proving.startMs);
+        this.proving.push({ lane: lane.index, span: proving, jobId: it.job.id, partition: it.partition });
         const r = await prove(params, it.entry.shape, it.witness.assignment, device.backend, proving, it.job.abort.signal);
         proving.end();
         it.resolve({ proof: r.proof });

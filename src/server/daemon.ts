@@ -2,8 +2,9 @@
  * `kiln daemon`: reads the config once, builds the engine (backend, built-in proof kinds, optional
  * demo kind), restores the journal's jobs ([daemon] state_dir), starts the gRPC ProvingEngine server
  * and the HTTP status server, then plans the recovered jobs again behind them, and shuts down
- * gracefully on SIGINT/SIGTERM (stop listening, cancel queued jobs, let running ones finish within
- * a grace period, free workers and SRS).
+ * gracefully on SIGINT/SIGTERM (refuse new work, cancel queued jobs or leave them in the journal, let
+ * running ones finish within a grace period, cancel them and wait, bounded and logged, for the native
+ * step in flight to end, free workers and SRS; "kiln daemon stopped" only when nothing runs).
  */
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -38,8 +39,12 @@ export interface DaemonOptions {
   demo?: { constraints?: number; partitions?: number; cacheDir?: string };
   /** Install SIGINT/SIGTERM handlers that close the daemon (default true). */
   handleSignals?: boolean;
-  /** Seconds running jobs get to finish on shutdown (default 30). */
+  /** Seconds running jobs get to finish on shutdown (default 30); then they are cancelled. */
   shutdownGraceSeconds?: number;
+  /** Seconds the cancelled jobs' work gets to stop after that (default 30): a native step in flight
+   *  (an MSM, a GPU partition) cannot be interrupted. close() resolves at the latest then, with the
+   *  jobs still running, if any (Engine.close). */
+  proverWaitSeconds?: number;
   /** A logger to use instead of a new pino logger on stdout. */
   logger?: Logger;
 }
@@ -50,10 +55,17 @@ export interface Daemon {
   grpcAddress: string;
   /** Bound HTTP address, or undefined when disabled. */
   httpAddress: string | undefined;
-  /** Graceful shutdown; resolves when everything is closed. */
-  close(): Promise<void>;
+  /** Graceful shutdown; resolves when everything is closed ("kiln daemon stopped"), or when the
+   *  proof work of cancelled jobs has still not ended after proverWaitSeconds (`stillRunning` names
+   *  it: only the process's exit ends it; `kiln daemon` then exits). */
+  close(): Promise<DaemonStop>;
   /** Resolves after close() completes (e.g. after a signal). */
-  closed: Promise<void>;
+  closed: Promise<DaemonStop>;
+}
+
+export interface DaemonStop {
+  /** Jobs whose work was still running when close() gave up waiting (empty: everything stopped). */
+  stillRunning: string[];
 }
 
 export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
@@ -144,24 +156,28 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   );
   if (recovered !== undefined) void engine.replanRestored().catch((e: unknown) => log.error({ err: (e as Error).message }, 'job journal: planning the recovered jobs again failed'));
 
-  let closing: Promise<void> | undefined;
-  let resolveClosed!: () => void;
-  const closed = new Promise<void>((r) => (resolveClosed = r));
+  let closing: Promise<DaemonStop> | undefined;
+  let resolveClosed!: (r: DaemonStop) => void;
+  const closed = new Promise<DaemonStop>((r) => (resolveClosed = r));
   const onSignal = (sig: NodeJS.Signals): void => {
     log.info({ signal: sig }, 'shutting down');
     void close();
   };
-  const close = (): Promise<void> => {
+  const close = (): Promise<DaemonStop> => {
     closing ??= (async () => {
+      // a second signal now ends the process at once (Node's default action)
       if (opts.handleSignals ?? true) {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
       }
-      await engine.close((opts.shutdownGraceSeconds ?? 30) * 1000);
+      const stop = await engine.close((opts.shutdownGraceSeconds ?? 30) * 1000, (opts.proverWaitSeconds ?? 30) * 1000);
       await grpcServer!.close();
       await httpServer?.close();
-      log.info('kiln daemon stopped');
-      resolveClosed();
+      // "stopped" only once no proof work runs: a native call the cancellation could not interrupt ends only with the process
+      if (stop.stillRunning.length === 0) log.info('kiln daemon stopped');
+      else log.warn({ stillRunning: stop.stillRunning }, 'kiln daemon: servers closed, proof work still running (a native call cannot be interrupted): only the process\'s exit ends it');
+      resolveClosed(stop);
+      return stop;
     })();
     return closing;
   };

@@ -14,13 +14,23 @@ import { boundText } from '../util/limits.js';
 import { grpcAuthorized, isLoopback } from './auth.js';
 import { UnknownCircuitError } from '../engine/srs-cache.js';
 import { proofRequest, type ProofRequest } from '../engine/types.js';
-import { MAX_MESSAGE_BYTES, loadProvingEngine, parseListen } from './proto.js';
+import { MAX_MESSAGE_BYTES, SERVER_LOADER_OPTIONS, loadProvingEngine, parseListen, protoPath } from './proto.js';
 
 type Msg = Record<string, unknown>;
 type Handler = (call: grpc.ServerUnaryCall<Msg, Msg>, cb: grpc.sendUnaryData<Msg>) => void;
 
 const bytes = (v: unknown): Uint8Array => (v instanceof Uint8Array ? v : new Uint8Array(0));
 const num = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : 0);
+
+/** A request's uint64 field (an exact decimal string: proto.ts SERVER_LOADER_OPTIONS) as a number;
+ *  one beyond 2^53 − 1, which a number cannot hold, is refused naming its exact value. */
+function u64(m: Msg, field: string): number {
+  const v = m[field];
+  if (typeof v === 'string' && /^\d+$/.test(v) && BigInt(v) > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new InvalidRequestError(`${field} ${v} is above 2^53 − 1 (${Number.MAX_SAFE_INTEGER}), the largest value kiln takes in a proof request`);
+  }
+  return num(v);
+}
 
 /**
  * GPUStatus' kiln extension fields (issue 24) from a device's memory plan; zeros and "" without one.
@@ -42,13 +52,13 @@ export function requestFromWire(m: Msg): ProofRequest {
   return proofRequest({
     requestId: typeof m.request_id === 'string' ? m.request_id : '',
     proofKind: num(m.proof_kind),
-    sectorSize: num(m.sector_size),
-    registeredProof: num(m.registered_proof),
+    sectorSize: u64(m, 'sector_size'),
+    registeredProof: u64(m, 'registered_proof'),
     priority: num(m.priority),
     vanillaProof: bytes(m.vanilla_proof),
     vanillaProofs: Array.isArray(m.vanilla_proofs) ? m.vanilla_proofs.map(bytes) : [],
-    sectorNumber: num(m.sector_number),
-    minerId: num(m.miner_id),
+    sectorNumber: u64(m, 'sector_number'),
+    minerId: u64(m, 'miner_id'),
     randomness: bytes(m.randomness),
     partitionIndex: num(m.partition_index),
     commROld: bytes(m.comm_r_old),
@@ -206,7 +216,7 @@ export interface GrpcServerOptions {
 }
 
 export async function startGrpcServer(engine: Engine, listen: string, opts: GrpcServerOptions = {}): Promise<GrpcServerHandle> {
-  const { service } = loadProvingEngine();
+  const { service } = loadProvingEngine(protoPath(), SERVER_LOADER_OPTIONS);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,

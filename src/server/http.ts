@@ -90,13 +90,20 @@ export interface HttpServerHandle {
 }
 
 export async function startHttpServer(engine: Engine, listen: string, opts: HttpServerOptions = {}): Promise<HttpServerHandle> {
-  // `:PORT` binds loopback only: the status server shows what the daemon is doing
-  const where = parseListen(listen, '127.0.0.1');
+  // `:PORT` binds loopback only (parseListen): the status server shows what the daemon is doing
+  const where = parseListen(listen);
   const boundHost = 'socket' in where ? 'localhost' : where.host;
+  // it has no TLS: a token sent to it from another machine would cross the network in clear text
+  if (!('socket' in where) && !isLoopback(where.host) && opts.token) {
+    throw new Error(
+      `config daemon.status_listen = "${listen}" is reachable from other machines, and the HTTP status server has no TLS: ` +
+        'the bearer token ([daemon] auth_token) would cross the network in clear text. Listen on 127.0.0.1 (reach it through an SSH tunnel or a TLS proxy)',
+    );
+  }
   if (!('socket' in where) && !isLoopback(where.host)) {
     opts.warn?.(
-      `the HTTP status server listens on ${where.host}:${where.port}, reachable from other machines` +
-        (opts.token ? '' : ' and WITHOUT A TOKEN: anyone who can reach it sees every job id, request id and error (set [daemon] auth_token)'),
+      `the HTTP status server listens on ${where.host}:${where.port}, reachable from other machines and WITHOUT A TOKEN: ` +
+        'anyone who can reach it sees every job id, request id and error (listen on 127.0.0.1 to keep it on this machine)',
     );
   }
   const server = createServer((req, res) => {

@@ -279,7 +279,11 @@ export const STATUS_PAGE_JS = `'use strict';
     ]);
     fill('queues', queues(st));
     var live = tl.jobs.filter(function (j) { return LIVE[j.state]; });
-    fill('running', live.length ? live.map(function (j) { return jobCard(j, now); }) : h('p', { class: 'empty' }, tl.hidden ? 'job details need the token: open this page as /#token=<token>' : 'no jobs running or queued'));
+    // the timeline lists the running jobs, then at most 50 in all; liveJobs counts every unfinished one
+    var more = (tl.liveJobs || 0) - live.length;
+    fill('running', live.length ? [live.map(function (j) { return jobCard(j, now); }),
+      more > 0 ? h('p', { class: 'empty', 'data-more': more }, 'and ' + more + ' more planning or queued (counted in the queues above)') : null]
+      : h('p', { class: 'empty' }, tl.hidden ? 'job details need the token: open this page as /#token=<token>' : 'no jobs running or queued'));
     var recent = tl.jobs.filter(function (j) { return !LIVE[j.state]; });
     fill('recent', recent.length ? recent.map(function (j) { return jobCard(j, now); }) : h('p', { class: 'empty' }, 'none yet'));
     fill('proofs', lastProofs(st));

@@ -10,15 +10,17 @@
  * Every string from the server reaches the DOM through textContent (never innerHTML), and the page
  * is served with a Content-Security-Policy that allows only its own script and stylesheet.
  *
- * GET /status/timeline is JSON: per job (planning, queued, running and the last finished ones) its
- * job-level stages and per partition its spans, in milliseconds since the epoch (open spans have
- * `endMs: null`); per lane its busy time over the last 60 s.
+ * GET /status/timeline is JSON: per job (running, then planning and queued ones up to
+ * TIMELINE_LIVE_JOBS, and the last finished ones) its job-level stages and per partition its spans, in
+ * milliseconds since the epoch (open spans have `endMs: null`); per lane its busy time over the last
+ * 60 s. It reads indexes the engine keeps as jobs come and finish: 20,000 kept jobs cost what 20 do.
  */
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Engine } from '../engine/engine.js';
 import type { Job } from '../engine/jobs.js';
 import type { Span } from '../util/timing.js';
+import { TIMELINE_LIVE_JOBS } from '../util/limits.js';
 import { STATUS_PAGE_CSS, STATUS_PAGE_HTML, STATUS_PAGE_JS } from './status-page-assets.js';
 
 export interface TimelineSpan {
@@ -54,7 +56,11 @@ export interface TimelineJob {
 
 export interface Timeline {
   nowMs: number;
+  /** The running jobs, then the planning and queued ones (at most TIMELINE_LIVE_JOBS in all), then the
+   *  last finished ones (jobs.ts RECENT_FINISHED_JOBS). */
   jobs: TimelineJob[];
+  /** How many jobs are planning, queued or running (more than `jobs` shows when over TIMELINE_LIVE_JOBS). */
+  liveJobs: number;
   /** Busy time of each prover lane (its `prove` spans) over the last `windowMs` (a minute, or the uptime when shorter). */
   lanes: { lane: string; busyMs: number; windowMs: number }[];
 }
@@ -62,8 +68,6 @@ export interface Timeline {
 const epoch = (ms: number): number => Math.round((performance.timeOrigin + ms) * 10) / 10;
 const spanOf = (s: Span): TimelineSpan => ({ name: s.name, startMs: epoch(s.startMs), endMs: s.endMs === undefined ? null : epoch(s.endMs) });
 
-/** How many finished jobs the timeline keeps (the newest). */
-export const TIMELINE_FINISHED_JOBS = 5;
 const LANE_WINDOW_MS = 60_000;
 
 function jobTimeline(job: Job): TimelineJob {
@@ -92,30 +96,19 @@ function jobTimeline(job: Job): TimelineJob {
   };
 }
 
-/** The timeline JSON (GET /status/timeline). */
+/**
+ * The timeline JSON (GET /status/timeline). Its cost does not grow with the jobs kept for AwaitProof:
+ * the jobs come from the engine's indexes (the unfinished ones, at most TIMELINE_LIVE_JOBS, and the
+ * last finished ones), the lanes' busy time from the prove spans of the last minute.
+ */
 export function statusTimeline(engine: Engine): Timeline {
-  const jobs = engine.jobIds().map((id) => engine.getJob(id)).filter((j): j is Job => j !== undefined);
-  const live = jobs.filter((j) => !j.finished);
-  const finished = jobs
-    .filter((j) => !live.includes(j))
-    .sort((a, b) => (b.span.endMs ?? 0) - (a.span.endMs ?? 0))
-    .slice(0, TIMELINE_FINISHED_JOBS);
-  const nowMs = epoch(performance.now());
-  // lane busy time from the trace events (the engine's lane of every span)
-  const busy = new Map<string, number>();
+  const { live, liveTotal, finished } = engine.timelineJobs(TIMELINE_LIVE_JOBS);
   const windowMs = Math.max(1, Math.min(LANE_WINDOW_MS, engine.uptimeSeconds * 1000 || LANE_WINDOW_MS));
-  const from = nowMs - windowMs;
-  for (const e of engine.trace(jobs.map((j) => j.id)).traceEvents) {
-    if (e.ph !== 'X' || e.name !== 'prove' || !e.cat?.startsWith('prover')) continue;
-    const start = e.ts! / 1000;
-    const end = start + e.dur! / 1000;
-    const overlap = Math.min(end, nowMs) - Math.max(start, from);
-    busy.set(e.cat, (busy.get(e.cat) ?? 0) + Math.max(0, overlap));
-  }
   return {
-    nowMs,
+    nowMs: epoch(performance.now()),
     jobs: [...live, ...finished].map(jobTimeline),
-    lanes: [...busy].sort().map(([lane, ms]) => ({ lane, busyMs: Math.round(ms), windowMs })),
+    liveJobs: liveTotal,
+    lanes: engine.laneBusy(windowMs).map(({ lane, busyMs }) => ({ lane, busyMs: Math.round(busyMs), windowMs })),
   };
 }
 

@@ -12,6 +12,8 @@ export const MAX_JSON_DEPTH = 64;
 /** Jobs listed by GET /status (most recent first; counts by state cover all). */
 export const STATUS_JOBS_DEFAULT = 50;
 export const STATUS_JOBS_MAX = 500;
+/** Unfinished jobs shown by GET /status/timeline (running first; its `liveJobs` counts them all). */
+export const TIMELINE_LIVE_JOBS = 50;
 /** Node's timers hold at most 2^31 − 1 ms (~24.8 days); longer waits are chunked. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
