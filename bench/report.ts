@@ -69,7 +69,7 @@ export async function medianMs(runs: number, fn: () => Promise<unknown> | unknow
 export const fmtMs = (ms: number): string => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(1));
 
 /** The 32 GiB benches' daemon settings from the environment (scripts/device/run-bench32.sh passes them
- *  through): KILN_BENCH_LANES sets `[gpus] gpu_workers_per_device` (default 2). On a small card the plan
+ *  through): KILN_BENCH_LANES sets `[gpus] gpu_workers_per_device` (unset: 2, 1 on a GPU under 40 GiB). On a small card the plan
  *  prefetches no witness, so a second lane only holds one more witness buffer in host memory while it waits
  *  for the device (issue 24: host RSS at 16 GiB). Returns a line for the log and results, or ''. */
 export function benchDaemonEnv(c: EngineConfig): string {

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { pino } from 'pino';
 import { nativeAvailable } from '../src/backend/native.js';
 import { selectBackend } from '../src/backend/select.js';
-import { configKeys, defaultConfig, parseConfig } from '../src/engine/config.js';
+import { SMALL_GPU_BUDGET_BYTES, cliLanesPerDevice, configKeys, defaultConfig, lanesForDevices, parseConfig } from '../src/engine/config.js';
 import { Engine } from '../src/engine/engine.js';
 import { repoRoot } from './support.js';
 
@@ -70,10 +70,33 @@ test('gpu_workers_per_device sets the lanes of a CPU backend too (one device): n
       await engine.close(0);
     }
   }
-  // the example's line: the default, and that it applies to the CPU backend as one device
-  const line = example.split('\n').find((l) => /^gpu_workers_per_device\s*=/.test(l))!;
-  assert.equal(parseConfig(line.replace(/^/, '[gpus]\n'), { totalRamBytes: 64 * GIB, env: {} }).config.gpus.gpu_workers_per_device, defaultConfig(64 * GIB, {}).gpus.gpu_workers_per_device);
-  assert.match(line, /^gpu_workers_per_device = 2 +# prover lanes per device; the CPU backends are one device with this many lanes/);
+  // the example's line (commented: unset, the daemon picks per machine): the default, and that it applies to the
+  // CPU backend as one device
+  const line = example.split('\n').find((l) => /^# gpu_workers_per_device\s*=/.test(l))!;
+  const set = parseConfig(line.replace(/^# /, '[gpus]\n'), { totalRamBytes: 64 * GIB, env: {} }).config.gpus;
+  assert.equal(set.gpu_workers_per_device, 2); // what the engine picks for the CPU backend and big GPUs
+  assert.equal(defaultConfig(64 * GIB, {}).gpus.gpu_workers_per_device, 0); // unset: picked when the engine starts
+  assert.match(line, /^# gpu_workers_per_device = 2 +# prover lanes per device; the CPU backends are one device with this many lanes.*1 on a GPU with less than 40 GiB/);
   // the keys that have no effect on the CPU are still warned about
   assert.match(parseConfig('[kiln]\nbackend = "native"\n[gpus]\nmemory_limit = "8GiB"', { totalRamBytes: 64 * GIB, env: {} }).warnings.join('\n'), /gpus\.memory_limit is parsed but has no effect/);
+});
+
+test('gpu_workers_per_device unset: one lane on a GPU with less than 40 GiB to plan with, two otherwise and on the CPU; cliLanesPerDevice', () => {
+  const gpu = (budgetGiB: number | undefined, freeGiB?: number) => ({
+    memoryPlan: budgetGiB === undefined ? undefined : () => ({ budgetBytes: budgetGiB * GIB }),
+    deviceMemory: freeGiB === undefined ? undefined : () => ({ freeBytes: freeGiB * GIB }),
+    capabilities: () => ({ gpus: [{}] }),
+  });
+  assert.equal(SMALL_GPU_BUDGET_BYTES, 40 * GIB);
+  assert.equal(lanesForDevices([gpu(22.6)]), 1); // a 24 GiB card's budget
+  assert.equal(lanesForDevices([gpu(14.8)]), 1);
+  assert.equal(lanesForDevices([gpu(135)]), 2); // the H200
+  assert.equal(lanesForDevices([gpu(135), gpu(22.6)]), 1); // the smallest GPU decides
+  assert.equal(lanesForDevices([gpu(undefined, 20)]), 1); // no plan: its free memory
+  assert.equal(lanesForDevices([gpu(39.99)]), 1);
+  assert.equal(lanesForDevices([gpu(40)]), 2);
+  assert.equal(lanesForDevices([{}]), 2); // the CPU backend reports no device memory
+  assert.equal(cliLanesPerDevice({ capabilities: () => ({ gpus: [] }) }), 1);
+  assert.equal(cliLanesPerDevice(gpu(22.6)), 1);
+  assert.equal(cliLanesPerDevice(gpu(135)), 2);
 });

@@ -36,7 +36,7 @@ describe('config', () => {
     assert.equal(config.srs.param_cache, '/data/zk/params');
     assert.equal(config.memory.safety_margin, 5 * GIB);
     assert.equal(config.memory.total_budget, 59 * GIB); // auto = RAM − safety margin
-    assert.equal(config.gpus.gpu_workers_per_device, 2);
+    assert.equal(config.gpus.gpu_workers_per_device, 0); // unset: the engine picks 2 (cuzk's), 1 on a GPU under 40 GiB
     assert.deepEqual(config.gpus.devices, []);
     assert.equal(config.gpus.probe_interval_ms, 10_000);
     assert.equal(config.gpus.device_wait_ms, 600_000);

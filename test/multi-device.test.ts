@@ -679,3 +679,18 @@ describe('the device probe and the choice of devices', () => {
     assert.ok(capped.budgetBytes <= 20 * GIB && capped.budgetBytes < free.budgetBytes, `budget ${capped.budgetBytes} under the limit, ${free.budgetBytes} without`);
   });
 });
+
+test('gpu_workers_per_device unset: one lane per GPU on stand-in 16 GiB GPUs, the configured count when set', async () => {
+  for (const [set, perGpu] of [[0, 1], [2, 2], [3, 3]] as const) {
+    const config = defaultConfig(64 * GIB, {});
+    config.gpus.gpu_workers_per_device = set;
+    const gpus = [new FakeGpu(0), new FakeGpu(1)];
+    const engine = new Engine({ config, backend: gpus[0], devices: gpus, logger: pino({ level: 'silent' }), defaultMetrics: false });
+    try {
+      assert.equal(engine.laneCount, 2 * perGpu, `gpu_workers_per_device = ${set}`);
+      assert.deepEqual(engine.lanesStatus().map((l) => l.device), [0, 1].flatMap((d) => Array(perGpu).fill(d)));
+    } finally {
+      await engine.close(0);
+    }
+  }
+});

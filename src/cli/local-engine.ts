@@ -5,7 +5,7 @@
  */
 import pino from 'pino';
 import type { Backend } from '../backend/backend.js';
-import { defaultConfig } from '../engine/config.js';
+import { cliLanesPerDevice, defaultConfig } from '../engine/config.js';
 import { Engine } from '../engine/engine.js';
 import { AwaitStatus, ProofKind, proofRequest } from '../engine/types.js';
 import { createPorepKind } from '../kinds/porep-c2-planner.js';
@@ -43,8 +43,8 @@ export class LocalProver {
     const config = defaultConfig();
     config.srs.param_cache = o.paramsDir;
     config.srs.dev_params = true;
-    // The CPU prover already uses every core: one lane there; on a GPU the daemon's default.
-    if (o.backend.capabilities().gpus.length === 0) config.gpus.gpu_workers_per_device = 1;
+    // The CPU prover already uses every core: one lane there; on a GPU as the daemon picks (config.ts lanesForDevices).
+    config.gpus.gpu_workers_per_device = cliLanesPerDevice(o.backend);
     this.porep = createPorepKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`) });
     this.engine = new Engine({
       config,

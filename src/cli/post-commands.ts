@@ -70,14 +70,14 @@ export async function provePoStLocally(
   o: { paramsDir: string; cacheDir: string; backend: Backend; say: (m: string) => void },
 ): Promise<PoStLocalProof> {
   const { default: pino } = await import('pino');
-  const { defaultConfig } = await import('../engine/config.js');
+  const { cliLanesPerDevice, defaultConfig } = await import('../engine/config.js');
   const { Engine } = await import('../engine/engine.js');
   const { AwaitStatus, ProofKind, proofRequest } = await import('../engine/types.js');
   const { createPoStKind } = await import('../kinds/post-planner.js');
   const config = defaultConfig();
   config.srs.param_cache = o.paramsDir;
   config.srs.dev_params = true;
-  if (o.backend.capabilities().gpus.length === 0) config.gpus.gpu_workers_per_device = 1;
+  config.gpus.gpu_workers_per_device = cliLanesPerDevice(o.backend);
   const kind = createPoStKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`) });
   const engine = new Engine({
     config,

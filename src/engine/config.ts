@@ -68,6 +68,8 @@ export interface EngineConfig {
   gpus: {
     /** GPU ordinals the daemon drives, each with its own prover lanes and SRS copy; [] = every GPU. */
     devices: number[];
+    /** Prover lanes per device; 0 (the default, the key unset) = picked per machine when the engine starts
+     *  (lanesForDevices: one lane on a GPU with less than SMALL_GPU_BUDGET_BYTES to plan with, else 2). */
     gpu_workers_per_device: number;
     /** kiln: ms between health probes of a GPU taken out of service by a failed partition proof
      *  (key probe_interval). */
@@ -136,7 +138,7 @@ export function defaultConfig(totalRamBytes = totalmem(), env: NodeJS.ProcessEnv
       safety_margin: margin,
       eviction_min_idle_ms: 5 * 60_000,
     },
-    gpus: { devices: [], gpu_workers_per_device: 2, probe_interval_ms: 10_000, device_wait_ms: 10 * 60_000, memory_limit: undefined },
+    gpus: { devices: [], gpu_workers_per_device: 0, probe_interval_ms: 10_000, device_wait_ms: 10 * 60_000, memory_limit: undefined },
     scheduler: { max_batch_size: 1, max_batch_wait_ms: 10_000 },
     synthesis: { threads: 0 },
     pipeline: { enabled: true, synthesis_lookahead: 1, synthesis_concurrency: 1 },
@@ -420,4 +422,28 @@ function noEffectWarnings(doc: Record<string, unknown>, c: EngineConfig): string
     for (const k of ['probe_interval', 'device_wait']) if (set('gpus', k)) warn(`gpus.${k}`, 'devices lists one GPU (a failed proof fails its job: there is no other GPU to retry on)');
   }
   return out;
+}
+
+/** A GPU with less device memory than this to plan with (a 16-24 GiB card) gets one prover lane when
+ *  `gpu_workers_per_device` is not set. Its plans stream the 32 GiB parameters and prefetch no witness, so a
+ *  second lane would only hold one more witness buffer in host memory (4.2 GB at 32 GiB PoRep) while it waits
+ *  for the device: measured on the H200 with 16 GiB free, one lane proved as fast (GPU busy the whole time)
+ *  with 4 GiB less host RSS (bench/RESULTS.md, issue 24). */
+export const SMALL_GPU_BUDGET_BYTES = 40 * 2 ** 30;
+
+/** The lanes per device when `gpu_workers_per_device` is not set (0): 1 when any GPU has less than
+ *  SMALL_GPU_BUDGET_BYTES to plan with (its memory plan's budget, else its free memory), else 2 (also on the
+ *  CPU backend, which reports no device memory). */
+export function lanesForDevices(devices: readonly { memoryPlan?(): { budgetBytes: number } | undefined; deviceMemory?(): { freeBytes: number } | undefined }[]): number {
+  for (const d of devices) {
+    const budget = d.memoryPlan?.()?.budgetBytes ?? d.deviceMemory?.()?.freeBytes;
+    if (budget !== undefined && budget < SMALL_GPU_BUDGET_BYTES) return 1;
+  }
+  return 2;
+}
+
+/** The CLI's in-process engines (prove, prove-post, prove-snap): one lane on the CPU backend (its prover
+ *  already uses every core), lanesForDevices on a GPU. */
+export function cliLanesPerDevice(backend: Parameters<typeof lanesForDevices>[0][number] & { capabilities(): { gpus: readonly unknown[] } }): number {
+  return backend.capabilities().gpus.length === 0 ? 1 : lanesForDevices([backend]);
 }

@@ -30,7 +30,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Backend, DeviceMemoryPlanStatus } from '../backend/backend.js';
 import type { Span } from '../util/timing.js';
-import type { EngineConfig } from './config.js';
+import { lanesForDevices, type EngineConfig } from './config.js';
 import { Job, JobRegistry, CancelledError, InvalidRequestError, OverloadError, RequestIdConflictError, UnavailableError, errorText, requestDigest, requestIdConflict, type JobResult } from './jobs.js';
 import { MAX_REQUEST_ID_BYTES, STATUS_JOBS_DEFAULT, STATUS_JOBS_MAX, boundText, waitMs } from '../util/limits.js';
 import { DeviceSet } from './devices.js';
@@ -149,6 +149,9 @@ export class Engine {
       log: this.log,
       onHealthy: () => this.lanes.wake(),
     });
+    // gpu_workers_per_device unset (0): picked here for these devices (config.ts lanesForDevices), written back
+    // so that the lanes and the status read one value
+    if (opts.config.gpus.gpu_workers_per_device === 0) opts.config.gpus.gpu_workers_per_device = lanesForDevices(backends);
     this.laneCount = this.devices.count * opts.config.gpus.gpu_workers_per_device;
     // before the SRS cache: under memory pressure idle witness buffers go before cached parameters
     const pipelineDepth = opts.config.pipeline.enabled ? opts.config.pipeline.synthesis_lookahead + 1 : 1;

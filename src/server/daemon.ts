@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { pino, type Logger } from 'pino';
 import type { Backend } from '../backend/backend.js';
 import { type BackendName, describeBackend, selectBackend, selectDevices } from '../backend/select.js';
-import { loadConfig, type EngineConfig } from '../engine/config.js';
+import { lanesForDevices, loadConfig, type EngineConfig } from '../engine/config.js';
 import { Engine } from '../engine/engine.js';
 import { Journal, cleanTempFiles, type JournalOpenResult } from '../engine/journal.js';
 import { builtinKinds, createDemoKind } from '../kinds/index.js';
@@ -91,8 +91,10 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     }
   }
   const backend = devices[0];
+  const lanesAuto = config.gpus.gpu_workers_per_device === 0;
+  if (lanesAuto) config.gpus.gpu_workers_per_device = lanesForDevices(devices);
   log.info(
-    { backend: backend.name, devices: devices.map((d) => describeBackend(d)), lanesPerDevice: config.gpus.gpu_workers_per_device },
+    { backend: backend.name, devices: devices.map((d) => describeBackend(d)), lanesPerDevice: config.gpus.gpu_workers_per_device, lanesPerDeviceAuto: lanesAuto },
     `compute backend: ${backend.name}${devices.length > 1 ? ` on ${devices.length} GPUs` : ''}`,
   );
   // leftovers of writes a crash interrupted (development parameters, shapes): removed at start
