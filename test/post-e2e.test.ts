@@ -33,7 +33,7 @@ import { postVerifyingKeySource, verifyPoSt } from '../src/kinds/post.js';
 import { createPoStKind } from '../src/kinds/post-planner.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
 import { testRandomness } from './post-support.js';
-import { repoRoot } from './support.js';
+import { repoRoot, testDaemonDirs } from './support.js';
 
 const CLI = join(repoRoot, 'dist', 'src', 'cli', 'main.js');
 const run = promisify(execFile);
@@ -164,7 +164,7 @@ describe('the daemon over gRPC', () => {
       handleSignals: false,
       shutdownGraceSeconds: 5,
       configure: (c) => {
-        c.srs.param_cache = join(dir, 'params');
+        testDaemonDirs(c, join(dir, 'params'));
         c.srs.dev_params = true;
         c.gpus.gpu_workers_per_device = 1;
         c.synthesis.threads = 1;

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { benchBatch, benchCancel, benchEvict, benchMetrics, benchPreload, benchSingle, benchStatus, benchTrace, rustFixed } from '../src/client/bench.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
+import { testDaemonDirs } from './support.js';
 
 /**
  * A regex from one of cuzk-bench's Rust format strings (curio extern/cuzk/cuzk-bench/src/main.rs at
@@ -48,7 +49,7 @@ before(async () => {
     handleSignals: false,
     demo: { constraints: 1000, partitions: 2, cacheDir: dir },
     configure: (c) => {
-      c.srs.param_cache = dir;
+      testDaemonDirs(c, dir);
       c.synthesis.threads = 1;
     },
   });

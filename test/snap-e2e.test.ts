@@ -25,7 +25,7 @@ import { snapVerifyingKeySource, verifySnap } from '../src/kinds/snap.js';
 import { readUpdateFile } from '../src/cli/snap-commands.js';
 import { buildRequest } from '../src/client/bench.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
-import { repoRoot } from './support.js';
+import { repoRoot, testDaemonDirs } from './support.js';
 
 const CLI = join(repoRoot, 'dist', 'src', 'cli', 'main.js');
 const run = promisify(execFile);
@@ -129,7 +129,7 @@ describe('the daemon over gRPC', () => {
       handleSignals: false,
       shutdownGraceSeconds: 5,
       configure: (c) => {
-        c.srs.param_cache = join(dir, 'params');
+        testDaemonDirs(c, join(dir, 'params'));
         c.srs.dev_params = true;
         c.gpus.gpu_workers_per_device = 1;
         c.synthesis.threads = 1;

@@ -26,7 +26,7 @@ import { statusTimeline, type Timeline } from '../src/server/status-page.js';
 import { TIMELINE_LIVE_JOBS } from '../src/util/limits.js';
 import { pino } from 'pino';
 import { performance } from 'node:perf_hooks';
-import { repoRoot } from './support.js';
+import { repoRoot, testDaemonDirs } from './support.js';
 
 const run = promisify(execFile);
 const XSS = '<img src=x id=pwned onerror="document.body.dataset.pwned=1">';
@@ -70,7 +70,7 @@ before(async () => {
     demo: { constraints: 1000, partitions: 2, cacheDir: dir },
     devices: [Object.assign(selectBackend(nativeAvailable() ? 'native' : 'reference'), { memoryPlan: () => PLAN })],
     configure: (c) => {
-      c.srs.param_cache = dir;
+      testDaemonDirs(c, dir);
       c.synthesis.threads = 1;
     },
   });
