@@ -1,7 +1,8 @@
 /**
  * The daemon's defaults (issue 25): the parameter directory is checked at start (what is missing, how to fetch
  * it), jobs are durable with no configuration (a journal in `<[kiln] cache_dir>/state`; `state_dir = ""` keeps
- * them in memory only), and one daemon per state_dir. Daemons with the demo kind (1000 constraints: development parameters in milliseconds).
+ * them in memory only), one daemon per state_dir, and a proof of INSECURE development parameters says so
+ * after a restart too. Daemons with the demo kind (1000 constraints: development parameters in milliseconds).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -11,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { pino } from 'pino';
-import { connectEngine } from '../src/client/bench.js';
+import { connectEngine, insecureMark } from '../src/client/bench.js';
 import type { EngineConfig } from '../src/engine/config.js';
 import { allOfficialCircuits } from '../src/filecoin/params-names.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
@@ -93,7 +94,7 @@ test('the parameter directory is checked at start: missing, empty or partial is 
   assert.equal(full.msg, `the Filecoin parameter directory ${partial} has every official parameter file of: 32GiB`);
 });
 
-test('durable jobs with no configuration: the journal is in <KILN_CACHE_DIR>/state, a proof outlives a restart; state_dir = "" is memory only', async () => {
+test('durable jobs with no configuration: the journal is in <KILN_CACHE_DIR>/state, a proof outlives a restart and keeps its INSECURE mark; state_dir = "" is memory only', async () => {
   const cache = join(dir, 'kiln-cache-of-env');
   process.env.KILN_CACHE_DIR = cache; // the one rule: the daemon's [kiln] cache_dir, as the CLI's --cache-dir
   const only = (c: EngineConfig): void => void (c.srs.param_cache = join(dir, 'no-such-dir')); // nothing else configured
@@ -105,12 +106,15 @@ test('durable jobs with no configuration: the journal is in <KILN_CACHE_DIR>/sta
     assert.ok(lines.some((l) => l.msg.startsWith(`durable jobs: the job journal is in ${join(cache, 'state')} (<[kiln] cache_dir>/state`)));
     const c = connectEngine(d.grpcAddress);
     try {
-      const r = await c.call('Prove', { submit: { proof_kind: 1000, request_id: 'durable-default', vanilla_proof: Buffer.from('{"seed": 3}') } });
-      assert.equal(r.result.status, 1, r.result.error_message);
-      jobId = r.result.job_id as string;
+      const r = await c.callWithTrailers('Prove', { submit: { proof_kind: 1000, request_id: 'durable-default', vanilla_proof: Buffer.from('{"seed": 3}') } });
+      assert.equal(r.response.result.status, 1, r.response.result.error_message);
+      jobId = r.response.result.job_id as string;
+      assert.equal(insecureMark(r.trailers), 'made with INSECURE development parameters: never accepted on chain');
     } finally {
       c.close();
     }
+    // the job's own log line is a warning saying it
+    assert.ok(lines.some((l) => l.level === WARN && /^proof job completed with INSECURE development parameters/.test(l.msg)));
     assert.ok(readFileSync(join(cache, 'state', 'journal.log'), 'utf8').includes(jobId));
   } finally {
     await d.close();
@@ -121,14 +125,16 @@ test('durable jobs with no configuration: the journal is in <KILN_CACHE_DIR>/sta
   try {
     const c = connectEngine(d.grpcAddress);
     try {
-      const r = await c.call('AwaitProof', { job_id: jobId, timeout_ms: 1000 });
-      assert.equal(r.status, 1, 'COMPLETED, from the journal');
-      assert.equal(r.proof.length, 192);
+      const r = await c.callWithTrailers('AwaitProof', { job_id: jobId, timeout_ms: 1000 });
+      assert.equal(r.response.status, 1, 'COMPLETED, from the journal');
+      assert.equal(r.response.proof.length, 192);
+      assert.equal(insecureMark(r.trailers), 'made with INSECURE development parameters: never accepted on chain');
     } finally {
       c.close();
     }
-    const st = (await (await fetch(`http://${d.httpAddress}/status`)).json()) as { durability: { journal: string } };
+    const st = (await (await fetch(`http://${d.httpAddress}/status`)).json()) as { jobs: { id: string; insecureParams: boolean }[]; durability: { journal: string } };
     assert.equal(st.durability.journal, join(cache, 'state', 'journal.log'));
+    assert.equal(st.jobs.find((j) => j.id === jobId)!.insecureParams, true);
   } finally {
     await d.close();
   }

@@ -4,7 +4,7 @@
  * INSECURE development parameters, made once by `kiln setup` into the kiln cache and used by every later step,
  * the daemon included, with no cache option anywhere: the CLI and the daemon both read $KILN_CACHE_DIR and
  * $FIL_PROOFS_PARAMETER_CACHE (one cache, one rule; about two minutes on a 2-core machine for the setup, the
- * proofs themselves ~20 s each).
+ * proofs themselves ~20 s each). Every result says INSECURE.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -65,7 +65,7 @@ function devParams(): Map<string, number> {
   return new Map(readdirSync(d).map((f) => [f, statSync(join(d, f)).mtimeMs]));
 }
 
-test('kiln setup makes the 2 KiB development parameters into the kiln cache; kiln prove uses them and kiln verify accepts; any other comm_r is rejected', async () => {
+test('kiln setup makes the 2 KiB development parameters into the kiln cache; kiln prove uses them and kiln verify accepts, both saying INSECURE; any other comm_r is rejected', async () => {
   const s = await kiln(['setup', '--sector-size', '2KiB']);
   assert.equal(s.code, 0, s.stderr);
   assert.match(s.stderr, /INSECURE development parameters/);
@@ -77,12 +77,13 @@ test('kiln setup makes the 2 KiB development parameters into the kiln cache; kil
   assert.equal(p.code, 0, p.stderr);
   assert.match(p.stderr, /INSECURE development parameters \(no official ones in .*no-official-params\), cached: /); // setup's, not made again
   assert.match(p.stdout, /msm_h/); // the timing breakdown
+  assert.match(p.stdout, /^proof: 192 B written to .*, every partition verified \(INSECURE development parameters .*dev-[0-9a-f]+\.params: never accepted on chain\)$/m);
   assert.equal(readFileSync(proof).length, 192);
   assert.deepEqual(devParams(), made);
 
   const ok = await kiln(['verify', '--c1', fixture('2KiB.c1.json'), '--proof', proof]);
   assert.equal(ok.code, 0, ok.stdout + ok.stderr);
-  assert.match(ok.stdout, /^valid/m);
+  assert.match(ok.stdout, /^valid \(INSECURE development verifying key .*: never accepted on chain\)$/m);
 
   // The same C1 with another comm_r (still a field element) must not verify.
   const c1 = JSON.parse(readFileSync(fixture('2KiB.c1.json'), 'utf8'));
@@ -114,11 +115,11 @@ test('kiln seal → kiln prove → kiln verify on a sector kiln sealed itself', 
   assert.equal(wrong.code, 1);
 });
 
-test('kiln demo, as the README\'s quick start runs it, with the parameters kiln setup made: verified', async () => {
+test('kiln demo, as the README\'s quick start runs it, with the parameters kiln setup made: verified, and says INSECURE', async () => {
   const d = await kiln(['demo']); // `node dist/src/cli/main.js demo` (test/cli-bin.test.ts pins the README's line)
   assert.equal(d.code, 0, d.stderr);
   assert.match(d.stderr, /INSECURE development parameters \(no official ones in .*\), cached: /);
-  assert.match(d.stdout, /^verified: yes/m);
+  assert.match(d.stdout, /^verified: yes \(INSECURE development parameters .*: never accepted on chain\)$/m);
 });
 
 test('the daemon proves the 2 KiB fixture over gRPC (Curio\'s Commit2In in vanilla_proof) with the parameters kiln setup made, and the proof verifies', async () => {
@@ -162,9 +163,11 @@ test('the daemon proves the 2 KiB fixture over gRPC (Curio\'s Commit2In in vanil
     const { shape } = porepShape(c1.registeredProof, cache);
     const vk = await loadPorepVerifyingKey(await porepParamsSource(c1.registeredProof, shape, params, join(cache, 'dev-params')));
     assert.deepEqual(verifyPorep(c1, new Uint8Array(r.proof), vk), [true]);
-    // the parameters kiln setup made, read (not made again)
+    // the parameters kiln setup made, read (not made again), and said to be INSECURE at warning level
     assert.deepEqual(devParams(), made);
-    assert.ok(log.some((l) => l.msg.startsWith(`parameters of porep-2k: INSECURE development parameters (no official ones in ${params}), cached: ${join(cache, 'dev-params')}/dev-`)), log.map((l) => l.msg).join('\n'));
+    const warn = log.filter((l) => l.level === 40).map((l) => l.msg);
+    assert.ok(warn.some((m) => m.startsWith(`parameters of porep-2k: INSECURE development parameters (no official ones in ${params}), cached: ${join(cache, 'dev-params')}/dev-`)), warn.join('\n'));
+    assert.ok(warn.some((m) => m.startsWith('proof job completed with INSECURE development parameters')), warn.join('\n'));
     assert.ok(!log.some((l) => /generating INSECURE/.test(l.msg)));
     assert.ok(log.some((l) => l.msg.startsWith(`durable jobs: the job journal is in ${join(cache, 'state')}`)));
   } finally {

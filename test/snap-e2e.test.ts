@@ -84,15 +84,17 @@ test('kiln update → prove-snap → verify-snap (2 KiB); another update\'s inpu
   assert.match(p.stderr, /INSECURE development parameters/);
   assert.match(p.stdout, /msm_h/); // the timing breakdown
   assert.equal(readFileSync(proof).length, 192);
+  assert.match(p.stdout, /, verified \(INSECURE development parameters .*: never accepted on chain\)$/m); // the result line says it
   const again = await kiln(['prove-snap', '--update', update, ...dirs(), '--backend', 'native', '--json']); // parameters cached
   assert.equal(again.code, 0, again.stderr);
   const j = JSON.parse(again.stdout);
   assert.equal(j.bytes, 192);
+  assert.equal(j.insecure, true);
   console.log(`# 2 KiB SnapDeals: kiln prove-snap ${(again.ms / 1000).toFixed(1)} s wall (engine job ${(j.ms / 1000).toFixed(1)} s)`);
 
   const ok = await kiln(['verify-snap', '--update', update, ...dirs(), '--proof', proof]);
   assert.equal(ok.code, 0, ok.stdout + ok.stderr);
-  assert.match(ok.stdout, /^valid/m);
+  assert.match(ok.stdout, /^valid \(INSECURE development verifying key .*: never accepted on chain\)$/m);
   const bad = await kiln(['verify-snap', '--update', join(dir, 'upd2', 'update.json'), ...dirs(), '--proof', proof]);
   assert.equal(bad.code, 1, bad.stdout + bad.stderr);
   assert.match(bad.stdout, /INVALID/);

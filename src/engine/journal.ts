@@ -56,6 +56,8 @@ export interface JournalJob {
   proof?: string;
   error?: string;
   timings?: JobTimings;
+  /** The proof was made with INSECURE development parameters (absent: official ones, or an older record). */
+  insecureParams?: true;
 }
 
 export type JournalRecord =

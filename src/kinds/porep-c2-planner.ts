@@ -90,6 +90,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
   const devTasks = new Set<OffThreadTask<unknown>>();
   const circuits: CircuitProvider = {
     knows: (id) => infoForCircuit(id) !== undefined,
+    insecure: (id) => sources.get(id)?.kind === 'dev',
     async available(id) {
       if (!opts.config.srs.dev_params && (await officialFile(id)) === undefined) {
         const info = infoForCircuit(id)!;

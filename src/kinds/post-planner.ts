@@ -146,6 +146,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
 
   const circuits: CircuitProvider = {
     knows: (id) => postProofByCircuitId(id) !== undefined,
+    insecure: (id) => sources.get(id)?.kind === 'dev',
     async available(id) {
       const info = infoOf(id);
       if (!opts.config.srs.dev_params && findOfficialPoStParams(info, opts.config.srs.param_cache) === undefined) {

@@ -139,6 +139,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
 
   const circuits: CircuitProvider = {
     knows: (id) => snapProofByCircuitId(id) !== undefined,
+    insecure: (id) => sources.get(id)?.kind === 'dev',
     async available(id) {
       const info = infoOf(id);
       if (!opts.config.srs.dev_params && official(info) === undefined) {

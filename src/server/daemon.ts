@@ -131,7 +131,8 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     }
     log.info({ stateDir }, `durable jobs: the job journal is in ${stateDir}${config.daemon.state_dir === undefined ? ' (<[kiln] cache_dir>/state; [daemon] state_dir = "" keeps jobs in memory only)' : ''}`);
   } else log.info('[daemon] state_dir = "": jobs live in memory only and are lost when the daemon stops');
-  const kinds = builtinKinds(config, backend, (m) => log.info(m));
+  // parameters found or made: a line about INSECURE development parameters is a warning, not news
+  const kinds = builtinKinds(config, backend, (m) => (m.includes('INSECURE') ? log.warn(m) : log.info(m)));
   const engine = new Engine({ config, backend, devices, logger: log, planners: kinds.planners, providers: kinds.providers, journal: recovered?.journal });
   if (opts.demo) {
     const demo = createDemoKind({
