@@ -83,6 +83,8 @@ async function main(): Promise<void> {
     handleSignals: false,
     configure: (c) => {
       c.srs.param_cache = dir;
+      c.kiln.cache_dir = path.join(dir, 'kiln-cache'); // shapes and development parameters kept beside the run's files
+      c.daemon.state_dir = ''; // a bench's jobs: in memory (a journal would bring an interrupted run's jobs back)
       c.srs.dev_params = true;
       benchEnvLine = benchDaemonEnv(c);
     },

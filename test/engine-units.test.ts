@@ -33,7 +33,9 @@ describe('config', () => {
     const { config, warnings } = parseConfig('', { totalRamBytes: 64 * GIB });
     assert.deepEqual(warnings, []);
     assert.equal(config.daemon.listen, 'unix:///run/curio/cuzk.sock');
-    assert.equal(config.srs.param_cache, '/data/zk/params');
+    // not cuzk's /data/zk/params: the directory lotus, Curio and the CLI use ($FIL_PROOFS_PARAMETER_CACHE unset here)
+    assert.equal(parseConfig('', { totalRamBytes: 64 * GIB, env: {} }).config.srs.param_cache, '/var/tmp/filecoin-proof-parameters');
+    assert.equal(config.daemon.state_dir, undefined); // kiln's: <cache_dir>/state (durable jobs), config-example.test.ts
     assert.equal(config.memory.safety_margin, 5 * GIB);
     assert.equal(config.memory.total_budget, 59 * GIB); // auto = RAM − safety margin
     assert.equal(config.gpus.gpu_workers_per_device, 0); // unset: the engine picks 2 (cuzk's), 1 on a GPU under 40 GiB

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { benchBatch, benchCancel, benchEvict, benchMetrics, benchPreload, benchSingle, benchStatus, benchTrace, rustFixed } from '../src/client/bench.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
+import { testDaemonDirs } from './support.js';
 
 /**
  * A regex from one of cuzk-bench's Rust format strings (curio extern/cuzk/cuzk-bench/src/main.rs at
@@ -48,7 +49,7 @@ before(async () => {
     handleSignals: false,
     demo: { constraints: 1000, partitions: 2, cacheDir: dir },
     configure: (c) => {
-      c.srs.param_cache = dir;
+      testDaemonDirs(c, dir);
       c.synthesis.threads = 1;
     },
   });
@@ -80,6 +81,8 @@ test('bench single / batch / status / preload / evict / cancel / metrics / trace
   assert.equal(lines[4], `timings:   total=${r.total_ms} ms (queue=${r.queue_wait_ms} ms, srs=${r.srs_load_ms} ms, synth=${r.synthesis_ms} ms, gpu=${r.gpu_compute_ms} ms)`);
   assert.ok(lines[6]!.startsWith(`proof:     384 bytes (hex: ${Buffer.from(r.proof).subarray(0, 128).toString('hex')}...)`));
   assert.equal(lines[8], '--- kiln ---');
+  // the demo kind's parameters are INSECURE development ones: said first in kiln's block (the wire: a trailer, no proto field)
+  assert.equal(lines[9], 'INSECURE:   this proof was made with INSECURE development parameters: never accepted on chain');
   assert.ok(lines.includes(`proof hex:  ${Buffer.from(r.proof).toString('hex')}`));
 
   lines.length = 0;
@@ -105,9 +108,25 @@ test('bench single / batch / status / preload / evict / cancel / metrics / trace
   ];
   batch.forEach((re, i) => assert.match(lines[i]!, re, `line ${i}:\n${lines.join('\n')}`));
   assert.equal(lines[batch.length + 1], '--- kiln ---');
+  assert.equal(lines[batch.length + 2], 'INSECURE:      3 of 3 proofs made with INSECURE development parameters: never accepted on chain');
+
+  // a circuit whose provider reports official parameters: no mark anywhere
+  const provider = d.engine.srs.provider('demo-1000')!;
+  const insecure = provider.insecure;
+  provider.insecure = () => false;
+  try {
+    lines.length = 0;
+    await benchSingle({ addr: d.grpcAddress, type: 'demo', out });
+    assert.ok(!lines.some((l) => l.includes('INSECURE')), lines.join('\n'));
+    lines.length = 0;
+    await benchBatch({ addr: d.grpcAddress, type: 'demo', count: 1, concurrency: 1, out });
+    assert.ok(!lines.some((l) => l.includes('INSECURE')), lines.join('\n'));
+  } finally {
+    provider.insecure = insecure;
+  }
 
   const st = await benchStatus({ addr: d.grpcAddress, out: () => {} });
-  assert.ok(st.total_proofs_completed >= 4);
+  assert.ok(st.total_proofs_completed >= 6);
   assert.equal((await benchPreload({ addr: d.grpcAddress, circuitId: 'demo-1000', out: () => {} })).already_loaded, true);
   assert.equal((await benchEvict({ addr: d.grpcAddress, circuitId: 'demo-1000', out: () => {} })).was_loaded, true);
   await assert.rejects(benchCancel({ addr: d.grpcAddress, jobId: 'nope', out: () => {} }), /not found/);

@@ -9,6 +9,7 @@ import type { Backend } from '../backend/backend.js';
 import { parseCommit2In } from '../filecoin/c1.js';
 import { loadPorepVerifyingKey, verifyPorep } from '../kinds/porep-c2.js';
 import { Span, formatSpanTree } from '../util/timing.js';
+import { paramsWords } from './insecure.js';
 import { proveC1 } from './porep-commands.js';
 import { runSeal } from './seal.js';
 
@@ -44,11 +45,11 @@ export async function runMainJob(o: MainJobOptions): Promise<void> {
   root.end();
   const hex = Buffer.from(bytes).toString('hex');
   if (o.json) {
-    console.log(JSON.stringify({ verified: ok, proof: hex, c1: c1File, params: source, spans: root.toJSON() }, null, 2));
+    console.log(JSON.stringify({ verified: ok, proof: hex, c1: c1File, params: source, insecure: source.kind === 'dev', spans: root.toJSON() }, null, 2));
   } else {
     console.log(formatSpanTree(root));
     console.log(`proof (${bytes.length} B): ${hex}`);
-    console.log(ok ? 'verified: yes' : 'verified: NO');
+    console.log(ok ? `verified: yes (${paramsWords(source)})` : 'verified: NO');
   }
   if (!ok) throw new Error('the proof did not verify');
 }

@@ -4,6 +4,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { selectBackend } from '../backend/select.js';
+import { defaultCacheDir as cacheDirOf, defaultParamCache } from '../engine/config.js';
 import { registerPostCommands } from './post-commands.js';
 import { registerPostVanillaCommands } from './post-vanilla-commands.js';
 import { registerSnapCommands } from './snap-commands.js';
@@ -250,6 +251,7 @@ program
       'circuit\'s identifier), its header and sizes checked; --sample/--deep check points on the curve and in the subgroup',
   )
   .option('--dir <dir>', 'parameter cache (default $FIL_PROOFS_PARAMETER_CACHE or /var/tmp/filecoin-proof-parameters)')
+  .option('--cache-dir <dir>', 'kiln cache whose INSECURE development parameters (dev-params/) are listed too', defaultCacheDir())
   .option('--sample <n>', 'check n points of every section (spread over it)', positiveInt)
   .option('--deep', 'check every point (slow for official files: tens of GB)')
   .option('--counts', 'count each PoRep circuit and check ic, h and l against it (~10 s a small size, minutes for 32 GiB)')
@@ -258,7 +260,7 @@ program
     const { cliProgressRenderer } = await import('../util/progress.js');
     const bar = cliProgressRenderer();
     try {
-      const ok = await runParamsCommand({ dir: o.dir ?? defaultParamsDir(), deep: Boolean(o.deep), sample: o.sample, counts: Boolean(o.counts), progress: bar.progress, out: bar.log });
+      const ok = await runParamsCommand({ dir: o.dir ?? defaultParamsDir(), cacheDir: o.cacheDir, deep: Boolean(o.deep), sample: o.sample, counts: Boolean(o.counts), progress: bar.progress, out: bar.log });
       if (!ok) process.exitCode = 1;
     } finally {
       bar.stop();
@@ -368,12 +370,13 @@ function postBenchOptions(o: Record<string, string | undefined>): { randomness?:
   return { randomness: o.randomness, registeredProof: o.registeredProof, minerId: o.minerId, partitionIndex: o.partitionIndex };
 }
 
+/** The daemon's defaults ([srs] param_cache, [kiln] cache_dir): one rule for both (config.ts). */
 function defaultParamsDir(): string {
-  return process.env.FIL_PROOFS_PARAMETER_CACHE ?? '/var/tmp/filecoin-proof-parameters';
+  return defaultParamCache(process.env);
 }
 
 function defaultCacheDir(): string {
-  return process.env.KILN_CACHE_DIR ?? `${process.env.HOME ?? '/tmp'}/.cache/kiln`;
+  return cacheDirOf(process.env);
 }
 
 program.parseAsync(process.argv).catch((err: unknown) => {

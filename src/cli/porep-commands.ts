@@ -17,6 +17,7 @@ import {
   verifyPorep,
 } from '../kinds/porep-c2.js';
 import { ensureDevParamsFile } from '../groth16/setup.js';
+import { paramsWords, verdictLine } from './insecure.js';
 import { type LocalProof, proveC1Locally } from './local-engine.js';
 import { DensityCounter } from '../r1cs/density.js';
 import { formatSpanTree } from '../util/timing.js';
@@ -71,11 +72,11 @@ export async function runProve(o: ProveOptions): Promise<void> {
   if (o.out) writeFileSync(o.out, bytes);
   const hex = Buffer.from(bytes).toString('hex');
   if (o.json) {
-    console.log(JSON.stringify({ proof: hex, bytes: bytes.length, params: source, spans: span.toJSON() }, null, 2));
+    console.log(JSON.stringify({ proof: hex, bytes: bytes.length, params: source, insecure: source.kind === 'dev', spans: span.toJSON() }, null, 2));
     return;
   }
   console.log(formatSpanTree(span));
-  console.log(`proof: ${bytes.length} B${o.out ? ` written to ${o.out}` : ''}, every partition verified`);
+  console.log(`proof: ${bytes.length} B${o.out ? ` written to ${o.out}` : ''}, every partition verified (${paramsWords(source)})`);
   if (!o.out) console.log(hex);
 }
 
@@ -98,7 +99,7 @@ export async function runVerify(o: VerifyOptions): Promise<boolean> {
   const results = verifyPorep(c1, proofBytes, vk);
   results.forEach((ok, k) => console.log(`partition ${k}: ${ok ? 'valid' : 'INVALID'}`));
   const all = results.every(Boolean);
-  console.log(all ? `valid (${source.kind} verifying key ${source.path})` : 'INVALID');
+  console.log(verdictLine(all, source));
   return all;
 }
 

@@ -13,6 +13,7 @@ import type { Backend } from '../backend/backend.js';
 import type { PoStProofInfo } from '../filecoin/post/types.js';
 import type { ParamsSource } from '../kinds/porep-c2.js';
 import type { Span } from '../util/timing.js';
+import { paramsWords, verdictLine } from './insecure.js';
 
 export interface PoStCommandDefaults {
   paramsDir: () => string;
@@ -127,11 +128,11 @@ export async function runProvePoSt(o: ProvePoStOptions): Promise<void> {
   if (o.out) writeFileSync(o.out, r.bytes);
   const hex = Buffer.from(r.bytes).toString('hex');
   if (o.json) {
-    console.log(JSON.stringify({ proof: hex, bytes: r.bytes.length, registeredProof: postProofName(info), params: r.source, ms: Math.round(r.ms), spans: r.span.toJSON() }, null, 2));
+    console.log(JSON.stringify({ proof: hex, bytes: r.bytes.length, registeredProof: postProofName(info), params: r.source, insecure: r.source.kind === 'dev', ms: Math.round(r.ms), spans: r.span.toJSON() }, null, 2));
     return;
   }
   console.log(formatSpanTree(r.span));
-  console.log(`proof: ${r.bytes.length} B${o.out ? ` written to ${o.out}` : ''}, verified (${r.source.kind === 'dev' ? 'INSECURE development' : 'official'} parameters ${r.source.path})`);
+  console.log(`proof: ${r.bytes.length} B${o.out ? ` written to ${o.out}` : ''}, verified (${paramsWords(r.source)})`);
   if (!o.out) console.log(hex);
 }
 
@@ -171,7 +172,7 @@ export async function runVerifyPoSt(o: VerifyPoStOptions): Promise<boolean> {
   });
   const proof = new Uint8Array(readFileSync(o.proof));
   const ok = await verifyPoSt(info, sectors, { randomness, partitionIndex }, proof, vk);
-  console.log(ok ? `valid (${source.kind} verifying key ${source.path})` : 'INVALID');
+  console.log(verdictLine(ok, source));
   return ok;
 }
 

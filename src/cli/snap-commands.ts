@@ -19,6 +19,7 @@ import type { ParamsSource } from '../kinds/porep-c2.js';
 import type { SnapProofInfo } from '../filecoin/snap/registry.js';
 import type { SnapPublic } from '../filecoin/snap/vanilla.js';
 import type { Span } from '../util/timing.js';
+import { paramsWords, verdictLine } from './insecure.js';
 
 export interface SnapCommandDefaults {
   paramsDir: () => string;
@@ -257,11 +258,11 @@ export async function runProveSnap(o: ProveSnapOptions): Promise<void> {
   if (o.out) writeFileSync(o.out, r.bytes);
   const hex = Buffer.from(r.bytes).toString('hex');
   if (o.json) {
-    console.log(JSON.stringify({ proof: hex, bytes: r.bytes.length, registeredProof: info.name, params: r.source, ms: Math.round(r.ms), spans: r.span.toJSON() }, null, 2));
+    console.log(JSON.stringify({ proof: hex, bytes: r.bytes.length, registeredProof: info.name, params: r.source, insecure: r.source.kind === 'dev', ms: Math.round(r.ms), spans: r.span.toJSON() }, null, 2));
     return;
   }
   console.log(formatSpanTree(r.span));
-  console.log(`proof: ${r.bytes.length} B (${info.params.partitionCount} partition${info.params.partitionCount > 1 ? 's' : ''})${o.out ? ` written to ${o.out}` : ''}, verified (${r.source.kind === 'dev' ? 'INSECURE development' : 'official'} parameters ${r.source.path})`);
+  console.log(`proof: ${r.bytes.length} B (${info.params.partitionCount} partition${info.params.partitionCount > 1 ? 's' : ''})${o.out ? ` written to ${o.out}` : ''}, verified (${paramsWords(r.source)})`);
   if (!o.out) console.log(hex);
 }
 
@@ -276,7 +277,7 @@ export async function runVerifySnap(o: { update: string; proof: string; paramsDi
   });
   const proof = new Uint8Array(readFileSync(o.proof));
   const ok = verifySnap(info, pub, proof, vk);
-  console.log(ok ? `valid (${source.kind} verifying key ${source.path})` : 'INVALID');
+  console.log(verdictLine(ok, source));
   return ok;
 }
 

@@ -15,7 +15,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
 import { parseSectorSize } from '../filecoin/registry.js';
-import { MAX_MESSAGE_BYTES, loadProvingEngine } from '../server/proto.js';
+import { INSECURE_TRAILER, INSECURE_TRAILER_TEXT, MAX_MESSAGE_BYTES, loadProvingEngine } from '../server/proto.js';
 
 type Msg = Record<string, any>;
 export type BenchType = 'porep' | 'snap' | 'wpost' | 'winning' | 'demo';
@@ -27,6 +27,8 @@ const PRIORITIES: Record<string, number> = { low: 1, normal: 2, high: 3, critica
 
 export interface BenchConnection {
   call(method: string, req: Msg, timeoutMs?: number): Promise<Msg>;
+  /** The answer and the call's trailing metadata (kiln's INSECURE mark on a result: proto.ts INSECURE_TRAILER). */
+  callWithTrailers(method: string, req: Msg, timeoutMs?: number): Promise<{ response: Msg; trailers: grpc.Metadata }>;
   close(): void;
 }
 
@@ -37,6 +39,9 @@ export function setAuthToken(token: string): void {
   authToken = token;
 }
 
+type UnaryCb = (e: grpc.ServiceError | null, r: Msg) => void;
+type UnaryFn = (req: Msg, ...rest: [grpc.Metadata, grpc.CallOptions, UnaryCb] | [grpc.CallOptions, UnaryCb]) => grpc.ClientUnaryCall;
+
 /** A ProvingEngine client (no TLS, 256 MiB messages, as Curio's). */
 export function connectEngine(addr: string): BenchConnection {
   const { Client } = loadProvingEngine();
@@ -44,21 +49,30 @@ export function connectEngine(addr: string): BenchConnection {
   const client = new Client(target, grpc.credentials.createInsecure(), {
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-  }) as unknown as Record<string, (req: Msg, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: Msg) => void) => void> & grpc.Client;
+  }) as unknown as Record<string, UnaryFn> & grpc.Client;
+  const callWithTrailers = (method: string, req: Msg, timeoutMs?: number): Promise<{ response: Msg; trailers: grpc.Metadata }> =>
+    new Promise((resolve, reject) => {
+      const opts: grpc.CallOptions = timeoutMs ? { deadline: Date.now() + timeoutMs } : {};
+      // grpc-js calls back with the answer, then emits 'status' with the trailers
+      let response: Msg | undefined;
+      const cb: UnaryCb = (e, r) => (e ? reject(e) : void (response = r));
+      const fn = client[method]!.bind(client);
+      const call = authToken !== '' ? fn(req, bearerMetadata(authToken), opts, cb) : fn(req, opts, cb);
+      call.on('status', (st: grpc.StatusObject) => {
+        if (response !== undefined) resolve({ response, trailers: st.metadata });
+      });
+    });
   return {
-    call: (method, req, timeoutMs) =>
-      new Promise((resolve, reject) =>
-        authToken !== ''
-          ? (client[method] as unknown as (r: Msg, md: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: Msg) => void) => void)(
-              req,
-              bearerMetadata(authToken),
-              timeoutMs ? { deadline: Date.now() + timeoutMs } : {},
-              (e, r) => (e ? reject(e) : resolve(r)),
-            )
-          : client[method](req, timeoutMs ? { deadline: Date.now() + timeoutMs } : {}, (e, r) => (e ? reject(e) : resolve(r))),
-      ),
+    call: (method, req, timeoutMs) => callWithTrailers(method, req, timeoutMs).then((r) => r.response),
+    callWithTrailers,
     close: () => client.close(),
   };
+}
+
+/** The INSECURE mark of a result (proto.ts INSECURE_TRAILER), or undefined for official parameters. */
+export function insecureMark(trailers: grpc.Metadata): string | undefined {
+  const v = trailers.get(INSECURE_TRAILER)[0];
+  return v === undefined ? undefined : String(v);
 }
 
 function bearerMetadata(token: string): grpc.Metadata {
@@ -212,12 +226,15 @@ export async function benchSingle(o: SubmitOptions): Promise<Msg> {
   const c = connectEngine(o.addr);
   try {
     const t0 = performance.now();
-    const r = (await c.call('Prove', { submit: req })).result as Msg;
+    const answer = await c.callWithTrailers('Prove', { submit: req });
+    const r = answer.response.result as Msg;
     const wall = performance.now() - t0;
     for (const l of formatProofResult(r, wall)) out(l);
     const proof = Buffer.from(r.proof ?? []);
     out('');
     out('--- kiln ---');
+    const insecure = insecureMark(answer.trailers);
+    if (insecure !== undefined) out(`INSECURE:   this proof was ${insecure}`);
     out(`request_id: ${req.request_id || '(none)'}`);
     out(`wall:       ${wall.toFixed(1)} ms`);
     if (proof.length > 256) out(`proof hex:  ${proof.toString('hex')}`);
@@ -266,6 +283,8 @@ export async function benchBatch(o: BatchOptions): Promise<BatchResult> {
   const results: { i: number; r: Msg; wallS: number }[] = [];
   const byIndex: ({ i: number; r: Msg; wallS: number } | undefined)[] = [];
   let printed = 0;
+  /** Proofs made with INSECURE development parameters. */
+  let insecure = 0;
   const t0 = performance.now();
   try {
     const worker = async (): Promise<void> => {
@@ -273,8 +292,10 @@ export async function benchBatch(o: BatchOptions): Promise<BatchResult> {
         const req: Msg = { ...base, request_id: base.request_id ? `${base.request_id}-${i}` : '' };
         if (o.type === 'demo' && base.vanilla_proof.length === 0) req.vanilla_proof = Buffer.from(JSON.stringify({ seed: i + 1 }));
         const t = performance.now();
-        const r = (await c.call('Prove', { submit: req })).result as Msg;
+        const answer = await c.callWithTrailers('Prove', { submit: req });
+        const r = answer.response.result as Msg;
         const wallS = (performance.now() - t) / 1000;
+        if (insecureMark(answer.trailers) !== undefined) insecure++;
         byIndex[i] = { i, r, wallS };
         // cuzk-bench prints in submission order (it awaits its handles in order)
         for (; printed < o.count && byIndex[printed]; printed++) {
@@ -311,6 +332,7 @@ export async function benchBatch(o: BatchOptions): Promise<BatchResult> {
     const mean = (f: (r: Msg) => number): string => (ok.reduce((a, x) => a + f(x.r), 0) / ok.length).toFixed(0);
     out('');
     out('--- kiln ---');
+    if (insecure > 0) out(`INSECURE:      ${insecure} of ${ok.length} proofs ${INSECURE_TRAILER_TEXT}`);
     out(`synth time:    avg=${mean((r) => Number(r.synthesis_ms))} ms`);
     out(`srs load:      avg=${mean((r) => Number(r.srs_load_ms))} ms`);
     out(`queue wait:    avg=${mean((r) => Number(r.queue_wait_ms))} ms`);

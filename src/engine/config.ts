@@ -11,7 +11,8 @@
 import type { MemoryLimit } from '../backend/cuda.js';
 import { BACKEND_NAMES, type BackendName } from '../backend/select.js';
 import { readFile } from 'node:fs/promises';
-import { totalmem } from 'node:os';
+import { homedir, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 
 export class ConfigError extends Error {
@@ -34,8 +35,9 @@ export interface EngineConfig {
     status_listen: string;
     /** kiln: jobs waiting (planning + queued) beyond which SubmitProof answers RESOURCE_EXHAUSTED. */
     max_queued_jobs: number;
-    /** kiln: directory of the job journal (durable jobs); '' = jobs live in memory only. */
-    state_dir: string;
+    /** kiln: directory of the job journal (durable jobs); '' = jobs live in memory only; undefined (the
+     *  key unset) = `<[kiln] cache_dir>/state` (stateDirOf). */
+    state_dir: string | undefined;
     /** kiln: bearer token every gRPC call must carry (`authorization: Bearer <token>`) and that the
      *  HTTP server asks for job details; '' = none. */
     auth_token: string;
@@ -50,9 +52,11 @@ export interface EngineConfig {
     status_hosts: string[];
   };
   srs: {
-    /** Directory of the Filecoin .params/.vk files (cuzk default /data/zk/params). */
+    /** Directory of the Filecoin .params/.vk files: $FIL_PROOFS_PARAMETER_CACHE, else
+     *  /var/tmp/filecoin-proof-parameters (where lotus, Curio and `kiln --params-dir` look; cuzk's own
+     *  default /data/zk/params is not kiln's). Only official files are read here; kiln writes nothing in it. */
     param_cache: string;
-    /** kiln: allow INSECURE development parameters (generated and cached in param_cache) for
+    /** kiln: allow INSECURE development parameters (generated and cached in [kiln] cache_dir) for
      *  circuits without official parameters. Default false. Tests and benches only. */
     dev_params: boolean;
   };
@@ -105,15 +109,33 @@ export interface EngineConfig {
     backend: BackendName;
     /** How long finished jobs are kept for AwaitProof / traces (seconds, default 600). */
     job_retention_s: number;
+    /** kiln's own files (compiled shapes, INSECURE development parameters, the job journal's default
+     *  state_dir): $KILN_CACHE_DIR, else ~/.cache/kiln. The same directory as the CLI's --cache-dir
+     *  default, so what `kiln setup` makes the daemon uses. */
+    cache_dir: string;
   };
 }
 
 const GIB = 1024 ** 3;
 
-/** `[srs] param_cache`'s default: `$FIL_PROOFS_PARAMETER_CACHE` when set (as the CLI and rust-fil-proofs
- *  read it), else cuzk's /data/zk/params. */
+/** The Filecoin parameter directory of lotus, Curio and rust-fil-proofs when $FIL_PROOFS_PARAMETER_CACHE is unset. */
+export const FILECOIN_PARAMS_DIR = '/var/tmp/filecoin-proof-parameters';
+
+/** `[srs] param_cache`'s default and the CLI's --params-dir: `$FIL_PROOFS_PARAMETER_CACHE` when set (as
+ *  rust-fil-proofs reads it), else /var/tmp/filecoin-proof-parameters. */
 export function defaultParamCache(env: NodeJS.ProcessEnv = process.env): string {
-  return env.FIL_PROOFS_PARAMETER_CACHE || '/data/zk/params';
+  return env.FIL_PROOFS_PARAMETER_CACHE || FILECOIN_PARAMS_DIR;
+}
+
+/** `[kiln] cache_dir`'s default and the CLI's --cache-dir: `$KILN_CACHE_DIR`, else ~/.cache/kiln. */
+export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.KILN_CACHE_DIR || join(env.HOME || homedir(), '.cache', 'kiln');
+}
+
+/** The job journal's directory: `[daemon] state_dir` when set ('' = none: jobs in memory only), else
+ *  `<[kiln] cache_dir>/state` (durable by default). */
+export function stateDirOf(config: Pick<EngineConfig, 'daemon' | 'kiln'>): string {
+  return config.daemon.state_dir ?? join(config.kiln.cache_dir, 'state');
 }
 
 export function defaultConfig(totalRamBytes = totalmem(), env: NodeJS.ProcessEnv = process.env): EngineConfig {
@@ -123,7 +145,7 @@ export function defaultConfig(totalRamBytes = totalmem(), env: NodeJS.ProcessEnv
       listen: 'unix:///run/curio/cuzk.sock',
       status_listen: '',
       max_queued_jobs: 1024,
-      state_dir: '',
+      state_dir: undefined,
       auth_token: '',
       auth_token_file: '',
       tls_cert: '',
@@ -143,7 +165,7 @@ export function defaultConfig(totalRamBytes = totalmem(), env: NodeJS.ProcessEnv
     synthesis: { threads: 0 },
     pipeline: { enabled: true, synthesis_lookahead: 1, synthesis_concurrency: 1 },
     logging: { level: 'info' },
-    kiln: { backend: 'auto', job_retention_s: 600 },
+    kiln: { backend: 'auto', job_retention_s: 600, cache_dir: defaultCacheDir(env) },
   };
 }
 
@@ -349,6 +371,10 @@ export function configFromObject(
         c.kiln.backend = v as BackendName;
       },
       job_retention_s: (v, k) => (c.kiln.job_retention_s = int(v, k, 0, 7 * 86_400)),
+      cache_dir: (v, k) => {
+        c.kiln.cache_dir = str(v, k);
+        if (c.kiln.cache_dir === '') throw new ConfigError(k, 'must not be empty (kiln keeps its shapes and development parameters there)');
+      },
     },
   };
 

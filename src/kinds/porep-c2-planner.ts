@@ -11,8 +11,8 @@
  *
  * Parameters (SRS): `<param_cache>/<circuit id>.params` when present (place or link the official
  * v28 file under that name); otherwise, only with `[srs] dev_params = true`, INSECURE development
- * parameters generated and cached in `<param_cache>/kiln-cache/dev-params/` (the same layout as the
- * CLI's --cache-dir, so `kiln prove --cache-dir <param_cache>/kiln-cache` shares them).
+ * parameters generated and cached in `<[kiln] cache_dir>/dev-params/` ($KILN_CACHE_DIR, else
+ * ~/.cache/kiln: the CLI's --cache-dir default, so what `kiln setup` or `kiln prove` made is used here).
  */
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
@@ -53,8 +53,8 @@ export { porepCircuitId };
 export interface PorepKindOptions {
   config: EngineConfig;
   backend: Backend;
-  /** Shapes and development parameters (default `<param_cache>/kiln-cache`; the CLI passes its
-   *  --cache-dir). */
+  /** Shapes and development parameters (default `[kiln] cache_dir`; the CLI passes its
+   *  --cache-dir, whose default is the same). */
   cacheDir?: string;
   /** Lines worth telling a person (which parameters, a long generation starting); default none. */
   notice?: (msg: string) => void;
@@ -71,7 +71,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
   const sources = new Map<string, ParamsSource>();
   const shapes = new Map<string, Promise<CircuitShape>>();
 
-  const shapeCacheDir = opts.cacheDir ?? join(opts.config.srs.param_cache, 'kiln-cache');
+  const shapeCacheDir = opts.cacheDir ?? opts.config.kiln.cache_dir;
   const notice = opts.notice ?? ((): void => undefined);
   const officialFiles = new Map<string, string>();
   /** `<param_cache>/<circuit id>.params`, or the official v28 file whose sizes match the circuit.
@@ -90,6 +90,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
   const devTasks = new Set<OffThreadTask<unknown>>();
   const circuits: CircuitProvider = {
     knows: (id) => infoForCircuit(id) !== undefined,
+    insecure: (id) => sources.get(id)?.kind === 'dev',
     async available(id) {
       if (!opts.config.srs.dev_params && (await officialFile(id)) === undefined) {
         const info = infoForCircuit(id)!;

@@ -16,7 +16,7 @@
  * Parameters: the official file by its name (`postParamsFileName`, e.g.
  * v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-<sha256>.params) or `<circuit id>.params` in
  * `[srs] param_cache`; otherwise, only with `[srs] dev_params = true`, INSECURE development parameters
- * (params.ts, exactly as PoRep: `<param_cache>/kiln-cache/dev-params/`).
+ * (params.ts, exactly as PoRep: `<[kiln] cache_dir>/dev-params/`).
  */
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
@@ -44,7 +44,7 @@ const SHAPE_MODULE = new URL('./post.js', import.meta.url).href;
 export interface PoStKindOptions {
   config: EngineConfig;
   backend: Backend;
-  /** Shapes and development parameters (default `<param_cache>/kiln-cache`; the CLI passes its --cache-dir). */
+  /** Shapes and development parameters (default `[kiln] cache_dir`; the CLI passes its --cache-dir, whose default is the same). */
   cacheDir?: string;
   notice?: (msg: string) => void;
 }
@@ -130,7 +130,7 @@ export function planPoStRequest(req: ProofRequest, type: 'winning' | 'window'): 
 export function createPoStKind(opts: PoStKindOptions): PoStKind {
   const sources = new Map<string, ParamsSource>();
   const shapes = new Map<string, Promise<CircuitShape>>();
-  const shapeCacheDir = opts.cacheDir ?? join(opts.config.srs.param_cache, 'kiln-cache');
+  const shapeCacheDir = opts.cacheDir ?? opts.config.kiln.cache_dir;
   const notice = opts.notice ?? ((): void => undefined);
   const infoOf = (id: string): PoStProofInfo => {
     const info = postProofByCircuitId(id);
@@ -146,6 +146,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
 
   const circuits: CircuitProvider = {
     knows: (id) => postProofByCircuitId(id) !== undefined,
+    insecure: (id) => sources.get(id)?.kind === 'dev',
     async available(id) {
       const info = infoOf(id);
       if (!opts.config.srs.dev_params && findOfficialPoStParams(info, opts.config.srs.param_cache) === undefined) {

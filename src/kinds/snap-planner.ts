@@ -43,7 +43,7 @@ const SHAPE_MODULE = new URL('./snap.js', import.meta.url).href;
 export interface SnapKindOptions {
   config: EngineConfig;
   backend: Backend;
-  /** Shapes and development parameters (default `<param_cache>/kiln-cache`; the CLI passes its --cache-dir). */
+  /** Shapes and development parameters (default `[kiln] cache_dir`; the CLI passes its --cache-dir, whose default is the same). */
   cacheDir?: string;
   notice?: (msg: string) => void;
   /** The official parameter file name of a circuit (default: params-names.ts `snapParamsFileName(info.size)`). */
@@ -122,7 +122,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
   const officialName = (info: SnapProofInfo): string => opts.officialParamsName?.(info) ?? snapParamsFileName(info.size);
   const sources = new Map<string, ParamsSource>();
   const shapes = new Map<string, Promise<CircuitShape>>();
-  const shapeCacheDir = opts.cacheDir ?? join(opts.config.srs.param_cache, 'kiln-cache');
+  const shapeCacheDir = opts.cacheDir ?? opts.config.kiln.cache_dir;
   const notice = opts.notice ?? ((): void => undefined);
   const infoOf = (id: string): SnapProofInfo => {
     const info = snapProofByCircuitId(id);
@@ -139,6 +139,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
 
   const circuits: CircuitProvider = {
     knows: (id) => snapProofByCircuitId(id) !== undefined,
+    insecure: (id) => sources.get(id)?.kind === 'dev',
     async available(id) {
       const info = infoOf(id);
       if (!opts.config.srs.dev_params && official(info) === undefined) {
