@@ -153,14 +153,14 @@ export interface SynthSnapOptions {
 
 /** `kiln synth-snap`: returns the update.json path. */
 export async function runSynthSnap(o: SynthSnapOptions, say: (m: string) => void = console.error): Promise<string> {
-  const { parseSectorSize } = await import('../filecoin/registry.js');
+  const { parseSectorSize, sectorSizeRefusal } = await import('../filecoin/registry.js');
   const { snapProofBySectorSize, snapHDefault } = await import('../filecoin/snap/registry.js');
   const { syntheticSnapUpdate } = await import('../filecoin/snap/synthetic.js');
   const { snapPartitionProof } = await import('../filecoin/snap/update.js');
   const { checkSnapPartition, serializeSnapPartitionProof } = await import('../filecoin/snap/vanilla.js');
   const { vanillaFileText } = await import('../filecoin/post/vanilla.js');
   const size = parseSectorSize(o.sectorSize);
-  if (!size) throw new InvalidArgumentError(`--sector-size '${o.sectorSize}' is not one of 2KiB, 8MiB, 512MiB, 32GiB, 64GiB`);
+  if (!size) throw new InvalidArgumentError(sectorSizeRefusal(o.sectorSize, '--sector-size'));
   const info = snapProofBySectorSize(size.sectorSize)!;
   const p = info.params;
   const h = o.h === undefined ? snapHDefault(p.sectorNodes) : Number(o.h);
