@@ -302,14 +302,22 @@ describe('PoRep adapter', () => {
   const ctx = { synthPool: new SynthesisPool(1), buffers: new BufferPool(backend, new MemoryBudget(8 * GIB), 2) };
   const plan = (kind: typeof porep, p: Parameters<typeof proofRequest>[0]) => kind.planner.plan(proofRequest(p), ctx);
 
-  test('takes the raw C1 JSON as well as the Commit2In wrapper (kiln prove --c1)', async () => {
+  test('takes the raw C1 JSON and gpuproxy\'s C2 input as well as the Commit2In wrapper (kiln prove --c1)', async () => {
     const raw = await readFile(fixture('2KiB.c1.json'));
     const work = await plan(porep, { proofKind: 1, vanillaProof: raw });
     assert.equal(work.circuitId, 'porep-2k');
     assert.equal(work.partitions, 1);
     work.dispose?.();
-    // an object that is neither is refused with the wrapper's errors
-    await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from('{"a":1}') }), /SectorNum: missing field/);
+    // gpuproxy (venus-cluster / damocles): the fixture was sealed by f01001 as sector 0
+    const gp = (sectorId: number): Buffer =>
+      Buffer.from(JSON.stringify({ c1out: JSON.parse(raw.toString('utf8')), prover_id: [233, 7, ...new Array(30).fill(0)], sector_id: sectorId, miner_id: 1001 }));
+    const gw = await plan(porep, { proofKind: 1, vanillaProof: gp(0), sectorNumber: 0 });
+    assert.equal(gw.circuitId, 'porep-2k');
+    assert.match(gw.describe ?? '', /sector 0 miner f01001/);
+    gw.dispose?.();
+    await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: gp(3) }), /inconsistent: replica_id: does not match/);
+    // an object that is none of the three is refused naming them
+    await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from('{"a":1}') }), /Commit2In wrapper .*raw C1 .*gpuproxy's C2 input/);
   });
 
   test('validates the Commit2In wrapper and the request fields, naming them', async () => {

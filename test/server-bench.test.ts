@@ -119,3 +119,23 @@ test('bench single / batch / status / preload / evict / cancel / metrics / trace
   const trace = JSON.parse(await readFile(file, 'utf8'));
   assert.ok(trace.traceEvents.some((e: any) => e.ph === 'X' && e.name === 'msm_h'));
 });
+
+test('bench --c1 takes the three C1 forms (gpuproxy\'s as it is, a raw C1 wrapped) and names the file and option when it is bad', async () => {
+  const { buildRequest } = await import('../src/client/bench.js');
+  const { fixture } = await import('./support.js');
+  const { writeFile } = await import('node:fs/promises');
+  const raw = await readFile(fixture('2KiB.c1.json'));
+  const gpFile = join(dir, 'gpuproxy-c2.json');
+  const gp = Buffer.from(JSON.stringify({ c1out: JSON.parse(raw.toString('utf8')), prover_id: [233, 7, ...new Array(30).fill(0)], sector_id: 7, miner_id: 1001 }));
+  await writeFile(gpFile, gp);
+  const g = await buildRequest({ addr: '', type: 'porep', c1: gpFile });
+  assert.deepEqual(Buffer.from(g.vanilla_proof), gp);
+  assert.equal(g.sector_size, 2048);
+  assert.equal(g.sector_number, 7);
+  const w = await buildRequest({ addr: '', type: 'porep', c1: fixture('2KiB.c1.json') });
+  assert.deepEqual(Buffer.from(JSON.parse(Buffer.from(w.vanilla_proof).toString('utf8')).Phase1Out, 'base64'), raw);
+  const bad = join(dir, 'bad-c1.json');
+  await writeFile(bad, '{"registered_proof": "StackedDrg2KiBV1_1", ');
+  await assert.rejects(buildRequest({ addr: '', type: 'porep', c1: bad }), (e: Error) => e.message.startsWith(`--c1 ${bad}: (root): not valid JSON`));
+  await assert.rejects(buildRequest({ addr: '', type: 'porep', c1: join(dir, 'missing.json') }), (e: Error) => e.message === `--c1 ${join(dir, 'missing.json')}: cannot read it (ENOENT)`);
+});

@@ -119,7 +119,7 @@ program
 program
   .command('prove')
   .description(
-    'PoRep C2: prove every partition of a C1 output (lotus-bench/Curio Commit2In wrapper or raw C1 JSON), verify each ' +
+    'PoRep C2: prove every partition of a C1 output (lotus-bench/Curio Commit2In wrapper, raw C1 JSON or gpuproxy\'s C2 input), verify each ' +
       'proof, write the concatenated proof (192 B per partition) and print the timing breakdown. Without official ' +
       'parameters in --params-dir it generates INSECURE development parameters (once, cached) and says so.',
   )
@@ -283,7 +283,7 @@ bench
   .command('single')
   .description('submit one proof and wait; prints cuzk-bench\'s result block (status, job_id, timings, wall time, proof), then kiln\'s lines')
   .requiredOption('--type <kind>', 'porep | snap | wpost | winning')
-  .option('--c1 <file>', 'C1 output (Commit2In wrapper or raw JSON) for porep')
+  .option('--c1 <file>', 'C1 output for porep (Commit2In wrapper, raw C1 JSON or gpuproxy\'s C2 input)')
   .option('--vanilla <file>', 'vanilla proof file for snap/wpost/winning')
   .option('--update <file>', 'snap: update.json (kiln update / synth-snap) with the commitments and the vanilla file')
   .option('--priority <p>', 'low | normal | high | critical')

@@ -9,12 +9,12 @@
  *   status  --addr A          preload --addr A --circuit ID     evict --addr A --circuit ID
  *   cancel  --addr A --job ID metrics --addr A                  trace --http H JOB --out FILE
  *
- * `--addr` is host:port or unix:///path (as Curio dials). For `--type porep`, `--c1` may be either a
- * Commit2In wrapper or a raw C1 JSON (SealCommitPhase1Output), which is wrapped here like Curio does.
+ * `--addr` is host:port or unix:///path (as Curio dials). For `--type porep`, `--c1` may be a Commit2In wrapper,
+ * a raw C1 JSON (SealCommitPhase1Output, wrapped here like Curio does) or gpuproxy's C2 input (sent as it is).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
-import { parseSectorSize } from '../filecoin/registry.js';
+import { type Commit2In, parseC1Input } from '../filecoin/c1.js';
 import { MAX_MESSAGE_BYTES, loadProvingEngine } from '../server/proto.js';
 
 type Msg = Record<string, any>;
@@ -117,6 +117,15 @@ async function postRequestFields(o: SubmitOptions, req: Msg): Promise<void> {
   req.partition_index = int('--partition-index', o.partitionIndex);
 }
 
+/** A file named by a bench option, or an error naming both. */
+async function readOptionFile(option: string, path: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (e) {
+    throw new Error(`${option} ${path}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+}
+
 /** Builds the SubmitProofRequest of a bench run. */
 export async function buildRequest(o: SubmitOptions): Promise<Msg> {
   const kind = KIND[o.type];
@@ -129,18 +138,19 @@ export async function buildRequest(o: SubmitOptions): Promise<Msg> {
   }
   if (o.type === 'porep') {
     if (o.c1 === undefined) throw new Error('--type porep needs --c1 FILE');
-    const bytes = await readFile(o.c1);
-    const json = JSON.parse(bytes.toString('utf8')) as Msg;
-    if (typeof json.Phase1Out === 'string') {
-      req.vanilla_proof = bytes;
-      req.sector_size = json.SectorSize;
-      req.sector_number = json.SectorNum;
-    } else {
-      // raw C1: wrap it as Curio does (Go's json.Marshal base64-encodes []byte)
-      const size = parseSectorSize(String(json.registered_proof).replace(/^StackedDrg(\w+?)V1.*$/, '$1'))?.sectorSize ?? 0;
-      req.vanilla_proof = Buffer.from(JSON.stringify({ SectorNum: 0, Phase1Out: bytes.toString('base64'), SectorSize: size }));
-      req.sector_size = size;
+    const bytes = await readOptionFile('--c1', o.c1);
+    // any of the three forms (Commit2In wrapper, raw C1, gpuproxy's C2 input), checked here so that a bad file is named
+    // with its option rather than by the daemon's gRPC field
+    let c2: Commit2In;
+    try {
+      c2 = parseC1Input(bytes);
+    } catch (e) {
+      throw new Error(`--c1 ${o.c1}: ${(e as Error).message}`);
     }
+    // a raw C1 is wrapped as Curio does (Go's json.Marshal base64-encodes []byte); the other two go as they are
+    req.vanilla_proof = c2.form === 'c1' ? Buffer.from(JSON.stringify({ SectorNum: 0, Phase1Out: bytes.toString('base64'), SectorSize: c2.sectorSize })) : bytes;
+    req.sector_size = c2.sectorSize;
+    req.sector_number = c2.sectorNum;
   } else if (o.type === 'snap' && o.update !== undefined) {
     const { readUpdateFile } = await import('../cli/snap-commands.js');
     const { readVanillaFile } = await import('../filecoin/post/vanilla.js');
