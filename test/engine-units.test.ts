@@ -49,7 +49,7 @@ describe('config', () => {
     assert.deepEqual(parseConfig('', { totalRamBytes: 64 * GIB }).config, defaultConfig(64 * GIB));
   });
 
-  test('a full file is read; unknown and deprecated keys are warned about', () => {
+  test('a full file is read; deprecated keys are warned about', () => {
     const { config, warnings } = parseConfig(
       `[daemon]
 listen = "127.0.0.1:9820"
@@ -76,9 +76,6 @@ enabled = false
 synthesis_lookahead = 2
 [logging]
 level = "debug"
-frobnicate = 1
-[extra]
-x = 1
 `,
       { totalRamBytes: 64 * GIB },
     );
@@ -92,9 +89,35 @@ x = 1
     assert.equal(config.pipeline.enabled, false);
     assert.equal(config.pipeline.synthesis_lookahead, 2);
     assert.equal(config.logging.level, 'debug');
-    assert.ok(warnings.some((w) => w.includes('srs.preload') && w.includes('deprecated')));
-    assert.ok(warnings.some((w) => w.includes('logging.frobnicate')));
-    assert.ok(warnings.some((w) => w.includes('[extra]')));
+    assert.equal(warnings[0], 'config srs.preload is deprecated in cuzk and ignored');
+    assert.equal(warnings.filter((w) => !/has no effect/.test(w)).length, 1);
+  });
+
+  test('an unknown key or section is an error naming file, line and column, with the key it is probably a typo of', () => {
+    const err = (text: string, file?: string): ConfigError => {
+      try {
+        parseConfig(text, { totalRamBytes: 64 * GIB, file });
+      } catch (e) {
+        assert.ok(e instanceof ConfigError, String(e));
+        return e;
+      }
+      assert.fail(`accepted: ${text}`);
+    };
+    // a typo of dev_params used to be a warning line while the default (no development parameters) applied
+    const typo = err('[daemon]\nlisten = ":9820"\n\n[srs]\n  dev_param = true\n', 'kiln.toml');
+    assert.equal(typo.message, 'kiln.toml:5:3: config srs.dev_param: unknown key; did you mean srs.dev_params?');
+    assert.equal(typo.key, 'srs.dev_param');
+    assert.equal(err('[logging]\nlevl = "debug"').message, 'config:2:1: config logging.levl: unknown key; did you mean logging.level?');
+    assert.match(err('[daemon]\nbackend = "cuda"').message, /config daemon\.backend: unknown key; did you mean kiln\.backend\? \(it belongs in \[kiln\]\)/);
+    assert.match(err('[pipeline]\nfrobnicate = 1').message, /config pipeline\.frobnicate: unknown key; \[pipeline\] has enabled, synthesis_lookahead, synthesis_concurrency$/);
+    assert.equal(err('[gpu]\ndevices = [0]', 'k.toml').message, 'k.toml:1:1: config [gpu]: unknown section; did you mean [gpus]?');
+    assert.match(err('[extra]\nx = 1').message, /^config:1:1: config \[extra\]: unknown section; the sections are \[daemon\], \[srs\]/);
+    // TOML syntax errors: file, line and column, and the lines around it
+    const syntax = err('[daemon]\nlisten = "x"\nstatus_listen = = 3\n', 'kiln.toml');
+    assert.match(syntax.message, /^kiln\.toml:3:\d+: not valid TOML: invalid value\n/);
+    assert.match(syntax.message, /status_listen = = 3/);
+    // a bad value says where it is too
+    assert.equal(err('[gpus]\n\n   devices = [0, 1, 0]', 'k.toml').message, 'k.toml:3:4: config gpus.devices: lists GPU 0 twice (each GPU is driven once, by gpu_workers_per_device lanes)');
   });
 
   test('cuzk keys kiln does not use are accepted, checked and warned about by name', () => {
