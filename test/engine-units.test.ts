@@ -125,8 +125,8 @@ level = "debug"
       '[gpus]\ngpu_threads = 128\n[scheduler]\nsort_by_type = false\n[logging]\nformat = "json"\nlevel = "warn"\n',
       { totalRamBytes: 64 * GIB },
     );
-    assert.equal(warnings.length, 3);
-    for (const key of ['gpus.gpu_threads', 'scheduler.sort_by_type', 'logging.format']) {
+    assert.equal(warnings.length, 2);
+    for (const key of ['gpus.gpu_threads', 'scheduler.sort_by_type']) {
       assert.ok(warnings.some((w) => w.includes(key) && w.includes('accepted for cuzk compatibility and ignored')), key);
     }
     assert.equal(config.logging.level, 'warn');
@@ -136,9 +136,32 @@ level = "debug"
       ['[gpus]\ngpu_threads = -1', /gpus\.gpu_threads/],
       ['[scheduler]\nsort_by_type = "yes"', /scheduler\.sort_by_type/],
       ['[logging]\nformat = 3', /logging\.format/],
+      ['[logging]\nformat = "xml"', /logging\.format: expected "json" or "text", got "xml"/],
     ] as const) {
       assert.throws(() => parseConfig(text, { totalRamBytes: 64 * GIB }), (e: unknown) => e instanceof ConfigError && re.test(e.message), text);
     }
+  });
+
+  test('[logging] format = "text" gives text lines for a person (it was accepted and ignored); "json" stays the default', async () => {
+    assert.equal(parseConfig('', { totalRamBytes: 64 * GIB }).config.logging.format, 'json');
+    for (const [v, f] of [['text', 'text'], ['pretty', 'text'], ['JSON', 'json']] as const) {
+      const { config, warnings } = parseConfig(`[logging]\nformat = "${v}"`, { totalRamBytes: 64 * GIB });
+      assert.equal(config.logging.format, f, v);
+      assert.deepEqual(warnings, [], v);
+    }
+    const { formatLogLine, createLogger } = await import('../src/util/log.js');
+    const line = formatLogLine(JSON.stringify({ level: 40, time: Date.UTC(2026, 11, 5, 10, 0, 0, 123), service: 'kiln', msg: 'GPU 1: probe failed', gpu: 1, err: 'an error', spans: { name: 'job' } }));
+    assert.equal(line, '2026-12-05T10:00:00.123Z WARN  GPU 1: probe failed  gpu=1 err="an error"');
+    // the daemon's logger with format "text" writes such lines to stdout
+    const written: string[] = [];
+    const write = process.stdout.write;
+    process.stdout.write = ((s: string) => void written.push(s)) as unknown as typeof process.stdout.write;
+    try {
+      createLogger({ level: 'info', format: 'text' }).info({ grpc: '127.0.0.1:9820' }, 'kiln daemon listening');
+    } finally {
+      process.stdout.write = write;
+    }
+    assert.match(written.join(''), /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO  kiln daemon listening  grpc=127\.0\.0\.1:9820\n$/);
   });
 
   test('bad values are refused with the key named', () => {

@@ -15,6 +15,7 @@ import { BACKEND_NAMES, type BackendName } from '../backend/select.js';
 import { readFile } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { parse as parseToml } from 'smol-toml';
+import type { LogFormat } from '../util/log.js';
 import { closest } from '../util/suggest.js';
 
 export class ConfigError extends Error {
@@ -103,6 +104,8 @@ export interface EngineConfig {
   };
   logging: {
     level: LogLevel;
+    /** "json" (default: one JSON object a line, for log collectors) or "text" (a line for a person; "pretty" too). */
+    format: LogFormat;
   };
   kiln: {
     /** Compute backend: 'auto' (default: the GPU when one is usable, else the CPU), 'cuda' (the GPU;
@@ -148,7 +151,7 @@ export function defaultConfig(totalRamBytes = totalmem(), env: NodeJS.ProcessEnv
     scheduler: { max_batch_size: 1, max_batch_wait_ms: 10_000 },
     synthesis: { threads: 0 },
     pipeline: { enabled: true, synthesis_lookahead: 1, synthesis_concurrency: 1 },
-    logging: { level: 'info' },
+    logging: { level: 'info', format: 'json' },
     kiln: { backend: 'auto', job_retention_s: 600 },
   };
 }
@@ -165,10 +168,10 @@ const DEPRECATED = new Set([
 ]);
 
 /** cuzk keys kiln accepts (their values still checked) for cuzk compatibility but does not use:
- *  gpus.gpu_threads (CUDA threads per GPU worker: kiln's kernels size their own launches),
- *  scheduler.sort_by_type (kiln's queue orders by priority, then arrival) and logging.format
- *  (kiln logs JSON lines). Each one set in a file is reported as a warning naming it. */
-const IGNORED = new Set(['gpus.gpu_threads', 'scheduler.sort_by_type', 'logging.format']);
+ *  gpus.gpu_threads (CUDA threads per GPU worker: kiln's kernels size their own launches) and
+ *  scheduler.sort_by_type (kiln's queue orders by priority, then arrival). Each one set in a file is
+ *  reported as a warning naming it. */
+const IGNORED = new Set(['gpus.gpu_threads', 'scheduler.sort_by_type']);
 
 const SIZE_UNITS: Record<string, number> = {
   '': 1,
@@ -393,7 +396,11 @@ export function configFromObject(
         }
         c.logging.level = s as LogLevel;
       },
-      format: (v, k) => str(v, k),
+      format: (v, k) => {
+        const f = str(v, k).toLowerCase();
+        if (f !== 'json' && f !== 'text' && f !== 'pretty') throw new ConfigError(k, `expected "json" or "text", got ${JSON.stringify(v)}`);
+        c.logging.format = f === 'json' ? 'json' : 'text';
+      },
     },
     kiln: {
       backend: (v, k) => {
