@@ -139,3 +139,37 @@ test('bench --c1 takes the three C1 forms (gpuproxy\'s as it is, a raw C1 wrappe
   await assert.rejects(buildRequest({ addr: '', type: 'porep', c1: bad }), (e: Error) => e.message.startsWith(`--c1 ${bad}: (root): not valid JSON`));
   await assert.rejects(buildRequest({ addr: '', type: 'porep', c1: join(dir, 'missing.json') }), (e: Error) => e.message === `--c1 ${join(dir, 'missing.json')}: cannot read it (ENOENT)`);
 });
+
+test('kiln bench single exits non-zero when the job FAILED, cuzk-bench\'s lines printed all the same; an unreachable daemon is named', async () => {
+  const { execFile } = await import('node:child_process');
+  const { writeFile } = await import('node:fs/promises');
+  const { repoRoot } = await import('./support.js');
+  const bad = join(dir, 'bad-demo.json');
+  await writeFile(bad, 'not json');
+  const kiln = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+    new Promise((resolve) =>
+      execFile(process.execPath, [join(repoRoot, 'dist/src/cli/main.js'), ...args], { env: { ...process.env, KILN_PROGRESS: '0' } }, (e, stdout, stderr) =>
+        resolve({ code: e ? ((e as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      ),
+    );
+  const failed = await kiln(['bench', '--addr', d.grpcAddress, 'single', '--type', 'demo', '--vanilla', bad]);
+  assert.equal(failed.code, 1, failed.stderr);
+  assert.match(failed.stdout, /^=== Proof Result ===$/m);
+  assert.match(failed.stdout, /^status: {4}FAILED$/m);
+  assert.match(failed.stdout, /^error: {5}\S/m);
+  const ok = await kiln(['bench', '--addr', d.grpcAddress, 'single', '--type', 'demo']);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stdout, /^status: {4}COMPLETED$/m);
+  // a batch with a failed proof fails too
+  const batch = await kiln(['bench', '--addr', d.grpcAddress, 'batch', '--type', 'demo', '--vanilla', bad, '-c', '1', '-j', '1']);
+  assert.equal(batch.code, 1);
+  assert.match(batch.stdout, /^failed: {8}1$/m);
+
+  const sock = join(dir, 'nobody-here.sock');
+  await assert.rejects(benchStatus({ addr: `unix://${sock}`, out: () => {} }), (e: Error) =>
+    e.message.startsWith(`no kiln daemon answers at unix://${sock} (connect ENOENT ${sock}). Check that \`kiln daemon\` is running and that --addr is its [daemon] listen address`),
+  );
+  const cli = await kiln(['bench', '--addr', '127.0.0.1:1', 'status']);
+  assert.equal(cli.code, 1);
+  assert.match(cli.stderr, /^kiln: no kiln daemon answers at 127\.0\.0\.1:1 \(connect ECONNREFUSED 127\.0\.0\.1:1\)/);
+});

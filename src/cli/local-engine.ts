@@ -3,7 +3,7 @@
  * circuit provider, parameter loader and partition pipeline as the daemon (synthesis of partition
  * k + 1 overlapping the proof of partition k, every partition verified), without a socket.
  */
-import pino from 'pino';
+import { cliEngineLogger } from '../util/log.js';
 import type { Backend } from '../backend/backend.js';
 import { cliLanesPerDevice, defaultConfig } from '../engine/config.js';
 import { Engine } from '../engine/engine.js';
@@ -11,6 +11,17 @@ import { AwaitStatus, ProofKind, proofRequest } from '../engine/types.js';
 import { createPorepKind } from '../kinds/porep-c2-planner.js';
 import type { ParamsSource } from '../kinds/porep-c2.js';
 import type { Span } from '../util/timing.js';
+import { VANILLA_PROOF_PREFIX } from '../filecoin/c1.js';
+
+/**
+ * An engine error about the request's proof input with the gRPC field it names (`vanilla_proof (Commit2In): …`,
+ * `vanilla_proofs[3]: …`) replaced by what the user gave: `label`, e.g. `--c1 c1.json`.
+ */
+export function userInputError(message: string, label: string | undefined): string {
+  if (label === undefined) return message;
+  const m = message.startsWith(VANILLA_PROOF_PREFIX) ? `${label}: ${message.slice(VANILLA_PROOF_PREFIX.length)}` : message;
+  return m.replace(/vanilla_proofs\[(\d+)\]/g, `${label} element $1`).replace(/\bvanilla_proofs\b/g, label);
+}
 
 export interface LocalProveOptions {
   /** Official parameter files (`--params-dir`). */
@@ -20,6 +31,8 @@ export interface LocalProveOptions {
   backend: Backend;
   /** Progress lines for a person (stderr). */
   say: (msg: string) => void;
+  /** What the user called the input, for errors (`--c1 c1.json`). */
+  label?: string;
 }
 
 export interface LocalProof {
@@ -49,19 +62,19 @@ export class LocalProver {
     this.engine = new Engine({
       config,
       backend: o.backend,
-      logger: pino({ level: 'error', base: undefined }, pino.destination(2)), // the span tree shows the gaps
+      logger: cliEngineLogger(), // warnings as text; the failed job is the command's error, the gaps are in the span tree
       planners: [this.porep.planner],
       providers: [this.porep.circuits],
       defaultMetrics: false,
     });
   }
 
-  /** Proves one C1 (the Commit2In wrapper or the raw C1 JSON, as bytes). Throws with the engine's
-   *  message when the job fails. */
-  async prove(input: Uint8Array): Promise<LocalProof> {
+  /** Proves one C1 (any of its forms, as bytes). Throws with the engine's message when the job fails, naming
+   *  the input as `label` (`--c1 c1.json`) rather than by its gRPC field. */
+  async prove(input: Uint8Array, label?: string): Promise<LocalProof> {
     const { job } = await this.engine.submit(proofRequest({ proofKind: ProofKind.POREP_SEAL_COMMIT, vanillaProof: input }));
     const r = await this.engine.await(job.id);
-    if (r === undefined || r.status !== AwaitStatus.COMPLETED) throw new Error(r?.errorMessage || `job ${job.id} did not complete`);
+    if (r === undefined || r.status !== AwaitStatus.COMPLETED) throw new Error(userInputError(r?.errorMessage || `job ${job.id} did not complete`, label));
     const source = job.work ? this.porep.paramsSource(job.work.circuitId) : undefined;
     if (source === undefined) throw new Error('internal: the job completed without parameters');
     return { bytes: r.proof, source, span: job.span };
@@ -77,7 +90,7 @@ export class LocalProver {
 export async function proveC1Locally(input: Uint8Array, o: LocalProveOptions): Promise<LocalProof> {
   const prover = new LocalProver(o);
   try {
-    return await prover.prove(input);
+    return await prover.prove(input, o.label);
   } finally {
     await prover.close();
   }

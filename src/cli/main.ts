@@ -294,7 +294,9 @@ bench
   .option('--partition-index <k>', 'wpost: the partition index')
   .action(async (o) => {
     const { benchSingle } = await import('../client/bench.js');
-    await benchSingle({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, priority: o.priority, requestId: o.requestId, ...postBenchOptions(o) });
+    const r = await benchSingle({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, priority: o.priority, requestId: o.requestId, ...postBenchOptions(o) });
+    // cuzk-bench's lines are printed either way; a job that did not complete is the command's failure
+    if (r.status !== 1) process.exitCode = 1;
   });
 bench
   .command('batch')
@@ -314,10 +316,11 @@ bench
     const { cliProgressRenderer } = await import('../util/progress.js');
     const bar = cliProgressRenderer();
     try {
-      await benchBatch({
+      const r = await benchBatch({
         addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, count: o.count, concurrency: o.concurrency,
         out: bar.log, onProgress: (done, total) => bar.progress('proofs', done, total), ...postBenchOptions(o),
       });
+      if (r.failed > 0) process.exitCode = 1;
     } finally {
       bar.stop();
     }

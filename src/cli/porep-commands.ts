@@ -1,7 +1,7 @@
 /**
  * `kiln prove`, `kiln verify`, `kiln circuit-info`, `kiln setup`: PoRep C2 from a C1 file on this machine.
  */
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import { describeBackend } from '../backend/select.js';
@@ -21,19 +21,16 @@ import { type LocalProof, proveC1Locally } from './local-engine.js';
 import { DensityCounter } from '../r1cs/density.js';
 import { formatSpanTree } from '../util/timing.js';
 import { cliProgressRenderer } from '../util/progress.js';
+import { readOptionFile } from '../util/files.js';
 
-/** Reads a C1 file's bytes, with an error naming the file. */
-function readC1Bytes(path: string): Uint8Array {
-  try {
-    return readFileSync(path);
-  } catch (e) {
-    throw new Error(`cannot read ${path}: ${(e as Error).message}`);
-  }
-}
-
-/** Reads a C1 file: the lotus-bench / Curio Commit2In wrapper or the raw C1 JSON. */
+/** Reads a `--c1` file in any of its forms (Commit2In wrapper, raw C1, gpuproxy's C2 input); errors name the option and the file. */
 export function readC1File(path: string): C1Output {
-  return parseC1Input(readC1Bytes(path)).phase1Out;
+  const bytes = readOptionFile('--c1', path);
+  try {
+    return parseC1Input(bytes).phase1Out;
+  } catch (e) {
+    throw new Error(`--c1 ${path}: ${(e as Error).message}`);
+  }
 }
 
 export interface ProveOptions {
@@ -51,6 +48,8 @@ export interface ProveC1Options {
   backend: Backend;
   /** Progress lines (to stderr). */
   say: (msg: string) => void;
+  /** What the user called the input, for errors (`--c1 c1.json`). */
+  label?: string;
 }
 
 /** Proves a C1 (wrapper or raw JSON bytes) through the in-process engine (cli/local-engine.ts):
@@ -67,7 +66,7 @@ export async function runProve(o: ProveOptions): Promise<void> {
   const say = (m: string): void => {
     if (!o.json) console.error(m);
   };
-  const { bytes, source, span } = await proveC1(readC1Bytes(o.c1), { ...o, say });
+  const { bytes, source, span } = await proveC1(readOptionFile('--c1', o.c1), { ...o, say, label: `--c1 ${o.c1}` });
   if (o.out) writeFileSync(o.out, bytes);
   const hex = Buffer.from(bytes).toString('hex');
   if (o.json) {
@@ -94,7 +93,7 @@ export async function runVerify(o: VerifyOptions): Promise<boolean> {
   const vk = await loadPorepVerifyingKey(source).catch((e: unknown) => {
     throw new Error(`no verifying key for ${info.name}: ${(e as Error).message}`);
   });
-  const proofBytes = new Uint8Array(readFileSync(o.proof));
+  const proofBytes = new Uint8Array(readOptionFile('--proof', o.proof));
   const results = verifyPorep(c1, proofBytes, vk);
   results.forEach((ok, k) => console.log(`partition ${k}: ${ok ? 'valid' : 'INVALID'}`));
   const all = results.every(Boolean);

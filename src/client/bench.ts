@@ -15,6 +15,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
 import { type Commit2In, parseC1Input } from '../filecoin/c1.js';
+import { readOptionFile } from '../util/files.js';
 import { MAX_MESSAGE_BYTES, loadProvingEngine } from '../server/proto.js';
 
 type Msg = Record<string, any>;
@@ -45,6 +46,7 @@ export function connectEngine(addr: string): BenchConnection {
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
   }) as unknown as Record<string, (req: Msg, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: Msg) => void) => void> & grpc.Client;
+  const fail = (e: grpc.ServiceError): Error => connectionError(addr, e);
   return {
     call: (method, req, timeoutMs) =>
       new Promise((resolve, reject) =>
@@ -53,12 +55,28 @@ export function connectEngine(addr: string): BenchConnection {
               req,
               bearerMetadata(authToken),
               timeoutMs ? { deadline: Date.now() + timeoutMs } : {},
-              (e, r) => (e ? reject(e) : resolve(r)),
+              (e, r) => (e ? reject(fail(e)) : resolve(r)),
             )
-          : client[method](req, timeoutMs ? { deadline: Date.now() + timeoutMs } : {}, (e, r) => (e ? reject(e) : resolve(r))),
+          : client[method](req, timeoutMs ? { deadline: Date.now() + timeoutMs } : {}, (e, r) => (e ? reject(fail(e)) : resolve(r))),
       ),
     close: () => client.close(),
   };
+}
+
+/** A gRPC error in words for the person running the bench: an unreachable daemon names the address and what to
+ *  check, a refused token says so; other errors (the daemon's answers) keep their text and code. */
+export function connectionError(addr: string, e: grpc.ServiceError): Error {
+  let text: string | undefined;
+  if (e.code === grpc.status.UNAVAILABLE) {
+    const socket = addr.startsWith('unix:') ? addr.replace(/^unix:(\/\/)?/, '') : undefined;
+    text =
+      `no kiln daemon answers at ${addr} (${e.details.replace(/^No connection established\. Last error: (Error: )?/, '').replace(/\.?\s*Resolution note:\s*$/, '')}). Check that \`kiln daemon\` is running and that --addr is its ` +
+      `[daemon] listen address (or its --listen)${socket !== undefined ? `; the socket ${socket} must exist and be open to this user (the daemon creates it 0600)` : ''}`;
+  } else if (e.code === grpc.status.UNAUTHENTICATED) {
+    text = `the daemon at ${addr} refused the call: ${e.details} (it has [daemon] auth_token set: pass --token-file with that token)`;
+  }
+  if (text === undefined) return e;
+  return Object.assign(new Error(text), { code: e.code, details: e.details });
 }
 
 function bearerMetadata(token: string): grpc.Metadata {
@@ -117,15 +135,6 @@ async function postRequestFields(o: SubmitOptions, req: Msg): Promise<void> {
   req.partition_index = int('--partition-index', o.partitionIndex);
 }
 
-/** A file named by a bench option, or an error naming both. */
-async function readOptionFile(option: string, path: string): Promise<Buffer> {
-  try {
-    return await readFile(path);
-  } catch (e) {
-    throw new Error(`${option} ${path}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
-}
-
 /** Builds the SubmitProofRequest of a bench run. */
 export async function buildRequest(o: SubmitOptions): Promise<Msg> {
   const kind = KIND[o.type];
@@ -138,7 +147,7 @@ export async function buildRequest(o: SubmitOptions): Promise<Msg> {
   }
   if (o.type === 'porep') {
     if (o.c1 === undefined) throw new Error('--type porep needs --c1 FILE');
-    const bytes = await readOptionFile('--c1', o.c1);
+    const bytes = readOptionFile('--c1', o.c1);
     // any of the three forms (Commit2In wrapper, raw C1, gpuproxy's C2 input), checked here so that a bad file is named
     // with its option rather than by the daemon's gRPC field
     let c2: Commit2In;

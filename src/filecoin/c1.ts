@@ -26,6 +26,10 @@ export class C1FormatError extends Error {
   }
 }
 
+/** What the daemon's errors about a request's C1 start with (its gRPC field); the CLI puts the option and file the
+ *  user gave in its place (`--c1 c1.json: …`). */
+export const VANILLA_PROOF_PREFIX = 'vanilla_proof (Commit2In): ';
+
 export interface ColumnProof {
   /** Node index of the column. */
   readonly index: number;

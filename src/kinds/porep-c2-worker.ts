@@ -2,16 +2,12 @@
  * Witness of one PoRep partition, run in a synthesis worker (see synth-pool.ts): the C1 arrives
  * structured-cloned with only this partition's vanilla proofs filled in.
  */
-import { C1FormatError, parseC1Input, type C1Output, type Commit2In } from '../filecoin/c1.js';
+import { C1FormatError, VANILLA_PROOF_PREFIX, parseC1Input, type C1Output, type Commit2In } from '../filecoin/c1.js';
 import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
 import { verifyC1Header, verifyC1Partition } from '../filecoin/verify.js';
 import { actorIdFromAddress, proverIdFromActorId } from '../filecoin/graph.js';
 import { stackedCircuitFor } from '../filecoin/circuit/index.js';
-
-/** What the planner's errors about the request's C1 start with (the gRPC field); the CLI puts its own option and
- *  file in its place (`--c1 c1.json: …`). */
-export const VANILLA_PROOF_PREFIX = 'vanilla_proof (Commit2In): ';
 
 export interface PorepWitnessArg {
   c1: C1Output;
