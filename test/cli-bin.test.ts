@@ -49,3 +49,15 @@ test('errors name the user\'s option and file, not a gRPC field, with no JSON lo
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('long commands show progress without a terminal: a line now and then on stderr (circuit-info)', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const r = spawnSync(process.execPath, [path.join(root, 'dist/src/cli/main.js'), 'circuit-info', '--sector-size', '2KB'], {
+    encoding: 'utf8',
+    env: { ...process.env, KILN_PROGRESS: '', KILN_PROGRESS_INTERVAL: '0.2' },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).registeredProof, 'StackedDrg2KiBV1_1'); // '2KB' is 2 KiB
+  assert.match(r.stderr, /^kiln: counting constraints: \d+ so far, [\d.]+ (ms|s)$/m);
+  assert.doesNotMatch(r.stderr, /\x1b/, 'no control characters in a pipe');
+});

@@ -173,3 +173,23 @@ test('kiln bench single exits non-zero when the job FAILED, cuzk-bench\'s lines 
   assert.equal(cli.code, 1);
   assert.match(cli.stderr, /^kiln: no kiln daemon answers at 127\.0\.0\.1:1 \(connect ECONNREFUSED 127\.0\.0\.1:1\)/);
 });
+
+test('kiln bench single shows the wait for the daemon without a terminal: a line now and then on stderr, cuzk-bench\'s lines on stdout', async () => {
+  const { execFile } = await import('node:child_process');
+  const { writeFile } = await import('node:fs/promises');
+  const { repoRoot } = await import('./support.js');
+  const body = join(dir, 'demo-16.json');
+  await writeFile(body, JSON.stringify({ seed: 77, partitions: 16 }));
+  const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+    execFile(
+      process.execPath,
+      [join(repoRoot, 'dist/src/cli/main.js'), 'bench', '--addr', d.grpcAddress, 'single', '--type', 'demo', '--vanilla', body],
+      { env: { ...process.env, KILN_PROGRESS: '', KILN_PROGRESS_INTERVAL: '0.05' } },
+      (e, stdout, stderr) => resolve({ code: e ? 1 : 0, stdout, stderr }),
+    ),
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^status: {4}COMPLETED$/m);
+  assert.match(r.stderr, /^kiln: demo proof in the daemon: \d+ ms$/m);
+  assert.doesNotMatch(r.stdout, /^kiln:/m, 'progress stays off stdout');
+});

@@ -159,7 +159,8 @@ program
   .command('circuit-info')
   .description(
     'figures of the PoRep partition circuit as JSON: constraints (with and without the prover\'s input constraints), ' +
-      'public inputs, aux variables, A and B densities. Counts without storing, so 32GiB fits in memory (about a minute).',
+      'public inputs, aux variables, A and B densities. Counts without storing, so 32GiB fits in memory; a 32GiB ' +
+      'partition takes many minutes (17 on 2 cores), with progress on stderr.',
   )
   .option('--sector-size <size>', '2KiB | 8MiB | 512MiB | 32GiB | 64GiB')
   .option('--c1 <file>', 'take the sector size from a C1 output file instead')
@@ -177,7 +178,15 @@ program
     }
     if (!opts.sectorSize && !opts.c1) throw new InvalidArgumentError('give --sector-size, --c1 or --circuit');
     const { runCircuitInfo } = await import('./porep-commands.js');
-    console.log(JSON.stringify(runCircuitInfo({ sectorSize: opts.sectorSize, c1: opts.c1 }), null, 2));
+    const { commandProgress } = await import('../util/progress.js');
+    const ui = commandProgress(false);
+    let info: Record<string, unknown>;
+    try {
+      info = runCircuitInfo({ sectorSize: opts.sectorSize, c1: opts.c1 }, ui.progress);
+    } finally {
+      ui.stop();
+    }
+    console.log(JSON.stringify(info, null, 2));
   });
 
 program
@@ -294,7 +303,11 @@ bench
   .option('--partition-index <k>', 'wpost: the partition index')
   .action(async (o) => {
     const { benchSingle } = await import('../client/bench.js');
-    const r = await benchSingle({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, priority: o.priority, requestId: o.requestId, ...postBenchOptions(o) });
+    const { commandProgress } = await import('../util/progress.js');
+    const waiting = commandProgress(false);
+    const r = await benchSingle({
+      addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, priority: o.priority, requestId: o.requestId, waiting, ...postBenchOptions(o),
+    }).finally(waiting.stop);
     // cuzk-bench's lines are printed either way; a job that did not complete is the command's failure
     if (r.status !== 1) process.exitCode = 1;
   });

@@ -17,10 +17,12 @@ import {
   verifyPorep,
 } from '../kinds/porep-c2.js';
 import { ensureDevParamsFile } from '../groth16/setup.js';
-import { type LocalProof, proveC1Locally } from './local-engine.js';
+import { type LocalProof, type LocalProveOptions, proveC1Locally } from './local-engine.js';
 import { DensityCounter } from '../r1cs/density.js';
+import { CountingSystem } from '../r1cs/counter.js';
+import type { SealProofInfo } from '../filecoin/registry.js';
 import { formatSpanTree } from '../util/timing.js';
-import { cliProgressRenderer } from '../util/progress.js';
+import { cliProgressRenderer, commandProgress, type ProgressFn } from '../util/progress.js';
 import { readOptionFile } from '../util/files.js';
 
 /** Reads a `--c1` file in any of its forms (Commit2In wrapper, raw C1, gpuproxy's C2 input); errors name the option and the file. */
@@ -42,15 +44,8 @@ export interface ProveOptions {
   json: boolean;
 }
 
-export interface ProveC1Options {
-  paramsDir: string;
-  cacheDir: string;
-  backend: Backend;
-  /** Progress lines (to stderr). */
-  say: (msg: string) => void;
-  /** What the user called the input, for errors (`--c1 c1.json`). */
-  label?: string;
-}
+/** What proveC1 needs: the in-process engine's options (local-engine.ts). */
+export type ProveC1Options = LocalProveOptions;
 
 /** Proves a C1 (wrapper or raw JSON bytes) through the in-process engine (cli/local-engine.ts):
  *  shape, parameters, every partition synthesised, proved and verified. */
@@ -63,10 +58,8 @@ export async function proveC1(input: Uint8Array, o: ProveC1Options): Promise<Loc
 }
 
 export async function runProve(o: ProveOptions): Promise<void> {
-  const say = (m: string): void => {
-    if (!o.json) console.error(m);
-  };
-  const { bytes, source, span } = await proveC1(readOptionFile('--c1', o.c1), { ...o, say, label: `--c1 ${o.c1}` });
+  const ui = commandProgress(o.json);
+  const { bytes, source, span } = await proveC1(readOptionFile('--c1', o.c1), { ...o, say: ui.say, progress: ui.progress, label: `--c1 ${o.c1}` }).finally(ui.stop);
   if (o.out) writeFileSync(o.out, bytes);
   const hex = Buffer.from(bytes).toString('hex');
   if (o.json) {
@@ -106,12 +99,38 @@ export interface CircuitInfoOptions {
   c1?: string;
 }
 
+/** The progress stage of circuit-info's count. */
+export const COUNT_STAGE = 'counting constraints';
+
+/** The partition circuit's constraint count from one and two challenges (its challenges are identical segments:
+ *  replicateLastShapeSegment relies on it too), when it has more than two: the total a progress bar counts to. */
+function expectedConstraints(info: SealProofInfo): number | undefined {
+  const c = info.challengesPerPartition;
+  if (c === undefined || c <= 2) return undefined;
+  const count = (k: number): number => {
+    const cs = new CountingSystem();
+    stackedShapeCircuit(info, k).synthesize(cs);
+    return cs.numConstraints;
+  };
+  const one = count(1);
+  return one + (c - 1) * (count(2) - one);
+}
+
 /** Counts (never stores) the partition circuit: constraints with and without the prover's input
- *  constraints, public inputs, aux variables, A/B densities. */
-export function runCircuitInfo(o: CircuitInfoOptions): Record<string, unknown> {
+ *  constraints, public inputs, aux variables, A/B densities. The count of a 32 GiB partition takes many
+ *  minutes (17 on the 2-core dev machine): `progress` gets the constraints counted so far, against the total
+ *  from one and two challenges. */
+export function runCircuitInfo(o: CircuitInfoOptions, progress?: ProgressFn): Record<string, unknown> {
   const info = o.c1 ? readC1File(o.c1).registeredProof : porepInfoForSize(parsePorepSectorSize(o.sectorSize ?? ''));
   const t0 = performance.now();
-  const dc = new DensityCounter();
+  const total = progress !== undefined ? (expectedConstraints(info) ?? 0) : 0;
+  const dc = new (class extends DensityCounter {
+    override enforce(...args: Parameters<DensityCounter['enforce']>): void {
+      super.enforce(...args);
+      if ((this.numConstraints & 0x3fff) === 0) progress?.(COUNT_STAGE, this.numConstraints, total);
+    }
+  })();
+  progress?.(COUNT_STAGE, 0, total);
   stackedShapeCircuit(info).synthesize(dc);
   const d = dc.densityCounts();
   const withInputs = d.constraints + d.inputs;

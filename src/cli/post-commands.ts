@@ -8,12 +8,14 @@
  */
 import { writeFileSync } from 'node:fs';
 import { readOptionFile } from '../util/files.js';
+import { commandProgress } from '../util/progress.js';
 
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Backend } from '../backend/backend.js';
 import type { PoStProofInfo } from '../filecoin/post/types.js';
 import type { ParamsSource } from '../kinds/porep-c2.js';
 import type { Span } from '../util/timing.js';
+import type { ProgressFn } from '../util/progress.js';
 
 export interface PoStCommandDefaults {
   paramsDir: () => string;
@@ -78,10 +80,10 @@ export interface PoStLocalProof {
 /** Proves one PoSt partition through an in-process engine (dev parameters allowed, INSECURE, and said so). */
 export async function provePoStLocally(
   req: { info: PoStProofInfo; vanillaProofs: Uint8Array[]; randomness: Uint8Array; minerId: number; partitionIndex: number },
-  o: { paramsDir: string; cacheDir: string; backend: Backend; say: (m: string) => void; label?: string },
+  o: { paramsDir: string; cacheDir: string; backend: Backend; say: (m: string) => void; label?: string; progress?: ProgressFn },
 ): Promise<PoStLocalProof> {
   const { cliEngineLogger } = await import('../util/log.js');
-  const { userInputError } = await import('./local-engine.js');
+  const { userInputError, watchJob } = await import('./local-engine.js');
   const { cliLanesPerDevice, defaultConfig } = await import('../engine/config.js');
   const { Engine } = await import('../engine/engine.js');
   const { AwaitStatus, ProofKind, proofRequest } = await import('../engine/types.js');
@@ -90,7 +92,7 @@ export async function provePoStLocally(
   config.srs.param_cache = o.paramsDir;
   config.srs.dev_params = true;
   config.gpus.gpu_workers_per_device = cliLanesPerDevice(o.backend);
-  const kind = createPoStKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`) });
+  const kind = createPoStKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`), progress: o.progress });
   const engine = new Engine({
     config,
     backend: o.backend,
@@ -111,7 +113,8 @@ export async function provePoStLocally(
         partitionIndex: req.partitionIndex,
       }),
     );
-    const r = await engine.await(job.id);
+    const unwatch = watchJob(job, o.progress, 'proving');
+    const r = await engine.await(job.id).finally(unwatch);
     if (r === undefined || r.status !== AwaitStatus.COMPLETED) throw new Error(userInputError(r?.errorMessage || `job ${job.id} did not complete`, o.label));
     const source = job.work ? kind.paramsSource(job.work.circuitId) : undefined;
     if (source === undefined) throw new Error('internal: the job completed without parameters');
@@ -122,9 +125,8 @@ export async function provePoStLocally(
 }
 
 export async function runProvePoSt(o: ProvePoStOptions): Promise<void> {
-  const say = (m: string): void => {
-    if (!o.json) console.error(m);
-  };
+  const ui = commandProgress(o.json);
+  const say = ui.say;
   const info = await postInfo(o.type, o.registeredProof);
   const randomness = parseRandomness(o.randomness);
   const minerId = nonNegative('--miner-id', o.minerId);
@@ -135,7 +137,7 @@ export async function runProvePoSt(o: ProvePoStOptions): Promise<void> {
   const { formatSpanTree } = await import('../util/timing.js');
   const vanillaProofs = withOption('--vanilla', () => readVanillaFile(o.vanilla));
   say(`${postProofName(info)} (${postCircuitId(info)}): ${vanillaProofs.length} vanilla proof(s) from ${o.vanilla}, backend ${describeBackend(o.backend)}`);
-  const r = await provePoStLocally({ info, vanillaProofs, randomness, minerId, partitionIndex }, { ...o, say, label: `--vanilla ${o.vanilla}` });
+  const r = await provePoStLocally({ info, vanillaProofs, randomness, minerId, partitionIndex }, { ...o, say, progress: ui.progress, label: `--vanilla ${o.vanilla}` }).finally(ui.stop);
   if (o.out) writeFileSync(o.out, r.bytes);
   const hex = Buffer.from(r.bytes).toString('hex');
   if (o.json) {

@@ -15,12 +15,14 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { readOptionFile } from '../util/files.js';
+import { commandProgress } from '../util/progress.js';
 import { withOption } from './post-commands.js';
 import type { Backend } from '../backend/backend.js';
 import type { ParamsSource } from '../kinds/porep-c2.js';
 import type { SnapProofInfo } from '../filecoin/snap/registry.js';
 import type { SnapPublic } from '../filecoin/snap/vanilla.js';
 import type { Span } from '../util/timing.js';
+import type { ProgressFn } from '../util/progress.js';
 
 export interface SnapCommandDefaults {
   paramsDir: () => string;
@@ -192,10 +194,10 @@ export interface SnapLocalProof {
 /** Proves a SnapDeals update through an in-process engine (dev parameters allowed, INSECURE, and said so). */
 export async function proveSnapLocally(
   req: { info: SnapProofInfo; vanillaProofs: Uint8Array[]; raw: { commROld: Uint8Array; commDNew: Uint8Array; commRNew: Uint8Array } },
-  o: { paramsDir: string; cacheDir: string; backend: Backend; say: (m: string) => void; label?: string },
+  o: { paramsDir: string; cacheDir: string; backend: Backend; say: (m: string) => void; label?: string; progress?: ProgressFn },
 ): Promise<SnapLocalProof> {
   const { cliEngineLogger } = await import('../util/log.js');
-  const { userInputError } = await import('./local-engine.js');
+  const { userInputError, watchJob } = await import('./local-engine.js');
   const { cliLanesPerDevice, defaultConfig } = await import('../engine/config.js');
   const { Engine } = await import('../engine/engine.js');
   const { AwaitStatus, ProofKind, proofRequest } = await import('../engine/types.js');
@@ -204,7 +206,7 @@ export async function proveSnapLocally(
   config.srs.param_cache = o.paramsDir;
   config.srs.dev_params = true;
   config.gpus.gpu_workers_per_device = cliLanesPerDevice(o.backend);
-  const kind = createSnapKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`) });
+  const kind = createSnapKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`), progress: o.progress });
   const engine = new Engine({
     config,
     backend: o.backend,
@@ -225,7 +227,8 @@ export async function proveSnapLocally(
         commRNew: req.raw.commRNew,
       }),
     );
-    const r = await engine.await(job.id);
+    const unwatch = watchJob(job, o.progress, 'proving');
+    const r = await engine.await(job.id).finally(unwatch);
     if (r === undefined || r.status !== AwaitStatus.COMPLETED) throw new Error(userInputError(r?.errorMessage || `job ${job.id} did not complete`, o.label));
     const source = job.work ? kind.paramsSource(job.work.circuitId) : undefined;
     if (source === undefined) throw new Error('internal: the job completed without parameters');
@@ -246,9 +249,8 @@ export interface ProveSnapOptions {
 }
 
 export async function runProveSnap(o: ProveSnapOptions): Promise<void> {
-  const say = (m: string): void => {
-    if (!o.json) console.error(m);
-  };
+  const ui = commandProgress(o.json);
+  const say = ui.say;
   const { info, raw, vanillaPath } = await readUpdateFile(o.update);
   const { readVanillaFile } = await import('../filecoin/post/vanilla.js');
   const { describeBackend } = await import('../backend/select.js');
@@ -258,7 +260,7 @@ export async function runProveSnap(o: ProveSnapOptions): Promise<void> {
   const label = o.vanilla !== undefined ? `--vanilla ${vfile}` : `${vfile} (named by --update ${o.update})`;
   const vanillaProofs = withOption(o.vanilla !== undefined ? '--vanilla' : `(named by --update ${o.update})`, () => readVanillaFile(vfile));
   say(`${info.name} (${info.circuitId}): ${vanillaProofs.length} partition proof(s) from ${vfile}, backend ${describeBackend(o.backend)}`);
-  const r = await proveSnapLocally({ info, vanillaProofs, raw }, { ...o, say, label });
+  const r = await proveSnapLocally({ info, vanillaProofs, raw }, { ...o, say, progress: ui.progress, label }).finally(ui.stop);
   if (o.out) writeFileSync(o.out, r.bytes);
   const hex = Buffer.from(r.bytes).toString('hex');
   if (o.json) {

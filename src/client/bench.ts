@@ -16,6 +16,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
 import { type Commit2In, parseC1Input } from '../filecoin/c1.js';
 import { readOptionFile } from '../util/files.js';
+import type { ProgressFn } from '../util/progress.js';
 import { MAX_MESSAGE_BYTES, loadProvingEngine } from '../server/proto.js';
 
 type Msg = Record<string, any>;
@@ -103,6 +104,9 @@ export interface SubmitOptions {
   minerId?: string;
   partitionIndex?: string;
   out?: Out;
+  /** single: shows the wait for the daemon's answer (a bar with the time spent, or a line now and then), stopped
+   *  before the result is printed. */
+  waiting?: { progress: ProgressFn | undefined; stop(): void };
 }
 
 /** wpost/winning: the vanilla file's elements (cuzk-bench's JSON of base64 bincode proofs, or one raw element) as
@@ -231,7 +235,8 @@ export async function benchSingle(o: SubmitOptions): Promise<Msg> {
   const c = connectEngine(o.addr);
   try {
     const t0 = performance.now();
-    const r = (await c.call('Prove', { submit: req })).result as Msg;
+    o.waiting?.progress?.(`${o.type} proof in the daemon`, 0, 0);
+    const r = (await c.call('Prove', { submit: req }).finally(() => o.waiting?.stop())).result as Msg;
     const wall = performance.now() - t0;
     for (const l of formatProofResult(r, wall)) out(l);
     const proof = Buffer.from(r.proof ?? []);

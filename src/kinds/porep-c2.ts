@@ -119,12 +119,12 @@ export type PorepShapeTaskResult = ShapeTaskResult;
  * worker thread (engine/task-worker.ts): the CPU setup evaluates the circuit at tau in this thread
  * for seconds to hours. The shape is read from the cache `porepShapeTask` filled (or compiled).
  */
-export async function porepDevParamsTask(arg: { circuitId: string; cacheDir: string; devDir: string; backend: string }): Promise<EnsureDevParamsResult> {
+export async function porepDevParamsTask(arg: { circuitId: string; cacheDir: string; devDir: string; backend: string }, progress?: (p: { step: string; done: number; total: number }) => void): Promise<EnsureDevParamsResult> {
   const info = porepInfoForCircuit(arg.circuitId);
   if (info === undefined) throw new Error(`unknown PoRep circuit ${arg.circuitId}`);
   const { shape } = porepShape(info, arg.cacheDir);
   const { selectBackend } = await import('../backend/select.js');
-  const r = await ensureDevParamsFile(shape, selectBackend(arg.backend), arg.devDir);
+  const r = await ensureDevParamsFile(shape, selectBackend(arg.backend), arg.devDir, { onStep: (step, done, total) => progress?.({ step, done, total }) });
   return r;
 }
 
