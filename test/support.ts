@@ -184,3 +184,9 @@ export function slowProver(backend: Backend, ms: number, calls: string[] = []): 
     },
   }) as Backend;
 }
+
+/** A task for engine/task-worker.ts runOffThread (tests of its progress channel): reports 1..n, returns n. */
+export function progressTask(arg: { n: number }, progress: (p: unknown) => void): number {
+  for (let k = 1; k <= arg.n; k++) progress({ step: `step ${k}`, done: k, total: arg.n });
+  return arg.n;
+}

@@ -120,7 +120,7 @@ program
 program
   .command('prove')
   .description(
-    'PoRep C2: prove every partition of a C1 output (lotus-bench/Curio Commit2In wrapper or raw C1 JSON), verify each ' +
+    'PoRep C2: prove every partition of a C1 output (lotus-bench/Curio Commit2In wrapper, raw C1 JSON or gpuproxy\'s C2 input), verify each ' +
       'proof, write the concatenated proof (192 B per partition) and print the timing breakdown. Without official ' +
       'parameters in --params-dir it generates INSECURE development parameters (once, cached) and says so.',
   )
@@ -160,7 +160,8 @@ program
   .command('circuit-info')
   .description(
     'figures of the PoRep partition circuit as JSON: constraints (with and without the prover\'s input constraints), ' +
-      'public inputs, aux variables, A and B densities. Counts without storing, so 32GiB fits in memory (about a minute).',
+      'public inputs, aux variables, A and B densities. Counts without storing, so 32GiB fits in memory; a 32GiB ' +
+      'partition takes many minutes (17 on 2 cores), with progress on stderr.',
   )
   .option('--sector-size <size>', '2KiB | 8MiB | 512MiB | 32GiB | 64GiB')
   .option('--c1 <file>', 'take the sector size from a C1 output file instead')
@@ -178,7 +179,15 @@ program
     }
     if (!opts.sectorSize && !opts.c1) throw new InvalidArgumentError('give --sector-size, --c1 or --circuit');
     const { runCircuitInfo } = await import('./porep-commands.js');
-    console.log(JSON.stringify(runCircuitInfo({ sectorSize: opts.sectorSize, c1: opts.c1 }), null, 2));
+    const { commandProgress } = await import('../util/progress.js');
+    const ui = commandProgress(false);
+    let info: Record<string, unknown>;
+    try {
+      info = runCircuitInfo({ sectorSize: opts.sectorSize, c1: opts.c1 }, ui.progress);
+    } finally {
+      ui.stop();
+    }
+    console.log(JSON.stringify(info, null, 2));
   });
 
 program
@@ -285,7 +294,7 @@ bench
   .command('single')
   .description('submit one proof and wait; prints cuzk-bench\'s result block (status, job_id, timings, wall time, proof), then kiln\'s lines')
   .requiredOption('--type <kind>', 'porep | snap | wpost | winning')
-  .option('--c1 <file>', 'C1 output (Commit2In wrapper or raw JSON) for porep')
+  .option('--c1 <file>', 'C1 output for porep (Commit2In wrapper, raw C1 JSON or gpuproxy\'s C2 input)')
   .option('--vanilla <file>', 'vanilla proof file for snap/wpost/winning')
   .option('--update <file>', 'snap: update.json (kiln update / synth-snap) with the commitments and the vanilla file')
   .option('--priority <p>', 'low | normal | high | critical')
@@ -296,7 +305,13 @@ bench
   .option('--partition-index <k>', 'wpost: the partition index')
   .action(async (o) => {
     const { benchSingle } = await import('../client/bench.js');
-    await benchSingle({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, priority: o.priority, requestId: o.requestId, ...postBenchOptions(o) });
+    const { commandProgress } = await import('../util/progress.js');
+    const waiting = commandProgress(false);
+    const r = await benchSingle({
+      addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, priority: o.priority, requestId: o.requestId, waiting, ...postBenchOptions(o),
+    }).finally(waiting.stop);
+    // cuzk-bench's lines are printed either way; a job that did not complete is the command's failure
+    if (r.status !== 1) process.exitCode = 1;
   });
 bench
   .command('batch')
@@ -316,10 +331,11 @@ bench
     const { cliProgressRenderer } = await import('../util/progress.js');
     const bar = cliProgressRenderer();
     try {
-      await benchBatch({
+      const r = await benchBatch({
         addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, count: o.count, concurrency: o.concurrency,
         out: bar.log, onProgress: (done, total) => bar.progress('proofs', done, total), ...postBenchOptions(o),
       });
+      if (r.failed > 0) process.exitCode = 1;
     } finally {
       bar.stop();
     }

@@ -9,12 +9,15 @@
  *   status  --addr A          preload --addr A --circuit ID     evict --addr A --circuit ID
  *   cancel  --addr A --job ID metrics --addr A                  trace --http H JOB --out FILE
  *
- * `--addr` is host:port or unix:///path (as Curio dials). For `--type porep`, `--c1` may be either a
- * Commit2In wrapper or a raw C1 JSON (SealCommitPhase1Output), which is wrapped here like Curio does.
+ * `--addr` is host:port or unix:///path (as Curio dials). For `--type porep`, `--c1` may be a Commit2In wrapper,
+ * a raw C1 JSON (SealCommitPhase1Output, wrapped here like Curio does) or gpuproxy's C2 input (sent as it is).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
 import { parseSectorSize } from '../filecoin/registry.js';
+import { type Commit2In, parseC1Input } from '../filecoin/c1.js';
+import { readOptionFile } from '../util/files.js';
+import type { ProgressFn } from '../util/progress.js';
 import { INSECURE_TRAILER, INSECURE_TRAILER_TEXT, MAX_MESSAGE_BYTES, loadProvingEngine } from '../server/proto.js';
 
 type Msg = Record<string, any>;
@@ -50,12 +53,13 @@ export function connectEngine(addr: string): BenchConnection {
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
   }) as unknown as Record<string, UnaryFn> & grpc.Client;
+  const fail = (e: grpc.ServiceError): Error => connectionError(addr, e);
   const callWithTrailers = (method: string, req: Msg, timeoutMs?: number): Promise<{ response: Msg; trailers: grpc.Metadata }> =>
     new Promise((resolve, reject) => {
       const opts: grpc.CallOptions = timeoutMs ? { deadline: Date.now() + timeoutMs } : {};
       // grpc-js calls back with the answer, then emits 'status' with the trailers
       let response: Msg | undefined;
-      const cb: UnaryCb = (e, r) => (e ? reject(e) : void (response = r));
+      const cb: UnaryCb = (e, r) => (e ? reject(fail(e)) : void (response = r));
       const fn = client[method]!.bind(client);
       const call = authToken !== '' ? fn(req, bearerMetadata(authToken), opts, cb) : fn(req, opts, cb);
       call.on('status', (st: grpc.StatusObject) => {
@@ -73,6 +77,22 @@ export function connectEngine(addr: string): BenchConnection {
 export function insecureMark(trailers: grpc.Metadata): string | undefined {
   const v = trailers.get(INSECURE_TRAILER)[0];
   return v === undefined ? undefined : String(v);
+}
+
+/** A gRPC error in words for the person running the bench: an unreachable daemon names the address and what to
+ *  check, a refused token says so; other errors (the daemon's answers) keep their text and code. */
+export function connectionError(addr: string, e: grpc.ServiceError): Error {
+  let text: string | undefined;
+  if (e.code === grpc.status.UNAVAILABLE) {
+    const socket = addr.startsWith('unix:') ? addr.replace(/^unix:(\/\/)?/, '') : undefined;
+    text =
+      `no kiln daemon answers at ${addr} (${e.details.replace(/^No connection established\. Last error: (Error: )?/, '').replace(/\.?\s*Resolution note:\s*$/, '')}). Check that \`kiln daemon\` is running and that --addr is its ` +
+      `[daemon] listen address (or its --listen)${socket !== undefined ? `; the socket ${socket} must exist and be open to this user (the daemon creates it 0600)` : ''}`;
+  } else if (e.code === grpc.status.UNAUTHENTICATED) {
+    text = `the daemon at ${addr} refused the call: ${e.details} (it has [daemon] auth_token set: pass --token-file with that token)`;
+  }
+  if (text === undefined) return e;
+  return Object.assign(new Error(text), { code: e.code, details: e.details });
 }
 
 function bearerMetadata(token: string): grpc.Metadata {
@@ -99,6 +119,9 @@ export interface SubmitOptions {
   minerId?: string;
   partitionIndex?: string;
   out?: Out;
+  /** single: shows the wait for the daemon's answer (a bar with the time spent, or a line now and then), stopped
+   *  before the result is printed. */
+  waiting?: { progress: ProgressFn | undefined; stop(): void };
 }
 
 /** wpost/winning: the vanilla file's elements (cuzk-bench's JSON of base64 bincode proofs, or one raw element) as
@@ -143,18 +166,19 @@ export async function buildRequest(o: SubmitOptions): Promise<Msg> {
   }
   if (o.type === 'porep') {
     if (o.c1 === undefined) throw new Error('--type porep needs --c1 FILE');
-    const bytes = await readFile(o.c1);
-    const json = JSON.parse(bytes.toString('utf8')) as Msg;
-    if (typeof json.Phase1Out === 'string') {
-      req.vanilla_proof = bytes;
-      req.sector_size = json.SectorSize;
-      req.sector_number = json.SectorNum;
-    } else {
-      // raw C1: wrap it as Curio does (Go's json.Marshal base64-encodes []byte)
-      const size = parseSectorSize(String(json.registered_proof).replace(/^StackedDrg(\w+?)V1.*$/, '$1'))?.sectorSize ?? 0;
-      req.vanilla_proof = Buffer.from(JSON.stringify({ SectorNum: 0, Phase1Out: bytes.toString('base64'), SectorSize: size }));
-      req.sector_size = size;
+    const bytes = readOptionFile('--c1', o.c1);
+    // any of the three forms (Commit2In wrapper, raw C1, gpuproxy's C2 input), checked here so that a bad file is named
+    // with its option rather than by the daemon's gRPC field
+    let c2: Commit2In;
+    try {
+      c2 = parseC1Input(bytes);
+    } catch (e) {
+      throw new Error(`--c1 ${o.c1}: ${(e as Error).message}`);
     }
+    // a raw C1 is wrapped as Curio does (Go's json.Marshal base64-encodes []byte); the other two go as they are
+    req.vanilla_proof = c2.form === 'c1' ? Buffer.from(JSON.stringify({ SectorNum: 0, Phase1Out: bytes.toString('base64'), SectorSize: c2.sectorSize })) : bytes;
+    req.sector_size = c2.sectorSize;
+    req.sector_number = c2.sectorNum;
   } else if (o.type === 'snap' && o.update !== undefined) {
     const { readUpdateFile } = await import('../cli/snap-commands.js');
     const { readVanillaFile } = await import('../filecoin/post/vanilla.js');
@@ -226,7 +250,8 @@ export async function benchSingle(o: SubmitOptions): Promise<Msg> {
   const c = connectEngine(o.addr);
   try {
     const t0 = performance.now();
-    const answer = await c.callWithTrailers('Prove', { submit: req });
+    o.waiting?.progress?.(`${o.type} proof in the daemon`, 0, 0);
+    const answer = await c.callWithTrailers('Prove', { submit: req }).finally(() => o.waiting?.stop());
     const r = answer.response.result as Msg;
     const wall = performance.now() - t0;
     for (const l of formatProofResult(r, wall)) out(l);

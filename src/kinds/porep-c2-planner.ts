@@ -35,7 +35,8 @@ import {
 } from './porep-c2.js';
 import type { AnyParameters } from '../groth16/keys.js';
 import { devSetupOnDevice, type ensureDevParamsFile } from '../groth16/setup.js';
-import { loadCircuitParams } from './params.js';
+import { loadCircuitParams, stepsOf } from './params.js';
+import type { ProgressFn } from '../util/progress.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { EngineConfig } from '../engine/config.js';
@@ -58,6 +59,8 @@ export interface PorepKindOptions {
   cacheDir?: string;
   /** Lines worth telling a person (which parameters, a long generation starting); default none. */
   notice?: (msg: string) => void;
+  /** A development setup's progress in percent (the CLI's bar). */
+  progress?: ProgressFn;
 }
 
 export interface PorepKind {
@@ -140,16 +143,17 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         checkAvailable: () => circuits.available!(id),
         onSource: (s) => void sources.set(id, s),
         officialName: officialParamsCandidates(infoForCircuit(id)!, opts.config.srs.param_cache)[0],
+        progress: opts.progress,
         // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
         makeDevParams:
           !devSetupOnDevice(device) && (device.name === 'native' || device.name === 'reference')
-            ? () => {
-                const task = runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(SHAPE_MODULE, 'porepDevParamsTask', {
-                  circuitId: id,
-                  cacheDir: shapeCacheDir,
-                  devDir: join(shapeCacheDir, 'dev-params'),
-                  backend: device.name,
-                });
+            ? (onStep) => {
+                const task = runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(
+                  SHAPE_MODULE,
+                  'porepDevParamsTask',
+                  { circuitId: id, cacheDir: shapeCacheDir, devDir: join(shapeCacheDir, 'dev-params'), backend: device.name },
+                  stepsOf(onStep),
+                );
                 devTasks.add(task);
                 return task.result.finally(() => devTasks.delete(task));
               }

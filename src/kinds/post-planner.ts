@@ -29,7 +29,8 @@ import type { PoStProofInfo, PoStSectorProof } from '../filecoin/post/types.js';
 import { parsePoStSectorProof, VanillaProofError } from '../filecoin/post/vanilla.js';
 import type { AnyParameters } from '../groth16/keys.js';
 import type { CircuitShape } from '../r1cs/cs.js';
-import { loadCircuitParams } from './params.js';
+import { loadCircuitParams, stepsOf } from './params.js';
+import type { ProgressFn } from '../util/progress.js';
 import { type ParamsSource, witnessRunner } from './porep-c2.js';
 import { findOfficialPoStParams, postProgramFor, postShapeCacheDir, postWitnessNativeFromTape, type PostShapeTaskResult, rememberPostProgram } from './post.js';
 import type { PoStPlanArg, PoStPlanTaskResult, PoStWitnessArg } from './post-worker.js';
@@ -47,6 +48,8 @@ export interface PoStKindOptions {
   /** Shapes and development parameters (default `[kiln] cache_dir`; the CLI passes its --cache-dir, whose default is the same). */
   cacheDir?: string;
   notice?: (msg: string) => void;
+  /** A development setup's progress in percent (the CLI's bar). */
+  progress?: ProgressFn;
 }
 
 export interface PoStKind {
@@ -198,17 +201,18 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
         checkAvailable: () => circuits.available!(id),
         onSource: (s) => void sources.set(id, s),
         officialName: postParamsFileName(infoOf(id)),
+        progress: opts.progress,
         // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
         makeDevParams:
           !devSetupOnDevice(device) && (device.name === 'native' || device.name === 'reference')
-            ? () =>
+            ? (onStep) =>
                 track(
-                  runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(SHAPE_MODULE, 'postDevParamsTask', {
-                    circuitId: id,
-                    cacheDir: postShapeCacheDir(shapeCacheDir),
-                    devDir,
-                    backend: device.name,
-                  }),
+                  runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(
+                    SHAPE_MODULE,
+                    'postDevParamsTask',
+                    { circuitId: id, cacheDir: postShapeCacheDir(shapeCacheDir), devDir, backend: device.name },
+                    stepsOf(onStep),
+                  ),
                 )
             : undefined,
       });

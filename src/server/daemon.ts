@@ -11,7 +11,8 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from '../util/log.js';
 import type { Backend } from '../backend/backend.js';
 import { type BackendName, describeBackend, selectBackend, selectDevices } from '../backend/select.js';
 import { lanesForDevices, loadConfig, stateDirOf, type EngineConfig } from '../engine/config.js';
@@ -79,7 +80,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   if (opts.backend !== undefined) config.kiln.backend = opts.backend;
   if (opts.logLevel !== undefined) config.logging.level = opts.logLevel as EngineConfig['logging']['level'];
   opts.configure?.(config);
-  const log = opts.logger ?? pino({ level: config.logging.level, base: { service: 'kiln' } });
+  const log = opts.logger ?? createLogger({ level: config.logging.level, format: config.logging.format });
   for (const w of warnings) log.warn(w);
 
   // one backend per GPU of [gpus] devices (all GPUs when empty), or the CPU backend
