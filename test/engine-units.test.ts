@@ -247,6 +247,32 @@ describe('scheduling parts', () => {
   });
 });
 
+describe('synthesis pool by rank', () => {
+  test('waiting tasks run by rank (FIFO within, unranked last); an urgent task takes the reserved worker while the others are busy; an aborted waiting task is dropped', async () => {
+    const pool = new SynthesisPool(1, { reserved: 1 });
+    const url = new URL('./pool-tasks.js', import.meta.url).href;
+    const order: string[] = [];
+    const run = (tag: string, ms: number, opts?: Parameters<SynthesisPool['run']>[1]) =>
+      pool.run<{ tag: string; startMs: number; endMs: number }>({ module: url, fn: 'sleepTask', arg: { tag, ms } }, opts).then((r) => (order.push(r.tag), r));
+    try {
+      const blocker = run('blocker', 1500); // the one general worker
+      const ac = new AbortController();
+      const job = pool.forJob([-2, 7]); // a job's view: its rank, then the task's own
+      const waiting = [run('normal seq 5', 10, { rank: [-2, 5] }), run('unranked', 10), job.run<{ tag: string }>({ module: url, fn: 'sleepTask', arg: { tag: 'job 7 partition 1', ms: 10 } }, { rank: [1] }).then((r) => order.push(r.tag)), run('normal seq 1', 10, { rank: [-2, 1] }), run('high seq 9', 10, { rank: [-3, 9] })];
+      const dropped = run('dropped', 10, { rank: [-4, 0], signal: ac.signal });
+      ac.abort(new Error('cancelled while waiting'));
+      await assert.rejects(dropped, /cancelled while waiting/);
+      const urgent = await run('urgent', 10, { rank: [-4, 0], urgent: true });
+      assert.ok(urgent.endMs < (await blocker).endMs, 'the urgent task ran beside the busy worker');
+      await Promise.all(waiting);
+      assert.deepEqual(order, ['urgent', 'blocker', 'high seq 9', 'normal seq 1', 'normal seq 5', 'job 7 partition 1', 'unranked']);
+      assert.equal(pool.reserved, 1);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
 describe('spans and traces', () => {
   const tree = (): Span => {
     const root = new Span('job', undefined, 0);

@@ -101,8 +101,12 @@ export class PlanError extends Error {
 }
 
 export interface PlanContext {
-  /** Worker pool for synthesis (may be used or not by a planner). */
-  synthPool: import('./synth-pool.js').SynthesisPool;
+  /** Worker pool for synthesis (may be used or not by a planner): the engine's pool as seen by this job, its
+   *  tasks ranked by the job's priority and submission order (synth-pool.ts SynthesisPool.forJob); a planner
+   *  may rank a job's own tasks further (e.g. by partition: `{ rank: [k] }`). */
+  synthPool: import('./synth-pool.js').SynthRunner;
+  /** The job's `validate` span: a planner may record its steps under it (the engine's warm() call has none). */
+  span?: Span;
   /** Witness buffers in the backend's memory, reused across partitions (give them back in
    *  PartitionWitness.release). */
   buffers: import('./buffers.js').BufferPool;
