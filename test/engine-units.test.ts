@@ -355,7 +355,7 @@ describe('PoRep adapter', () => {
     }
   });
 
-  test('an inconsistent C1 is refused before synthesis, naming the first mismatch', async () => {
+  test('the C1 checks run partition by partition ahead of its synthesis: the plan does not wait for them; an inconsistent C1 fails its partition before synthesis, naming the first mismatch', async () => {
     const text = (await readFile(fixture('2KiB.c1.json'))).toString('utf8');
     const cases: [string, (c: any, p: any) => void, RegExp][] = [
       ['comm_r replaced', (c) => (c.comm_r[3] ^= 1), /partition 0 challenge 0 .*comm_r ≠ Poseidon2\(comm_c, comm_r_last\)/],
@@ -365,16 +365,43 @@ describe('PoRep adapter', () => {
       ['labelling parent', (_c, p) => (p.labeling_proofs[0].parents[0][0] ^= 1), /labeling_proofs\[0\]\.parents\[0\]: not the label of parent column/],
       ['drg parent index', (_c, p) => (p.replica_column_proofs.drg_parents[0].column.index ^= 1), /drg_parents\[0\]: index \d+, graph says \d+/],
     ];
-    for (const [what, mutate, re] of cases) {
+    // the partition checks wait at a gate: the plan resolves without them, the synthesis waits for them
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const checksRun: number[] = [];
+    const gated = {
+      size: 1,
+      async run<T>(task: { fn: string; module: string; arg: unknown }, opts?: Parameters<SynthesisPool['run']>[1]): Promise<T> {
+        if (task.fn === 'porepCheckPartition') {
+          await gate;
+          checksRun.push(performance.now());
+        }
+        return ctx.synthPool.run<T>(task, opts);
+      },
+    };
+    for (const [i, [what, mutate, re]] of cases.entries()) {
       const c = JSON.parse(text);
       mutate(c, c.vanilla_proofs.StackedDrg2KiBV1[0][0]);
       const t0 = performance.now();
-      await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from(JSON.stringify(c)) }), (e: unknown) => {
+      const planned = porep.planner.plan(proofRequest({ proofKind: 1, vanillaProof: Buffer.from(JSON.stringify(c)) }), { ...ctx, synthPool: gated });
+      const work = await Promise.race([planned, new Promise<never>((_, no) => setTimeout(() => no(new Error('the plan waited for the partition checks')), 10_000).unref())]);
+      const span = new Span('synth');
+      const synth = work.synthesize(0, span);
+      if (i === 0) {
+        await new Promise((r) => setTimeout(r, 50));
+        assert.equal(checksRun.length, 0, 'planned before any partition check ran');
+        assert.equal(span.children[0]?.name, 'checks');
+        assert.equal(span.children[0]?.endMs, undefined, 'the synthesis waits for its partition check');
+        open();
+      }
+      await assert.rejects(synth, (e: unknown) => {
         assert.ok(e instanceof PlanError, what);
         assert.match(e.message, /^the C1's vanilla proofs are inconsistent: /, what);
         assert.match(e.message, re, `${what}: ${e.message}`);
         return true;
       });
+      assert.equal(span.children.length, 1, 'no witness made');
+      work.dispose?.();
       assert.ok(performance.now() - t0 < 10_000, what);
     }
   });
