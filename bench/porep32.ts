@@ -155,7 +155,7 @@ async function main(): Promise<void> {
     const prove = median(parts.map((p) => p.prove));
     const phases = median(parts.map((p) => p.phases));
     const deviceWait = median(parts.map((p) => p.deviceWait));
-    const gap = median(parts.map((p) => p.prove - p.phases - p.deviceWait));
+    const gap = median(parts.map((p) => p.prove - p.phases - p.deviceWait - p.circuitUpload - p.hostWait));
     const gpuSum = parts.reduce((t, p) => t + p.phases, 0);
     const perPart = parts.length / done.length;
     const verify = median(parts.map((p) => p.verify));

@@ -6,7 +6,8 @@
  *    after a restart whose recovered PoRep jobs took them: no PoRep partition starts proving between its
  *    request and its proof (it waits at most for the partition proving now);
  *  - equal priorities finish in submission order, even when a later request is planned sooner;
- *  - a partition's slot is given back when its proof is made: the next partition proves while it is verified.
+ *  - a partition's slot is given back when its proof is made: the next partition proves while it is verified;
+ *  - the span tree of a real 2 KiB WinningPoSt job accounts for its time (its validate span included).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -21,7 +22,11 @@ import { Engine, type Job } from '../src/engine/engine.js';
 import { Journal } from '../src/engine/journal.js';
 import { AwaitStatus, Priority, ProofKind, proofRequest, type Planner } from '../src/engine/types.js';
 import { createDemoKind } from '../src/kinds/demo-circuit.js';
-import type { Span } from '../src/util/timing.js';
+import { createPoStKind } from '../src/kinds/post-planner.js';
+import { postProofById } from '../src/filecoin/post/registry.js';
+import { synthPoSt } from '../src/filecoin/post/synthetic.js';
+import { testRandomness } from './post-support.js';
+import { formatSpanTree, type Span } from '../src/util/timing.js';
 import { slowProver } from './support.js';
 
 const GIB = 1024 ** 3;
@@ -154,6 +159,27 @@ describe('mixed load: WinningPoSt ahead of PoRep', () => {
   });
 });
 
+describe('mixed load: WinningPoSt stays warm', () => {
+  test("a circuit its provider keeps resident (WinningPoSt's) survives memory pressure; EvictSRS still frees it", async () => {
+    const c = config();
+    c.memory.eviction_min_idle_ms = 0;
+    const k = kinds();
+    const demo = k.providers[0]!;
+    const winningId = `demo-${WINNING_CONSTRAINTS}`;
+    const engine = new Engine({ config: c, backend: real, logger: pino({ level: 'silent' }), planners: k.planners, providers: [{ ...demo, keepResident: (id: string) => id === winningId }], defaultMetrics: false });
+    try {
+      await engine.preloadSrs(winningId);
+      await engine.preloadSrs(`demo-${POREP_CONSTRAINTS}`);
+      assert.ok(engine.srs.evictIdle(Number.MAX_SAFE_INTEGER) > 0, 'the PoRep-like circuit is evicted');
+      assert.deepEqual(engine.srs.status().map((x) => x.circuitId), [winningId]);
+      assert.equal(engine.evictSrs(winningId).wasLoaded, true);
+      assert.deepEqual(engine.srs.status(), []);
+    } finally {
+      await engine.close(0);
+    }
+  });
+});
+
 describe('mixed load: order and overlap', () => {
   test('equal priorities finish in submission order, though a later request is planned sooner', async () => {
     // the first request's plan takes longest (a big C1's parse), the last one's none
@@ -192,6 +218,46 @@ describe('mixed load: order and overlap', () => {
       const verifyA = spansNamed(a.job.span, 'verify')[0]!;
       const proveB = spansNamed(b.job.span, 'prove')[0]!;
       assert.ok(proveB.startMs < verifyA.endMs!, `the second job proved from ${(proveB.startMs - verifyA.startMs).toFixed(0)} ms after the first one's verification began (it lasted ${verifyA.durationMs.toFixed(0)} ms)`);
+    } finally {
+      await engine.close(0);
+    }
+  });
+});
+
+/** Where a span tree does not account for its time: a child outside its parent, or a parent with more time
+ *  than its children cover (beyond 5 ms and 5 %). */
+function unaccounted(span: Span, path = span.name): string[] {
+  if (span.children.length === 0) return [];
+  const end = span.endMs ?? performance.now();
+  const out: string[] = [];
+  for (const c of span.children) {
+    if (c.startMs < span.startMs - 0.5 || (c.endMs ?? end) > end + 0.5) out.push(`${path}/${c.name} lies outside its parent (${(c.startMs - span.startMs).toFixed(1)} → ${((c.endMs ?? end) - span.startMs).toFixed(1)} ms of ${span.durationMs.toFixed(1)})`);
+  }
+  if (span.gapMs > Math.max(5, 0.05 * span.durationMs)) out.push(`${path}: ${span.gapMs.toFixed(1)} of ${span.durationMs.toFixed(1)} ms in no child`);
+  return [...out, ...span.children.flatMap((c) => unaccounted(c, `${path}/${c.name}`))];
+}
+
+describe('mixed load: timing that covers every step', () => {
+  test('the span tree of a WinningPoSt job accounts for its time: validate has its steps, synth only its own', async () => {
+    const c = config();
+    c.srs.param_cache = join(dir, 'post-params');
+    c.srs.dev_params = true;
+    const post = createPoStKind({ config: c, backend: real });
+    const engine = new Engine({ config: c, backend: real, logger: pino({ level: 'silent' }), planners: [post.winning, post.window], providers: [post.circuits], defaultMetrics: false });
+    try {
+      const info = postProofById(0)!; // StackedDrgWinning2KiBV1
+      const randomness = testRandomness(29);
+      const { elements } = synthPoSt({ info, randomness, rngSeed: 'engine-mixed' });
+      await engine.preloadSrs('winning-2k'); // shape, INSECURE development parameters, the verifying key in the verification worker
+      const { job } = await engine.submit(proofRequest({ proofKind: ProofKind.WINNING_POST, registeredProof: info.id, vanillaProofs: elements, randomness, minerId: 1000 }));
+      const r = await engine.await(job.id);
+      assert.equal(r?.status, AwaitStatus.COMPLETED, r?.errorMessage);
+      const validate = job.span.children.find((x) => x.name === 'validate')!;
+      assert.deepEqual(validate.children.map((x) => x.name), ['worker_wait', 'checks', 'tape']);
+      const synth = spansNamed(job.span, 'synth')[0]!;
+      assert.ok(!synth.children.some((x) => x.name === 'tape'), 'the tape was made with the plan: counted in validate, not again in synth');
+      console.log(formatSpanTree(job.span).replace(/^/gm, '# '));
+      assert.deepEqual(unaccounted(job.span), []);
     } finally {
       await engine.close(0);
     }

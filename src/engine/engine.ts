@@ -764,10 +764,20 @@ export class Engine {
     return Math.floor((Date.now() - this.startedAt) / 1000);
   }
 
-  /** PreloadSRS: a copy on every device in service (so no GPU loads one when the first proof comes). */
-  preloadSrs(circuitId: string): Promise<{ alreadyLoaded: boolean; loadTimeMs: number }> {
+  /** PreloadSRS: a copy on every device in service (so no GPU loads one when the first proof comes), the
+   *  circuit on each (its matrices: srs-cache.ts prepareCircuit), and its verifying key prepared in the
+   *  verification worker: a first proof finds every step warm. */
+  async preloadSrs(circuitId: string): Promise<{ alreadyLoaded: boolean; loadTimeMs: number }> {
     const healthy = this.devices.list.filter((d) => d.healthy).map((d) => d.index);
-    return this.srs.preload(circuitId, healthy.length > 0 ? healthy : undefined);
+    const r = await this.srs.preload(circuitId, healthy.length > 0 ? healthy : undefined);
+    const entry = this.srs.loaded(circuitId);
+    if (entry !== undefined) {
+      const t0 = performance.now();
+      const { vk, vkId } = encodedVerifyingKey(entry.vk);
+      await this.verifyPool.run({ module: VERIFY_MODULE, fn: 'prepareKey', arg: { vk, vkId } }, { rank: [-Priority.CRITICAL] });
+      if (!r.alreadyLoaded) r.loadTimeMs += performance.now() - t0;
+    }
+    return r;
   }
 
   /** EvictSRS: every device's copy; with `gpu` (an ordinal), only that GPU's (the others keep theirs). */

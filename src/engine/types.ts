@@ -141,4 +141,7 @@ export interface CircuitProvider {
   params(circuitId: string, span: Span, backend?: Backend): Promise<Parameters>;
   /** Stops work in flight (worker threads compiling shapes) at shutdown. */
   close?(): Promise<void>;
+  /** Optional: true for a circuit whose parameters memory pressure never evicts (a latency-critical kind's:
+   *  WinningPoSt's; only EvictSRS frees them). */
+  keepResident?(circuitId: string): boolean;
 }
