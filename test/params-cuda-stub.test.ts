@@ -128,15 +128,21 @@ async function randomParams(seed: number): Promise<Parameters> {
   return p;
 }
 
+/** Random parameters (randomParams) written to `<dir>/p.params`. */
+async function paramsFile(dir: string, seed: number): Promise<{ params: Parameters; path: string }> {
+  const params = await randomParams(seed);
+  const path = join(dir, 'p.params');
+  await writeFile(path, encodeParams(params));
+  return { params, path };
+}
+
 const KEYS = ['h', 'l', 'a', 'bG1', 'bG2'] as const;
 const stub = (s: PointSection): StubBases => s.device!.handle as unknown as StubBases;
 
 test('CudaBackend as the loader target: sections streamed to (stub) device memory, MSMs equal the CPU', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kiln-params-cuda-stub-'));
   try {
-    const params = await randomParams(31);
-    const path = join(dir, 'p.params');
-    await writeFile(path, encodeParams(params));
+    const { params, path } = await paramsFile(dir, 31);
     const { addon, live, pinned } = stubAddon();
     const gpu = new CudaBackend({ addon, cpu });
     // through loadParams (the engine's and the CLI's path): every section on the device
@@ -204,9 +210,7 @@ test('CudaBackend as the loader target: sections streamed to (stub) device memor
 test('CudaBackend.provePartition hands the resident sections to the device prover; srsHostBytes is the staging only', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kiln-params-cuda-stub-'));
   try {
-    const params = await randomParams(33);
-    const path = join(dir, 'p.params');
-    await writeFile(path, encodeParams(params));
+    const { params, path } = await paramsFile(dir, 33);
     const { addon, live, proved } = stubAddon();
     const gpu = new CudaBackend({ addon, cpu });
     const dev = await loadParams(path, gpu);
@@ -238,9 +242,7 @@ test('CudaBackend.provePartition hands the resident sections to the device prove
 test('CudaBackend: a proof says what the device did not time (the circuit\'s upload, the wait for a thread), so its span adds up; prepareCircuit uploads the circuit ahead', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kiln-params-cuda-stub-'));
   try {
-    const params = await randomParams(34);
-    const path = join(dir, 'p.params');
-    await writeFile(path, encodeParams(params));
+    const { path } = await paramsFile(dir, 34);
     const { addon } = stubAddon();
     // the circuit's upload takes 300 ms; a proof's call 200 ms, of which the device timed 20 ms of waiting and 60 ms of work
     let uploads = 0;

@@ -742,7 +742,7 @@ export class Engine {
         // partitions.ts labels them `job <id> partition <k>`
         reservations: this.budget.reservations().map((r) => (hide ? { ...r, label: r.label.replace(/\bjob \S+/g, 'job') } : r)),
       },
-      synthesis: { workers: this.synthPool.size, busy: this.synthPool.busy, queued: this.synthPool.queued },
+      synthesis: { workers: this.synthPool.size, reserved: this.synthPool.reserved, busy: this.synthPool.busy, queued: this.synthPool.queued },
       witnessBuffers: { idleBytes: this.buffers.idleBytes, inUse: this.buffers.outstanding, allocated: this.buffers.allocated, reused: this.buffers.reused },
       pipeline: { ...this.config.pipeline },
       scheduler: { ...this.config.scheduler },

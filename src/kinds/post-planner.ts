@@ -222,12 +222,12 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
   const runner = witnessRunner();
   /** The request checked and planned in a synthesis worker (post-worker.ts postPlanTask). */
   const plan = async (req: ProofRequest, ctx: PlanContext, type: 'winning' | 'window'): Promise<WorkerPlan> => {
+    const t0 = performance.now();
     const { info, elements } = checkPoStRequest(req, type);
     const arg: PoStPlanArg = { registeredProof: info.id, elements, randomness: req.randomness, partitionIndex: req.partitionIndex, tape: runner !== undefined };
-    const t0 = performance.now();
     const r = await ctx.synthPool.run<PoStPlanTaskResult>({ module: SYNTH_MODULE, fn: 'postPlanTask', arg });
     if (!r.ok) throw new PlanError(r.error);
-    // the validate span's steps: waiting for a worker, the checks and public inputs, the witness tape
+    // the validate span's steps: the request's fields and the wait for a worker, the checks and public inputs, the tape
     ctx.span?.record('worker_wait', Math.max(0, performance.now() - t0 - r.planMs - r.tapeMs));
     ctx.span?.record('checks', r.planMs);
     if (r.tape !== undefined) ctx.span?.record('tape', r.tapeMs);

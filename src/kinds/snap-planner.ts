@@ -211,9 +211,9 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
   const runner = witnessRunner();
   /** The request checked in a synthesis worker (snap-worker.ts snapPlanTask); only the verdict comes back. */
   const plan = async (req: ProofRequest, ctx: PlanContext): Promise<WorkerPlan> => {
+    const t0 = performance.now();
     const { info, h, pub, elements } = checkSnapRequest(req);
     const arg: SnapPlanArg = { registeredProof: info.id, elements, h, pub };
-    const t0 = performance.now();
     const r = await ctx.synthPool.run<SnapPlanTaskResult>({ module: SYNTH_MODULE, fn: 'snapPlanTask', arg });
     if (!r.ok) throw new PlanError(r.error);
     ctx.span?.record('worker_wait', Math.max(0, performance.now() - t0 - r.planMs));
