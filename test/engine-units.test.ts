@@ -295,6 +295,32 @@ describe('scheduling parts', () => {
   });
 });
 
+describe('synthesis pool by rank', () => {
+  test('waiting tasks run by rank (FIFO within, unranked last); an urgent task takes the reserved worker while the others are busy; an aborted waiting task is dropped', async () => {
+    const pool = new SynthesisPool(1, { reserved: 1 });
+    const url = new URL('./pool-tasks.js', import.meta.url).href;
+    const order: string[] = [];
+    const run = (tag: string, ms: number, opts?: Parameters<SynthesisPool['run']>[1]) =>
+      pool.run<{ tag: string; startMs: number; endMs: number }>({ module: url, fn: 'sleepTask', arg: { tag, ms } }, opts).then((r) => (order.push(r.tag), r));
+    try {
+      const blocker = run('blocker', 1500); // the one general worker
+      const ac = new AbortController();
+      const job = pool.forJob([-2, 7]); // a job's view: its rank, then the task's own
+      const waiting = [run('normal seq 5', 10, { rank: [-2, 5] }), run('unranked', 10), job.run<{ tag: string }>({ module: url, fn: 'sleepTask', arg: { tag: 'job 7 partition 1', ms: 10 } }, { rank: [1] }).then((r) => order.push(r.tag)), run('normal seq 1', 10, { rank: [-2, 1] }), run('high seq 9', 10, { rank: [-3, 9] })];
+      const dropped = run('dropped', 10, { rank: [-4, 0], signal: ac.signal });
+      ac.abort(new Error('cancelled while waiting'));
+      await assert.rejects(dropped, /cancelled while waiting/);
+      const urgent = await run('urgent', 10, { rank: [-4, 0], urgent: true });
+      assert.ok(urgent.endMs < (await blocker).endMs, 'the urgent task ran beside the busy worker');
+      await Promise.all(waiting);
+      assert.deepEqual(order, ['urgent', 'blocker', 'high seq 9', 'normal seq 1', 'normal seq 5', 'job 7 partition 1', 'unranked']);
+      assert.equal(pool.reserved, 1);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
 describe('spans and traces', () => {
   const tree = (): Span => {
     const root = new Span('job', undefined, 0);
@@ -385,7 +411,7 @@ describe('PoRep adapter', () => {
     }
   });
 
-  test('an inconsistent C1 is refused before synthesis, naming the first mismatch', async () => {
+  test('the C1 checks run partition by partition ahead of its synthesis: the plan does not wait for them; an inconsistent C1 fails its partition before synthesis, naming the first mismatch', async () => {
     const text = (await readFile(fixture('2KiB.c1.json'))).toString('utf8');
     const cases: [string, (c: any, p: any) => void, RegExp][] = [
       ['comm_r replaced', (c) => (c.comm_r[3] ^= 1), /partition 0 challenge 0 .*comm_r ≠ Poseidon2\(comm_c, comm_r_last\)/],
@@ -395,16 +421,43 @@ describe('PoRep adapter', () => {
       ['labelling parent', (_c, p) => (p.labeling_proofs[0].parents[0][0] ^= 1), /labeling_proofs\[0\]\.parents\[0\]: not the label of parent column/],
       ['drg parent index', (_c, p) => (p.replica_column_proofs.drg_parents[0].column.index ^= 1), /drg_parents\[0\]: index \d+, graph says \d+/],
     ];
-    for (const [what, mutate, re] of cases) {
+    // the partition checks wait at a gate: the plan resolves without them, the synthesis waits for them
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const checksRun: number[] = [];
+    const gated = {
+      size: 1,
+      async run<T>(task: { fn: string; module: string; arg: unknown }, opts?: Parameters<SynthesisPool['run']>[1]): Promise<T> {
+        if (task.fn === 'porepCheckPartition') {
+          await gate;
+          checksRun.push(performance.now());
+        }
+        return ctx.synthPool.run<T>(task, opts);
+      },
+    };
+    for (const [i, [what, mutate, re]] of cases.entries()) {
       const c = JSON.parse(text);
       mutate(c, c.vanilla_proofs.StackedDrg2KiBV1[0][0]);
       const t0 = performance.now();
-      await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from(JSON.stringify(c)) }), (e: unknown) => {
+      const planned = porep.planner.plan(proofRequest({ proofKind: 1, vanillaProof: Buffer.from(JSON.stringify(c)) }), { ...ctx, synthPool: gated });
+      const work = await Promise.race([planned, new Promise<never>((_, no) => setTimeout(() => no(new Error('the plan waited for the partition checks')), 10_000).unref())]);
+      const span = new Span('synth');
+      const synth = work.synthesize(0, span);
+      if (i === 0) {
+        await new Promise((r) => setTimeout(r, 50));
+        assert.equal(checksRun.length, 0, 'planned before any partition check ran');
+        assert.equal(span.children[0]?.name, 'checks');
+        assert.equal(span.children[0]?.endMs, undefined, 'the synthesis waits for its partition check');
+        open();
+      }
+      await assert.rejects(synth, (e: unknown) => {
         assert.ok(e instanceof PlanError, what);
         assert.match(e.message, /^the C1's vanilla proofs are inconsistent: /, what);
         assert.match(e.message, re, `${what}: ${e.message}`);
         return true;
       });
+      assert.equal(span.children.length, 1, 'no witness made');
+      work.dispose?.();
       assert.ok(performance.now() - t0 < 10_000, what);
     }
   });

@@ -9,6 +9,12 @@
  * Synthesis runs in the worker pool (porep-c2-worker.ts), the public inputs come from
  * partitionPublicInputs (what a chain verifier uses) and must equal the circuit's.
  *
+ * The C1's consistency checks (porepCheckPartition, one synthesis task per partition) are queued when the
+ * job is planned, in partition order and at the job's rank, and each partition's synthesis waits only for
+ * the checks up to its own (span `checks`): a 32 GiB job's first partition starts once its own partition is
+ * checked, not all ten (9.6–34.3 s of `validate` per job on the H200 under load, issue 29). A mismatch fails
+ * the job at the first partition synthesised after it is found, naming it as before.
+ *
  * Parameters (SRS): `<param_cache>/<circuit id>.params` when present (place or link the official
  * v28 file under that name); otherwise, only with `[srs] dev_params = true`, INSECURE development
  * parameters generated and cached in `<[kiln] cache_dir>/dev-params/` ($KILN_CACHE_DIR, else
@@ -172,9 +178,12 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
     defaultPriority: Priority.NORMAL,
     async plan(req, ctx): Promise<ProofWork> {
       if (req.vanillaProof.length === 0) throw new PlanError('vanilla_proof is empty: expected the Commit2In JSON wrapper {SectorNum, Phase1Out, SectorSize}');
-      // parsing, the public inputs and the consistency checks run in a synthesis worker
+      // parsing, the public inputs and the replica_id check run in a synthesis worker
+      const t0 = performance.now();
       const planned = await ctx.synthPool.run<PorepPlanTaskResult>({ module: SYNTH_MODULE, fn: 'porepPlanTask', arg: { bytes: req.vanillaProof } });
       if (!planned.ok) throw new PlanError(planned.error);
+      ctx.span?.record('worker_wait', Math.max(0, performance.now() - t0 - planned.ms));
+      ctx.span?.record('parse', planned.ms);
       const c2 = planned.c2;
       // the registry's own object again (the worker sent a copy)
       const c1: C1Output = { ...c2.phase1Out, registeredProof: sealProofInfo(c2.phase1Out.registeredProof.name) ?? c2.phase1Out.registeredProof };
@@ -190,27 +199,32 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         throw new PlanError(`sector_number ${req.sectorNumber} does not match the Commit2In SectorNum ${c2.sectorNum}`);
       }
       const circuitId = porepCircuitId(info.sectorSize);
-      // fail fast: an inconsistent C1 (a replaced comm_r, a broken path, a wrong parent or column
-      // index) is named now instead of costing a whole proof that then fails to verify; the
-      // partitions are checked in parallel, each in a synthesis worker with only its own proofs
-      const checks = await Promise.all(
-        c1.partitions.map((_, k) =>
-          ctx.synthPool.run<PorepPartitionCheck>({
-            module: SYNTH_MODULE,
-            fn: 'porepCheckPartition',
-            arg: { c1: { ...c1, partitions: c1.partitions.map((p, i) => (i === k ? p : [])) }, partition: k },
-          }),
-        ),
-      );
-      const cross = crossPartitionFailures(checks);
-      const failures = [...planned.failures, ...checks.flatMap((c) => c.failures), ...cross];
-      const count = planned.count + checks.reduce((n, c) => n + c.count, 0) + cross.length;
-      if (count > 0) {
-        const more = count > 1 ? ` (and ${count - 1} more inconsistenc${count === 2 ? 'y' : 'ies'})` : '';
-        throw new PlanError(`the C1's vanilla proofs are inconsistent: ${failures[0]}${more}`);
-      }
+      if (planned.count > 0) throw new PlanError(inconsistent(planned.failures, planned.count));
       if (planned.inputs === undefined) throw new PlanError(planned.inputsError ?? 'no public inputs');
       const inputs = planned.inputs;
+      // fail fast: an inconsistent C1 (a replaced comm_r, a broken path, a wrong parent or column index) is
+      // named before the partition it concerns is synthesised; each partition is checked in a synthesis
+      // worker with only its own proofs, queued now in partition order (after this job's earlier partitions,
+      // before later jobs'), so the first partition waits for its own check only
+      const stopChecks = new AbortController();
+      const done: (PorepPartitionCheck | undefined)[] = c1.partitions.map(() => undefined);
+      const checks = c1.partitions.map((_, k) => {
+        const check = ctx.synthPool.run<PorepPartitionCheck>(
+          { module: SYNTH_MODULE, fn: 'porepCheckPartition', arg: { c1: { ...c1, partitions: c1.partitions.map((p, i) => (i === k ? p : [])) }, partition: k } },
+          { rank: [k], signal: stopChecks.signal },
+        );
+        check.then((c) => void (done[k] = c)).catch(() => undefined); // observed by the partitions' synthesis
+        return check;
+      });
+      /** Partition k's checks and the earlier ones' (and any later one found already): throws naming the first mismatch. */
+      const checked = async (k: number): Promise<void> => {
+        await Promise.all(checks.slice(0, k + 1));
+        const found = done.filter((c): c is PorepPartitionCheck => c !== undefined);
+        const cross = crossPartitionFailures(found);
+        const failures = [...found.flatMap((c) => c.failures), ...cross];
+        const count = found.reduce((n, c) => n + c.count, 0) + cross.length;
+        if (count > 0) throw new PlanError(inconsistent(failures, count));
+      };
       let c1Ref: C1Output | undefined = c1;
       return {
         circuitId,
@@ -218,6 +232,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         describe: `${info.name} sector ${c2.sectorNum}${c2.miner ? ` miner ${c2.miner}` : ''}`,
         async synthesize(k, span) {
           if (c1Ref === undefined) throw new Error('job disposed');
+          await span.time('checks', () => checked(k));
           const only: C1Output = { ...c1Ref, partitions: c1Ref.partitions.map((p, i) => (i === k ? p : [])) };
           if (runner !== undefined) {
             // native witness: the partition's witness program on the CPU pool (same bytes as the worker's)
@@ -242,7 +257,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
           }
           const arg: PorepWitnessArg = { c1: only, partition: k, numInputs: inputs[k].length + 1 };
           const t0 = performance.now();
-          const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'porepWitness', arg });
+          const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'porepWitness', arg }, { rank: [k] });
           span.record('worker_wait', Math.max(0, performance.now() - t0 - r.ms));
           span.record('witness', r.ms);
           const want = inputs[k];
@@ -254,9 +269,16 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         },
         dispose() {
           c1Ref = undefined;
+          stopChecks.abort(); // the checks still waiting for a worker are dropped
         },
       };
     },
   };
   return { planner, circuits, paramsSource: (id) => sources.get(id) };
+}
+
+/** The refusal of an inconsistent C1: its first failure, and how many more. */
+function inconsistent(failures: readonly string[], count: number): string {
+  const more = count > 1 ? ` (and ${count - 1} more inconsistenc${count === 2 ? 'y' : 'ies'})` : '';
+  return `the C1's vanilla proofs are inconsistent: ${failures[0]}${more}`;
 }

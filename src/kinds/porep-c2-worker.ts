@@ -42,7 +42,7 @@ export function porepCheckPartition(arg: { c1: C1Output; partition: number }): {
 }
 
 export type PorepPlanTaskResult =
-  | { ok: true; c2: Commit2In; inputs: bigint[][] | undefined; inputsError: string | undefined; failures: string[]; count: number }
+  | { ok: true; c2: Commit2In; inputs: bigint[][] | undefined; inputsError: string | undefined; failures: string[]; count: number; ms: number }
   | { ok: false; error: string };
 
 /**
@@ -50,10 +50,11 @@ export type PorepPlanTaskResult =
  * public inputs take tens of milliseconds for a 2 KiB C1 and seconds for a 32 GiB one: not on the
  * event loop): the parsed Commit2In, its public inputs and the replica_id check. The partitions'
  * consistency checks are separate tasks (porepCheckPartition), one per partition, so that a 32 GiB
- * C1's ten run in parallel: in one task they took ~47 s on the H200 machine, the whole wait before
- * its first partition could start (2026-12-02).
+ * C1's ten run in parallel (in one task they took ~47 s on the H200 machine, 2026-12-02) and each
+ * partition's synthesis waits only for its own (porep-c2-planner.ts).
  */
 export function porepPlanTask(arg: { bytes: Uint8Array }): PorepPlanTaskResult {
+  const t0 = performance.now();
   let c2: Commit2In;
   try {
     c2 = parseC1Input(arg.bytes);
@@ -78,5 +79,5 @@ export function porepPlanTask(arg: { bytes: Uint8Array }): PorepPlanTaskResult {
     return { ok: false, error: `${VANILLA_PROOF_PREFIX}Miner ${JSON.stringify(c2.miner).slice(0, 100)}: ${(e as Error).message}` };
   }
   const failures = verifyC1Header(c1, ids ?? {});
-  return { ok: true, c2, inputs, inputsError, failures: failures.slice(0, 5), count: failures.length };
+  return { ok: true, c2, inputs, inputsError, failures: failures.slice(0, 5), count: failures.length, ms: performance.now() - t0 };
 }

@@ -150,6 +150,8 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
   const circuits: CircuitProvider = {
     knows: (id) => postProofByCircuitId(id) !== undefined,
     insecure: (id) => sources.get(id)?.kind === 'dev',
+    // a WinningPoSt answers within seconds or the block is lost: its parameters stay whatever else is evicted
+    keepResident: (id) => postProofByCircuitId(id)?.type === 'winning',
     async available(id) {
       const info = infoOf(id);
       if (!opts.config.srs.dev_params && findOfficialPoStParams(info, opts.config.srs.param_cache) === undefined) {
@@ -225,10 +227,15 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
   const runner = witnessRunner();
   /** The request checked and planned in a synthesis worker (post-worker.ts postPlanTask). */
   const plan = async (req: ProofRequest, ctx: PlanContext, type: 'winning' | 'window'): Promise<WorkerPlan> => {
+    const t0 = performance.now();
     const { info, elements } = checkPoStRequest(req, type);
     const arg: PoStPlanArg = { registeredProof: info.id, elements, randomness: req.randomness, partitionIndex: req.partitionIndex, tape: runner !== undefined };
     const r = await ctx.synthPool.run<PoStPlanTaskResult>({ module: SYNTH_MODULE, fn: 'postPlanTask', arg });
     if (!r.ok) throw new PlanError(r.error);
+    // the validate span's steps: the request's fields and the wait for a worker, the checks and public inputs, the tape
+    ctx.span?.record('worker_wait', Math.max(0, performance.now() - t0 - r.planMs - r.tapeMs));
+    ctx.span?.record('checks', r.planMs);
+    if (r.tape !== undefined) ctx.span?.record('tape', r.tapeMs);
     return { info, elements, inputs: r.inputs, tape: r.tape, tapeMs: r.tapeMs, firstSectorId: r.firstSectorId, sectors: r.sectors, partitionIndex: req.partitionIndex };
   };
   const work = (plan: WorkerPlan, ctx: PlanContext, describe: string): ProofWork => {
@@ -257,9 +264,9 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
             buf = undefined;
           };
           try {
-            const w = await postWitnessNativeFromTape(runner, program, held.tape, out);
-            span.record('tape', plan.tapeMs ?? 0);
-            span.record('witness', w.runMs);
+            // (its tape was made with the plan: the validate span's `tape`, not this span's)
+            const tape = held.tape;
+            const w = await span.time('witness', () => postWitnessNativeFromTape(runner, program, tape, out));
             check(w.inputs);
             return { assignment: w.assignment, inputs: want, release: giveBack };
           } catch (e) {

@@ -216,10 +216,13 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
   const runner = witnessRunner();
   /** The request checked in a synthesis worker (snap-worker.ts snapPlanTask); only the verdict comes back. */
   const plan = async (req: ProofRequest, ctx: PlanContext): Promise<WorkerPlan> => {
+    const t0 = performance.now();
     const { info, h, pub, elements } = checkSnapRequest(req);
     const arg: SnapPlanArg = { registeredProof: info.id, elements, h, pub };
     const r = await ctx.synthPool.run<SnapPlanTaskResult>({ module: SYNTH_MODULE, fn: 'snapPlanTask', arg });
     if (!r.ok) throw new PlanError(r.error);
+    ctx.span?.record('worker_wait', Math.max(0, performance.now() - t0 - r.planMs));
+    ctx.span?.record('checks', r.planMs);
     return { info, h, pub, elements };
   };
   const work = (plan: WorkerPlan, ctx: PlanContext, describe: string): ProofWork => {
@@ -243,7 +246,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
           const t0 = performance.now();
           const tapeArg: Omit<SnapWitnessArg, 'numInputs'> = { registeredProof: info.id, k, h: plan.h, pub: plan.pub, element };
           const [t, shape] = await Promise.all([
-            ctx.synthPool.run<{ tape: Uint8Array; ms: number }>({ module: SYNTH_MODULE, fn: 'snapTapeTask', arg: tapeArg }),
+            ctx.synthPool.run<{ tape: Uint8Array; ms: number }>({ module: SYNTH_MODULE, fn: 'snapTapeTask', arg: tapeArg }, { rank: [k] }),
             circuits.shape(info.circuitId),
           ]);
           span.record('worker_wait', Math.max(0, performance.now() - t0 - t.ms));
@@ -267,7 +270,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
         }
         const arg: SnapWitnessArg = { registeredProof: info.id, k, h: plan.h, pub: plan.pub, element, numInputs: want.length + 1 };
         const t0 = performance.now();
-        const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'snapWitness', arg });
+        const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'snapWitness', arg }, { rank: [k] });
         span.record('worker_wait', Math.max(0, performance.now() - t0 - r.ms));
         span.record('witness', r.ms);
         check(r.inputs);
