@@ -72,6 +72,19 @@ test('32 GiB PoRep on a 24 GiB card: matrices resident, the SRS streamed, the qu
   assert.match(p.summary, /matrices resident; SRS streamed; staging [23] × [\d.]+ [MG]iB; quotient in place/);
 });
 
+test('matrices forced to stream (the A/B of bench/RESULTS.md issue 24 round 3): their room goes to the MSMs and the sections', () => {
+  const budget = card(24);
+  const base = planDeviceMemory(porep32, budget);
+  const p = planDeviceMemory(porep32, budget, { matrices: 'streamed' });
+  assert.ok(p.feasible, p.summary);
+  assert.equal(p.matrices, 'streamed');
+  assert.ok(p.residentBytes + p.workingBytes <= budget);
+  assert.equal(p.residentBytes < base.residentBytes + porep32.matrixBytes, true);
+  assert.ok(p.msmScratchBytes > base.msmScratchBytes, `${p.msmScratchBytes} > ${base.msmScratchBytes}`);
+  assert.ok(p.streamedBytesPerPartition >= porep32.matrixBytes);
+  assert.match(p.summary, /^matrices streamed/);
+});
+
 test('32 GiB PoRep on a 16 GiB card: the matrices stream too', () => {
   const budget = card(16);
   const p = planDeviceMemory(porep32, budget);

@@ -33,7 +33,9 @@ describe('config', () => {
     const { config, warnings } = parseConfig('', { totalRamBytes: 64 * GIB });
     assert.deepEqual(warnings, []);
     assert.equal(config.daemon.listen, 'unix:///run/curio/cuzk.sock');
-    assert.equal(config.srs.param_cache, '/data/zk/params');
+    // not cuzk's /data/zk/params: the directory lotus, Curio and the CLI use ($FIL_PROOFS_PARAMETER_CACHE unset here)
+    assert.equal(parseConfig('', { totalRamBytes: 64 * GIB, env: {} }).config.srs.param_cache, '/var/tmp/filecoin-proof-parameters');
+    assert.equal(config.daemon.state_dir, undefined); // kiln's: <cache_dir>/state (durable jobs), config-example.test.ts
     assert.equal(config.memory.safety_margin, 5 * GIB);
     assert.equal(config.memory.total_budget, 59 * GIB); // auto = RAM − safety margin
     assert.equal(config.gpus.gpu_workers_per_device, 0); // unset: the engine picks 2 (cuzk's), 1 on a GPU under 40 GiB
@@ -49,7 +51,7 @@ describe('config', () => {
     assert.deepEqual(parseConfig('', { totalRamBytes: 64 * GIB }).config, defaultConfig(64 * GIB));
   });
 
-  test('a full file is read; unknown and deprecated keys are warned about', () => {
+  test('a full file is read; deprecated keys are warned about', () => {
     const { config, warnings } = parseConfig(
       `[daemon]
 listen = "127.0.0.1:9820"
@@ -76,9 +78,6 @@ enabled = false
 synthesis_lookahead = 2
 [logging]
 level = "debug"
-frobnicate = 1
-[extra]
-x = 1
 `,
       { totalRamBytes: 64 * GIB },
     );
@@ -92,9 +91,35 @@ x = 1
     assert.equal(config.pipeline.enabled, false);
     assert.equal(config.pipeline.synthesis_lookahead, 2);
     assert.equal(config.logging.level, 'debug');
-    assert.ok(warnings.some((w) => w.includes('srs.preload') && w.includes('deprecated')));
-    assert.ok(warnings.some((w) => w.includes('logging.frobnicate')));
-    assert.ok(warnings.some((w) => w.includes('[extra]')));
+    assert.equal(warnings[0], 'config srs.preload is deprecated in cuzk and ignored');
+    assert.equal(warnings.filter((w) => !/has no effect/.test(w)).length, 1);
+  });
+
+  test('an unknown key or section is an error naming file, line and column, with the key it is probably a typo of', () => {
+    const err = (text: string, file?: string): ConfigError => {
+      try {
+        parseConfig(text, { totalRamBytes: 64 * GIB, file });
+      } catch (e) {
+        assert.ok(e instanceof ConfigError, String(e));
+        return e;
+      }
+      assert.fail(`accepted: ${text}`);
+    };
+    // a typo of dev_params used to be a warning line while the default (no development parameters) applied
+    const typo = err('[daemon]\nlisten = ":9820"\n\n[srs]\n  dev_param = true\n', 'kiln.toml');
+    assert.equal(typo.message, 'kiln.toml:5:3: config srs.dev_param: unknown key; did you mean srs.dev_params?');
+    assert.equal(typo.key, 'srs.dev_param');
+    assert.equal(err('[logging]\nlevl = "debug"').message, 'config:2:1: config logging.levl: unknown key; did you mean logging.level?');
+    assert.match(err('[daemon]\nbackend = "cuda"').message, /config daemon\.backend: unknown key; did you mean kiln\.backend\? \(it belongs in \[kiln\]\)/);
+    assert.match(err('[pipeline]\nfrobnicate = 1').message, /config pipeline\.frobnicate: unknown key; \[pipeline\] has enabled, synthesis_lookahead, synthesis_concurrency$/);
+    assert.equal(err('[gpu]\ndevices = [0]', 'k.toml').message, 'k.toml:1:1: config [gpu]: unknown section; did you mean [gpus]?');
+    assert.match(err('[extra]\nx = 1').message, /^config:1:1: config \[extra\]: unknown section; the sections are \[daemon\], \[srs\]/);
+    // TOML syntax errors: file, line and column, and the lines around it
+    const syntax = err('[daemon]\nlisten = "x"\nstatus_listen = = 3\n', 'kiln.toml');
+    assert.match(syntax.message, /^kiln\.toml:3:\d+: not valid TOML: invalid value\n/);
+    assert.match(syntax.message, /status_listen = = 3/);
+    // a bad value says where it is too
+    assert.equal(err('[gpus]\n\n   devices = [0, 1, 0]', 'k.toml').message, 'k.toml:3:4: config gpus.devices: lists GPU 0 twice (each GPU is driven once, by gpu_workers_per_device lanes)');
   });
 
   test('cuzk keys kiln does not use are accepted, checked and warned about by name', () => {
@@ -102,8 +127,8 @@ x = 1
       '[gpus]\ngpu_threads = 128\n[scheduler]\nsort_by_type = false\n[logging]\nformat = "json"\nlevel = "warn"\n',
       { totalRamBytes: 64 * GIB },
     );
-    assert.equal(warnings.length, 3);
-    for (const key of ['gpus.gpu_threads', 'scheduler.sort_by_type', 'logging.format']) {
+    assert.equal(warnings.length, 2);
+    for (const key of ['gpus.gpu_threads', 'scheduler.sort_by_type']) {
       assert.ok(warnings.some((w) => w.includes(key) && w.includes('accepted for cuzk compatibility and ignored')), key);
     }
     assert.equal(config.logging.level, 'warn');
@@ -113,9 +138,32 @@ x = 1
       ['[gpus]\ngpu_threads = -1', /gpus\.gpu_threads/],
       ['[scheduler]\nsort_by_type = "yes"', /scheduler\.sort_by_type/],
       ['[logging]\nformat = 3', /logging\.format/],
+      ['[logging]\nformat = "xml"', /logging\.format: expected "json" or "text", got "xml"/],
     ] as const) {
       assert.throws(() => parseConfig(text, { totalRamBytes: 64 * GIB }), (e: unknown) => e instanceof ConfigError && re.test(e.message), text);
     }
+  });
+
+  test('[logging] format = "text" gives text lines for a person (it was accepted and ignored); "json" stays the default', async () => {
+    assert.equal(parseConfig('', { totalRamBytes: 64 * GIB }).config.logging.format, 'json');
+    for (const [v, f] of [['text', 'text'], ['pretty', 'text'], ['JSON', 'json']] as const) {
+      const { config, warnings } = parseConfig(`[logging]\nformat = "${v}"`, { totalRamBytes: 64 * GIB });
+      assert.equal(config.logging.format, f, v);
+      assert.deepEqual(warnings, [], v);
+    }
+    const { formatLogLine, createLogger } = await import('../src/util/log.js');
+    const line = formatLogLine(JSON.stringify({ level: 40, time: Date.UTC(2026, 11, 5, 10, 0, 0, 123), service: 'kiln', msg: 'GPU 1: probe failed', gpu: 1, err: 'an error', spans: { name: 'job' } }));
+    assert.equal(line, '2026-12-05T10:00:00.123Z WARN  GPU 1: probe failed  gpu=1 err="an error"');
+    // the daemon's logger with format "text" writes such lines to stdout
+    const written: string[] = [];
+    const write = process.stdout.write;
+    process.stdout.write = ((s: string) => void written.push(s)) as unknown as typeof process.stdout.write;
+    try {
+      createLogger({ level: 'info', format: 'text' }).info({ grpc: '127.0.0.1:9820' }, 'kiln daemon listening');
+    } finally {
+      process.stdout.write = write;
+    }
+    assert.match(written.join(''), /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO  kiln daemon listening  grpc=127\.0\.0\.1:9820\n$/);
   });
 
   test('bad values are refused with the key named', () => {
@@ -328,14 +376,22 @@ describe('PoRep adapter', () => {
   const ctx = { synthPool: new SynthesisPool(1), buffers: new BufferPool(backend, new MemoryBudget(8 * GIB), 2) };
   const plan = (kind: typeof porep, p: Parameters<typeof proofRequest>[0]) => kind.planner.plan(proofRequest(p), ctx);
 
-  test('takes the raw C1 JSON as well as the Commit2In wrapper (kiln prove --c1)', async () => {
+  test('takes the raw C1 JSON and gpuproxy\'s C2 input as well as the Commit2In wrapper (kiln prove --c1)', async () => {
     const raw = await readFile(fixture('2KiB.c1.json'));
     const work = await plan(porep, { proofKind: 1, vanillaProof: raw });
     assert.equal(work.circuitId, 'porep-2k');
     assert.equal(work.partitions, 1);
     work.dispose?.();
-    // an object that is neither is refused with the wrapper's errors
-    await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from('{"a":1}') }), /SectorNum: missing field/);
+    // gpuproxy (venus-cluster / damocles): the fixture was sealed by f01001 as sector 0
+    const gp = (sectorId: number): Buffer =>
+      Buffer.from(JSON.stringify({ c1out: JSON.parse(raw.toString('utf8')), prover_id: [233, 7, ...new Array(30).fill(0)], sector_id: sectorId, miner_id: 1001 }));
+    const gw = await plan(porep, { proofKind: 1, vanillaProof: gp(0), sectorNumber: 0 });
+    assert.equal(gw.circuitId, 'porep-2k');
+    assert.match(gw.describe ?? '', /sector 0 miner f01001/);
+    gw.dispose?.();
+    await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: gp(3) }), /inconsistent: replica_id: does not match/);
+    // an object that is none of the three is refused naming them
+    await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from('{"a":1}') }), /Commit2In wrapper .*raw C1 .*gpuproxy's C2 input/);
   });
 
   test('validates the Commit2In wrapper and the request fields, naming them', async () => {

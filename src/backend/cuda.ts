@@ -373,7 +373,11 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
     this.cpu = opts.cpu;
     const envLimit = process.env.KILN_GPU_MEMORY_LIMIT;
     this.limit = opts.memoryLimit ?? (envLimit ? parseMemoryLimit(envLimit) : undefined);
-    this.planner = opts.planner ?? planDeviceMemory;
+    const forceMatrices = process.env.KILN_PLAN_MATRICES;
+    if (forceMatrices !== undefined && forceMatrices !== '' && forceMatrices !== 'streamed') {
+      throw new RangeError(`KILN_PLAN_MATRICES=${forceMatrices}: only 'streamed' (or unset)`);
+    }
+    this.planner = opts.planner ?? ((fp, budget) => planDeviceMemory(fp, budget, forceMatrices === 'streamed' ? { matrices: 'streamed' } : {}));
     if (typeof this.addon.memInfo === 'function') {
       try {
         this.memAtStart = this.addon.memInfo(this.device);
@@ -748,6 +752,10 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
     }
     const t = r.timings;
     const m = t.msm;
+    // Diagnostics ($KILN_GPU_DETAIL=1): each partition's MSM splits and the plan, one line on stderr
+    if (process.env.KILN_GPU_DETAIL === '1') {
+      process.stderr.write(`kiln gpu-detail ${JSON.stringify({ plan: entry.plan.summary, msmScratchBytes: entry.plan.msmScratchBytes, total: t.total, matvec: t.matvec, ntt: t.ntt, streamWait: t.streamWait, msm: m })}\n`);
+    }
     // the call's wall time less what the device timed (its wait for the device, its events): a thread of
     // libuv's pool to run on (shared with every native call and file read), the results' conversion
     const hostWait = Math.max(0, performance.now() - t1 - (t.wait ?? 0) - t.total);

@@ -176,8 +176,14 @@ function measure(fp: CircuitFootprint, k: Config): { resident: number; p1: numbe
 
 const total = (m: ReturnType<typeof measure>): number => m.resident + Math.max(m.p1, m.p2);
 
+/** Choices a caller may force (diagnostics: $KILN_PLAN_MATRICES in the CUDA backend). */
+export interface PlanOptions {
+  /** 'streamed': the matrices stream even when they would fit (their room goes to the MSMs). */
+  matrices?: Placement;
+}
+
 /** The plan of `fp` within `budgetBytes` of device memory (see the file comment). */
-export function planDeviceMemory(fp: CircuitFootprint, budgetBytes: number): DevicePlan {
+export function planDeviceMemory(fp: CircuitFootprint, budgetBytes: number, opts: PlanOptions = {}): DevicePlan {
   const all = (p: Placement): Record<SectionName, Placement> => ({ h: p, l: p, a: p, b_g1: p, b_g2: p });
   const minMsm = minMsmScratch(fp);
   let k: Config = { matrices: 'streamed', sections: all('streamed'), q: 2, prefetch: false, slotBytes: MIN_SLOT, slots: 2, msm: minMsm };
@@ -188,7 +194,7 @@ export function planDeviceMemory(fp: CircuitFootprint, budgetBytes: number): Dev
     const tryStep = (c: Config): void => {
       if (fits(c)) k = c;
     };
-    tryStep({ ...k, matrices: 'resident' });
+    if (opts.matrices !== 'streamed') tryStep({ ...k, matrices: 'resident' });
     for (const s of ['l', 'b_g2', 'a', 'b_g1', 'h'] as const) tryStep({ ...k, sections: { ...k.sections, [s]: 'resident' } });
     // a slot holds one MSM chunk (or matrix rows): no bigger than the largest section
     const largest = Math.max(...SECTION_NAMES.map((x) => sectionBytes(x, fp.sections[x])), fp.matrixBytes / 3);

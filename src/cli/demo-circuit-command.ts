@@ -11,6 +11,7 @@ import { DemoCircuit } from '../r1cs/demo-circuit.js';
 import { recordShape } from '../r1cs/shape.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
 import { Span, formatSpanTree } from '../util/timing.js';
+import { paramsWords } from './insecure.js';
 
 export interface DemoRun {
   constraints: number;
@@ -50,11 +51,11 @@ export async function runDemoCircuit(o: DemoRun): Promise<void> {
   root.end();
   const proofBytes = encodeProof(result.proof);
   if (o.json) {
-    console.log(JSON.stringify({ verified: ok, proof: Buffer.from(proofBytes).toString('hex'), spans: root.toJSON() }, null, 2));
+    console.log(JSON.stringify({ verified: ok, proof: Buffer.from(proofBytes).toString('hex'), insecure: true, spans: root.toJSON() }, null, 2));
   } else {
     console.log(formatSpanTree(root));
     console.log(`proof (${proofBytes.length} B): ${Buffer.from(proofBytes).toString('hex')}`);
-    console.log(ok ? 'verified: yes' : 'verified: NO');
+    console.log(ok ? `verified: yes (${paramsWords({ kind: 'dev', path: devParamsPath(shape, o.cacheDir) })})` : 'verified: NO');
   }
   if (!ok) throw new Error('the proof did not verify');
 }

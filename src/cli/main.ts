@@ -4,6 +4,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { selectBackend } from '../backend/select.js';
+import { defaultCacheDir as cacheDirOf, defaultParamCache } from '../engine/config.js';
 import { registerPostCommands } from './post-commands.js';
 import { registerPostVanillaCommands } from './post-vanilla-commands.js';
 import { registerSnapCommands } from './snap-commands.js';
@@ -119,7 +120,7 @@ program
 program
   .command('prove')
   .description(
-    'PoRep C2: prove every partition of a C1 output (lotus-bench/Curio Commit2In wrapper or raw C1 JSON), verify each ' +
+    'PoRep C2: prove every partition of a C1 output (lotus-bench/Curio Commit2In wrapper, raw C1 JSON or gpuproxy\'s C2 input), verify each ' +
       'proof, write the concatenated proof (192 B per partition) and print the timing breakdown. Without official ' +
       'parameters in --params-dir it generates INSECURE development parameters (once, cached) and says so.',
   )
@@ -159,7 +160,8 @@ program
   .command('circuit-info')
   .description(
     'figures of the PoRep partition circuit as JSON: constraints (with and without the prover\'s input constraints), ' +
-      'public inputs, aux variables, A and B densities. Counts without storing, so 32GiB fits in memory (about a minute).',
+      'public inputs, aux variables, A and B densities. Counts without storing, so 32GiB fits in memory; a 32GiB ' +
+      'partition takes many minutes (17 on 2 cores), with progress on stderr.',
   )
   .option('--sector-size <size>', '2KiB | 8MiB | 512MiB | 32GiB | 64GiB')
   .option('--c1 <file>', 'take the sector size from a C1 output file instead')
@@ -177,7 +179,15 @@ program
     }
     if (!opts.sectorSize && !opts.c1) throw new InvalidArgumentError('give --sector-size, --c1 or --circuit');
     const { runCircuitInfo } = await import('./porep-commands.js');
-    console.log(JSON.stringify(runCircuitInfo({ sectorSize: opts.sectorSize, c1: opts.c1 }), null, 2));
+    const { commandProgress } = await import('../util/progress.js');
+    const ui = commandProgress(false);
+    let info: Record<string, unknown>;
+    try {
+      info = runCircuitInfo({ sectorSize: opts.sectorSize, c1: opts.c1 }, ui.progress);
+    } finally {
+      ui.stop();
+    }
+    console.log(JSON.stringify(info, null, 2));
   });
 
 program
@@ -250,6 +260,7 @@ program
       'circuit\'s identifier), its header and sizes checked; --sample/--deep check points on the curve and in the subgroup',
   )
   .option('--dir <dir>', 'parameter cache (default $FIL_PROOFS_PARAMETER_CACHE or /var/tmp/filecoin-proof-parameters)')
+  .option('--cache-dir <dir>', 'kiln cache whose INSECURE development parameters (dev-params/) are listed too', defaultCacheDir())
   .option('--sample <n>', 'check n points of every section (spread over it)', positiveInt)
   .option('--deep', 'check every point (slow for official files: tens of GB)')
   .option('--counts', 'count each PoRep circuit and check ic, h and l against it (~10 s a small size, minutes for 32 GiB)')
@@ -258,7 +269,7 @@ program
     const { cliProgressRenderer } = await import('../util/progress.js');
     const bar = cliProgressRenderer();
     try {
-      const ok = await runParamsCommand({ dir: o.dir ?? defaultParamsDir(), deep: Boolean(o.deep), sample: o.sample, counts: Boolean(o.counts), progress: bar.progress, out: bar.log });
+      const ok = await runParamsCommand({ dir: o.dir ?? defaultParamsDir(), cacheDir: o.cacheDir, deep: Boolean(o.deep), sample: o.sample, counts: Boolean(o.counts), progress: bar.progress, out: bar.log });
       if (!ok) process.exitCode = 1;
     } finally {
       bar.stop();
@@ -283,7 +294,7 @@ bench
   .command('single')
   .description('submit one proof and wait; prints cuzk-bench\'s result block (status, job_id, timings, wall time, proof), then kiln\'s lines')
   .requiredOption('--type <kind>', 'porep | snap | wpost | winning')
-  .option('--c1 <file>', 'C1 output (Commit2In wrapper or raw JSON) for porep')
+  .option('--c1 <file>', 'C1 output for porep (Commit2In wrapper, raw C1 JSON or gpuproxy\'s C2 input)')
   .option('--vanilla <file>', 'vanilla proof file for snap/wpost/winning')
   .option('--update <file>', 'snap: update.json (kiln update / synth-snap) with the commitments and the vanilla file')
   .option('--priority <p>', 'low | normal | high | critical')
@@ -294,7 +305,13 @@ bench
   .option('--partition-index <k>', 'wpost: the partition index')
   .action(async (o) => {
     const { benchSingle } = await import('../client/bench.js');
-    await benchSingle({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, priority: o.priority, requestId: o.requestId, ...postBenchOptions(o) });
+    const { commandProgress } = await import('../util/progress.js');
+    const waiting = commandProgress(false);
+    const r = await benchSingle({
+      addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, priority: o.priority, requestId: o.requestId, waiting, ...postBenchOptions(o),
+    }).finally(waiting.stop);
+    // cuzk-bench's lines are printed either way; a job that did not complete is the command's failure
+    if (r.status !== 1) process.exitCode = 1;
   });
 bench
   .command('batch')
@@ -314,10 +331,11 @@ bench
     const { cliProgressRenderer } = await import('../util/progress.js');
     const bar = cliProgressRenderer();
     try {
-      await benchBatch({
+      const r = await benchBatch({
         addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, count: o.count, concurrency: o.concurrency,
         out: bar.log, onProgress: (done, total) => bar.progress('proofs', done, total), ...postBenchOptions(o),
       });
+      if (r.failed > 0) process.exitCode = 1;
     } finally {
       bar.stop();
     }
@@ -368,12 +386,13 @@ function postBenchOptions(o: Record<string, string | undefined>): { randomness?:
   return { randomness: o.randomness, registeredProof: o.registeredProof, minerId: o.minerId, partitionIndex: o.partitionIndex };
 }
 
+/** The daemon's defaults ([srs] param_cache, [kiln] cache_dir): one rule for both (config.ts). */
 function defaultParamsDir(): string {
-  return process.env.FIL_PROOFS_PARAMETER_CACHE ?? '/var/tmp/filecoin-proof-parameters';
+  return defaultParamCache(process.env);
 }
 
 function defaultCacheDir(): string {
-  return process.env.KILN_CACHE_DIR ?? `${process.env.HOME ?? '/tmp'}/.cache/kiln`;
+  return cacheDirOf(process.env);
 }
 
 program.parseAsync(process.argv).catch((err: unknown) => {

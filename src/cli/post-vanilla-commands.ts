@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError } from 'commander';
 import { allPoStProofs, postProofById, postProofName } from '../filecoin/post/registry.js';
 import type { PoStProofInfo, PoStType } from '../filecoin/post/types.js';
-import { parseSectorSize } from '../filecoin/registry.js';
+import { parseSectorSize, sectorSizeRefusal } from '../filecoin/registry.js';
 
 /** `--type`: window | winning (cuzk-bench's wpost/winning too). */
 export function parsePoStType(v: string): PoStType {
@@ -108,7 +108,7 @@ export async function runSynthPost(o: SynthPostCliOptions, log: (s: string) => v
   const { synthPoSt, synthPoStLabel } = await import('../filecoin/post/synthetic.js');
   const { vanillaFileText } = await import('../filecoin/post/vanilla.js');
   const size = parseSectorSize(o.sectorSize);
-  if (size === undefined) throw new Error(`--sector-size ${o.sectorSize}: expected 2KiB, 8MiB, 512MiB, 32GiB or 64GiB`);
+  if (size === undefined) throw new Error(sectorSizeRefusal(o.sectorSize, '--sector-size'));
   const info = resolvePoStProof(o.type, size.sectorSize, o.registeredProof);
   const t0 = performance.now();
   const r = synthPoSt({

@@ -1,6 +1,7 @@
 /** `kiln seal` and `kiln synth-c1`: C1 inputs that nobody hands you. */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { readOptionFile } from '../util/files.js';
 import { cliProgressRenderer, parseHex32, sealSector, synthC1, writeSectorDir } from '../filecoin/seal/index.js';
 
 export interface SealCliOptions {
@@ -18,7 +19,7 @@ export interface SealCliOptions {
 
 /** Seals a small sector and writes its Commit2In; returns the wrapper text. */
 export function runSeal(o: SealCliOptions, quiet = false): string {
-  const data = o.data !== undefined ? new Uint8Array(readFileSync(o.data)) : undefined;
+  const data = o.data !== undefined ? new Uint8Array(readOptionFile('--data', o.data)) : undefined;
   // Random data (and ticket) when no data file is given, unless --rng-seed pins them.
   const rngSeed = o.rngSeed ?? (data === undefined ? randomBytes(16).toString('hex') : '0');
   const bar = quiet ? undefined : cliProgressRenderer();

@@ -137,6 +137,9 @@ export class Engine {
   /** close()'s outcome (a second call returns the first one's). */
   private closeDone: Promise<{ stillRunning: string[] }> | undefined;
   totals = { completed: 0, failed: 0, cancelled: 0 };
+  /** Proofs completed since the start with INSECURE development parameters, and their circuits. */
+  private insecureProofs = 0;
+  private readonly insecureCircuits = new Set<string>();
   readonly journal: Journal | undefined;
 
   constructor(opts: EngineOptions) {
@@ -343,7 +346,7 @@ export class Engine {
       if (!job.finished && !timedOut) throw new UnavailableError(`the daemon is shutting down before job ${jobId} finished`);
       if (timedOut) {
         const shown = timeoutMs >= 2 ** 53 ? `${BigInt(Math.round(timeoutMs))}` : String(timeoutMs);
-        return { jobId, status: AwaitStatus.TIMEOUT, proof: new Uint8Array(0), errorMessage: `job ${jobId} still ${job.state} after ${shown} ms`, timings: jobTimings(job) };
+        return { jobId, status: AwaitStatus.TIMEOUT, proof: new Uint8Array(0), errorMessage: `job ${jobId} still ${job.state} after ${shown} ms`, timings: jobTimings(job), insecureParams: false };
       }
     }
     return this.resultOf(job);
@@ -352,7 +355,7 @@ export class Engine {
   resultOf(job: Job): JobResult {
     const status =
       job.state === 'completed' ? AwaitStatus.COMPLETED : job.state === 'failed' ? AwaitStatus.FAILED : job.state === 'cancelled' ? AwaitStatus.CANCELLED : AwaitStatus.UNKNOWN;
-    return { jobId: job.id, status, proof: job.proof ?? new Uint8Array(0), errorMessage: job.error ?? '', timings: job.timings };
+    return { jobId: job.id, status, proof: job.proof ?? new Uint8Array(0), errorMessage: job.error ?? '', timings: job.timings, insecureParams: job.insecureParams };
   }
 
   /** CancelProof. undefined when the job is unknown. `byUser` false: a shutdown's cancellation,
@@ -430,6 +433,7 @@ export class Engine {
         entry,
       );
       job.proof = await job.span.time('assemble', () => concatBytes(...proofs));
+      job.insecureParams = this.srs.provider(work.circuitId)?.insecure?.(work.circuitId) ?? false;
     } catch (e) {
       if (e instanceof CancelledError || job.cancelRequested) outcome = 'cancelled';
       else {
@@ -478,8 +482,15 @@ export class Engine {
     } catch {
       /* ignore */
     }
-    if (state !== 'completed') job.proof = undefined;
+    if (state !== 'completed') {
+      job.proof = undefined;
+      job.insecureParams = false;
+    }
     this.totals[state]++;
+    if (job.insecureParams) {
+      this.insecureProofs++;
+      if (job.work !== undefined) this.insecureCircuits.add(job.work.circuitId);
+    }
     reportFinishedJob(job, state, job.error, this.metrics, this.log);
     // a job a shutdown interrupted stays unfinished in the journal: it resumes at the next start
     const interrupted = this.closed && state === 'cancelled' && !job.cancelledByUser;
@@ -493,6 +504,7 @@ export class Engine {
           proof: job.proof === undefined ? undefined : Buffer.from(job.proof).toString('base64'),
           error: job.error,
           timings: job.timings,
+          ...(job.insecureParams ? { insecureParams: true as const } : {}),
         })
         .catch((e: unknown) => this.log.error({ err: errorText(e) }, 'job journal'));
     }
@@ -521,6 +533,7 @@ export class Engine {
       job.state = f.state;
       job.proof = f.proof === undefined ? undefined : new Uint8Array(Buffer.from(f.proof, 'base64'));
       job.error = f.error;
+      job.insecureParams = f.insecureParams === true;
       if (f.timings) job.timings = f.timings;
       job.span.end();
       job.settle();
@@ -747,12 +760,32 @@ export class Engine {
       pipeline: { ...this.config.pipeline },
       scheduler: { ...this.config.scheduler },
       totals: { ...this.totals },
+      insecure: this.insecureStatus(),
       // [daemon] state_dir: 'lost' while the journal cannot be written (new jobs refused, records kept in memory)
       durability:
         this.journal === undefined
           ? { journal: null, state: 'memory only' }
           : ((d) => (d === undefined ? { journal: this.journal!.path, state: 'ok' } : { journal: this.journal!.path, state: 'lost', error: d.error, since: new Date(d.since).toISOString(), pendingRecords: d.pending }))(this.journal.degraded),
     };
+  }
+
+  /**
+   * INSECURE development parameters in this daemon: allowed (`[srs] dev_params`), the circuits proved or
+   * loaded with them, the proofs made with them since the start; `warning` (the status page's banner) is
+   * null when none can be made.
+   */
+  insecureStatus(): { devParams: boolean; circuits: string[]; proofs: number; warning: string | null } {
+    const circuits = new Set(this.insecureCircuits);
+    for (const s of this.srs.status()) if (this.srs.provider(s.circuitId)?.insecure?.(s.circuitId)) circuits.add(s.circuitId);
+    const devParams = this.config.srs.dev_params;
+    const list = [...circuits].sort();
+    const warning =
+      list.length > 0
+        ? `INSECURE development parameters in use (${list.join(', ')}): ${this.insecureProofs} proof(s) made with them; such proofs are never accepted on chain`
+        : devParams
+          ? 'INSECURE development parameters allowed ([srs] dev_params = true): a circuit without official parameters gets them, and its proofs are never accepted on chain'
+          : null;
+    return { devParams, circuits: list, proofs: this.insecureProofs, warning };
   }
 
   /** True once close() was called: new work is refused (UNAVAILABLE). */

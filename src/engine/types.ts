@@ -139,6 +139,10 @@ export interface CircuitProvider {
    *  whose copy this is (with several GPUs each loads its own; on a GPU the sections go to that
    *  device). Without it, the provider's own backend. */
   params(circuitId: string, span: Span, backend?: Backend): Promise<Parameters>;
+  /** Whether the parameters loaded for `circuitId` are INSECURE development parameters (a proof made with
+   *  them never verifies on chain): every result of such a proof says so (JobResult, /status, the status
+   *  page, the bench client). Absent: official parameters. */
+  insecure?(circuitId: string): boolean;
   /** Stops work in flight (worker threads compiling shapes) at shutdown. */
   close?(): Promise<void>;
   /** Optional: true for a circuit whose parameters memory pressure never evicts (a latency-critical kind's:

@@ -17,8 +17,8 @@
  *
  * Parameters (SRS): `<param_cache>/<circuit id>.params` when present (place or link the official
  * v28 file under that name); otherwise, only with `[srs] dev_params = true`, INSECURE development
- * parameters generated and cached in `<param_cache>/kiln-cache/dev-params/` (the same layout as the
- * CLI's --cache-dir, so `kiln prove --cache-dir <param_cache>/kiln-cache` shares them).
+ * parameters generated and cached in `<[kiln] cache_dir>/dev-params/` ($KILN_CACHE_DIR, else
+ * ~/.cache/kiln: the CLI's --cache-dir default, so what `kiln setup` or `kiln prove` made is used here).
  */
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
@@ -41,7 +41,8 @@ import {
 } from './porep-c2.js';
 import type { AnyParameters } from '../groth16/keys.js';
 import { devSetupOnDevice, type ensureDevParamsFile } from '../groth16/setup.js';
-import { loadCircuitParams } from './params.js';
+import { loadCircuitParams, stepsOf } from './params.js';
+import type { ProgressFn } from '../util/progress.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { EngineConfig } from '../engine/config.js';
@@ -59,11 +60,13 @@ export { porepCircuitId };
 export interface PorepKindOptions {
   config: EngineConfig;
   backend: Backend;
-  /** Shapes and development parameters (default `<param_cache>/kiln-cache`; the CLI passes its
-   *  --cache-dir). */
+  /** Shapes and development parameters (default `[kiln] cache_dir`; the CLI passes its
+   *  --cache-dir, whose default is the same). */
   cacheDir?: string;
   /** Lines worth telling a person (which parameters, a long generation starting); default none. */
   notice?: (msg: string) => void;
+  /** A development setup's progress in percent (the CLI's bar). */
+  progress?: ProgressFn;
 }
 
 export interface PorepKind {
@@ -77,7 +80,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
   const sources = new Map<string, ParamsSource>();
   const shapes = new Map<string, Promise<CircuitShape>>();
 
-  const shapeCacheDir = opts.cacheDir ?? join(opts.config.srs.param_cache, 'kiln-cache');
+  const shapeCacheDir = opts.cacheDir ?? opts.config.kiln.cache_dir;
   const notice = opts.notice ?? ((): void => undefined);
   const officialFiles = new Map<string, string>();
   /** `<param_cache>/<circuit id>.params`, or the official v28 file whose sizes match the circuit.
@@ -96,6 +99,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
   const devTasks = new Set<OffThreadTask<unknown>>();
   const circuits: CircuitProvider = {
     knows: (id) => infoForCircuit(id) !== undefined,
+    insecure: (id) => sources.get(id)?.kind === 'dev',
     async available(id) {
       if (!opts.config.srs.dev_params && (await officialFile(id)) === undefined) {
         const info = infoForCircuit(id)!;
@@ -145,16 +149,17 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         checkAvailable: () => circuits.available!(id),
         onSource: (s) => void sources.set(id, s),
         officialName: officialParamsCandidates(infoForCircuit(id)!, opts.config.srs.param_cache)[0],
+        progress: opts.progress,
         // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
         makeDevParams:
           !devSetupOnDevice(device) && (device.name === 'native' || device.name === 'reference')
-            ? () => {
-                const task = runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(SHAPE_MODULE, 'porepDevParamsTask', {
-                  circuitId: id,
-                  cacheDir: shapeCacheDir,
-                  devDir: join(shapeCacheDir, 'dev-params'),
-                  backend: device.name,
-                });
+            ? (onStep) => {
+                const task = runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(
+                  SHAPE_MODULE,
+                  'porepDevParamsTask',
+                  { circuitId: id, cacheDir: shapeCacheDir, devDir: join(shapeCacheDir, 'dev-params'), backend: device.name },
+                  stepsOf(onStep),
+                );
                 devTasks.add(task);
                 return task.result.finally(() => devTasks.delete(task));
               }

@@ -2,7 +2,7 @@
  * Witness of one PoRep partition, run in a synthesis worker (see synth-pool.ts): the C1 arrives
  * structured-cloned with only this partition's vanilla proofs filled in.
  */
-import { C1FormatError, parseC1Input, type C1Output, type Commit2In } from '../filecoin/c1.js';
+import { C1FormatError, VANILLA_PROOF_PREFIX, parseC1Input, type C1Output, type Commit2In } from '../filecoin/c1.js';
 import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
 import { verifyC1Header, verifyC1Partition } from '../filecoin/verify.js';
@@ -59,7 +59,7 @@ export function porepPlanTask(arg: { bytes: Uint8Array }): PorepPlanTaskResult {
   try {
     c2 = parseC1Input(arg.bytes);
   } catch (e) {
-    return { ok: false, error: `vanilla_proof (Commit2In): ${e instanceof C1FormatError ? e.message : (e as Error).message}` };
+    return { ok: false, error: `${VANILLA_PROOF_PREFIX}${e instanceof C1FormatError ? e.message : (e as Error).message}` };
   }
   const c1 = c2.phase1Out;
   let inputs: bigint[][] | undefined;
@@ -69,12 +69,14 @@ export function porepPlanTask(arg: { bytes: Uint8Array }): PorepPlanTaskResult {
   } catch (e) {
     inputsError = `public inputs of ${c1.registeredProof.name}: ${(e as Error).message}`;
   }
-  // with the wrapper's Miner, replica_id is recomputed from (prover id, sector number, ticket, comm_d, porep id) too
+  // with the wrapper's Miner (or gpuproxy's prover_id), replica_id is recomputed from (prover id, sector number,
+  // ticket, comm_d, porep id) too
   let ids: { proverId: Uint8Array; sectorId: number } | undefined;
   try {
-    if (c2.miner !== undefined) ids = { proverId: proverIdFromActorId(actorIdFromAddress(c2.miner)), sectorId: c2.sectorNum };
+    if (c2.proverId !== undefined) ids = { proverId: c2.proverId, sectorId: c2.sectorNum };
+    else if (c2.miner !== undefined) ids = { proverId: proverIdFromActorId(actorIdFromAddress(c2.miner)), sectorId: c2.sectorNum };
   } catch (e) {
-    return { ok: false, error: `vanilla_proof (Commit2In): Miner ${JSON.stringify(c2.miner).slice(0, 100)}: ${(e as Error).message}` };
+    return { ok: false, error: `${VANILLA_PROOF_PREFIX}Miner ${JSON.stringify(c2.miner).slice(0, 100)}: ${(e as Error).message}` };
   }
   const failures = verifyC1Header(c1, ids ?? {});
   return { ok: true, c2, inputs, inputsError, failures: failures.slice(0, 5), count: failures.length, ms: performance.now() - t0 };

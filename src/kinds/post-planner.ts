@@ -16,7 +16,7 @@
  * Parameters: the official file by its name (`postParamsFileName`, e.g.
  * v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-<sha256>.params) or `<circuit id>.params` in
  * `[srs] param_cache`; otherwise, only with `[srs] dev_params = true`, INSECURE development parameters
- * (params.ts, exactly as PoRep: `<param_cache>/kiln-cache/dev-params/`).
+ * (params.ts, exactly as PoRep: `<[kiln] cache_dir>/dev-params/`).
  */
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
@@ -29,7 +29,8 @@ import type { PoStProofInfo, PoStSectorProof } from '../filecoin/post/types.js';
 import { parsePoStSectorProof, VanillaProofError } from '../filecoin/post/vanilla.js';
 import type { AnyParameters } from '../groth16/keys.js';
 import type { CircuitShape } from '../r1cs/cs.js';
-import { loadCircuitParams } from './params.js';
+import { loadCircuitParams, stepsOf } from './params.js';
+import type { ProgressFn } from '../util/progress.js';
 import { type ParamsSource, witnessRunner } from './porep-c2.js';
 import { findOfficialPoStParams, postProgramFor, postShapeCacheDir, postWitnessNativeFromTape, type PostShapeTaskResult, rememberPostProgram } from './post.js';
 import type { PoStPlanArg, PoStPlanTaskResult, PoStWitnessArg } from './post-worker.js';
@@ -44,9 +45,11 @@ const SHAPE_MODULE = new URL('./post.js', import.meta.url).href;
 export interface PoStKindOptions {
   config: EngineConfig;
   backend: Backend;
-  /** Shapes and development parameters (default `<param_cache>/kiln-cache`; the CLI passes its --cache-dir). */
+  /** Shapes and development parameters (default `[kiln] cache_dir`; the CLI passes its --cache-dir, whose default is the same). */
   cacheDir?: string;
   notice?: (msg: string) => void;
+  /** A development setup's progress in percent (the CLI's bar). */
+  progress?: ProgressFn;
 }
 
 export interface PoStKind {
@@ -130,7 +133,7 @@ export function planPoStRequest(req: ProofRequest, type: 'winning' | 'window'): 
 export function createPoStKind(opts: PoStKindOptions): PoStKind {
   const sources = new Map<string, ParamsSource>();
   const shapes = new Map<string, Promise<CircuitShape>>();
-  const shapeCacheDir = opts.cacheDir ?? join(opts.config.srs.param_cache, 'kiln-cache');
+  const shapeCacheDir = opts.cacheDir ?? opts.config.kiln.cache_dir;
   const notice = opts.notice ?? ((): void => undefined);
   const infoOf = (id: string): PoStProofInfo => {
     const info = postProofByCircuitId(id);
@@ -146,6 +149,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
 
   const circuits: CircuitProvider = {
     knows: (id) => postProofByCircuitId(id) !== undefined,
+    insecure: (id) => sources.get(id)?.kind === 'dev',
     // a WinningPoSt answers within seconds or the block is lost: its parameters stay whatever else is evicted
     keepResident: (id) => postProofByCircuitId(id)?.type === 'winning',
     async available(id) {
@@ -199,17 +203,18 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
         checkAvailable: () => circuits.available!(id),
         onSource: (s) => void sources.set(id, s),
         officialName: postParamsFileName(infoOf(id)),
+        progress: opts.progress,
         // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
         makeDevParams:
           !devSetupOnDevice(device) && (device.name === 'native' || device.name === 'reference')
-            ? () =>
+            ? (onStep) =>
                 track(
-                  runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(SHAPE_MODULE, 'postDevParamsTask', {
-                    circuitId: id,
-                    cacheDir: postShapeCacheDir(shapeCacheDir),
-                    devDir,
-                    backend: device.name,
-                  }),
+                  runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(
+                    SHAPE_MODULE,
+                    'postDevParamsTask',
+                    { circuitId: id, cacheDir: postShapeCacheDir(shapeCacheDir), devDir, backend: device.name },
+                    stepsOf(onStep),
+                  ),
                 )
             : undefined,
       });

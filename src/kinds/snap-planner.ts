@@ -28,7 +28,8 @@ import { snapHDefault, snapProofByCircuitId, snapProofById, type SnapProofInfo }
 import { checkSnapPartition, parseSnapPartitionProof, SnapInputError, VanillaProofError, type SnapPartitionProof, type SnapPublic } from '../filecoin/snap/vanilla.js';
 import type { AnyParameters } from '../groth16/keys.js';
 import type { CircuitShape } from '../r1cs/cs.js';
-import { loadCircuitParams } from './params.js';
+import { loadCircuitParams, stepsOf } from './params.js';
+import type { ProgressFn } from '../util/progress.js';
 import { type ParamsSource, witnessRunner } from './porep-c2.js';
 import { findOfficialSnapParams, rememberSnapProgram, snapProgramFor, snapWitnessNativeFromTape, type SnapShapeTaskResult } from './snap.js';
 import type { SnapPlanArg, SnapPlanTaskResult, SnapWitnessArg } from './snap-worker.js';
@@ -43,9 +44,11 @@ const SHAPE_MODULE = new URL('./snap.js', import.meta.url).href;
 export interface SnapKindOptions {
   config: EngineConfig;
   backend: Backend;
-  /** Shapes and development parameters (default `<param_cache>/kiln-cache`; the CLI passes its --cache-dir). */
+  /** Shapes and development parameters (default `[kiln] cache_dir`; the CLI passes its --cache-dir, whose default is the same). */
   cacheDir?: string;
   notice?: (msg: string) => void;
+  /** A development setup's progress in percent (the CLI's bar). */
+  progress?: ProgressFn;
   /** The official parameter file name of a circuit (default: params-names.ts `snapParamsFileName(info.size)`). */
   officialParamsName?: (info: SnapProofInfo) => string | undefined;
 }
@@ -122,7 +125,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
   const officialName = (info: SnapProofInfo): string => opts.officialParamsName?.(info) ?? snapParamsFileName(info.size);
   const sources = new Map<string, ParamsSource>();
   const shapes = new Map<string, Promise<CircuitShape>>();
-  const shapeCacheDir = opts.cacheDir ?? join(opts.config.srs.param_cache, 'kiln-cache');
+  const shapeCacheDir = opts.cacheDir ?? opts.config.kiln.cache_dir;
   const notice = opts.notice ?? ((): void => undefined);
   const infoOf = (id: string): SnapProofInfo => {
     const info = snapProofByCircuitId(id);
@@ -139,6 +142,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
 
   const circuits: CircuitProvider = {
     knows: (id) => snapProofByCircuitId(id) !== undefined,
+    insecure: (id) => sources.get(id)?.kind === 'dev',
     async available(id) {
       const info = infoOf(id);
       if (!opts.config.srs.dev_params && official(info) === undefined) {
@@ -188,17 +192,18 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
         checkAvailable: () => circuits.available!(id),
         onSource: (s) => void sources.set(id, s),
         officialName: officialName(infoOf(id)),
+        progress: opts.progress,
         // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
         makeDevParams:
           !devSetupOnDevice(device) && (device.name === 'native' || device.name === 'reference')
-            ? () =>
+            ? (onStep) =>
                 track(
-                  runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(SHAPE_MODULE, 'snapDevParamsTask', {
-                    circuitId: id,
-                    cacheDir: shapeCacheDir,
-                    devDir,
-                    backend: device.name,
-                  }),
+                  runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(
+                    SHAPE_MODULE,
+                    'snapDevParamsTask',
+                    { circuitId: id, cacheDir: shapeCacheDir, devDir, backend: device.name },
+                    stepsOf(onStep),
+                  ),
                 )
             : undefined,
       });

@@ -122,3 +122,15 @@ export function formatSpanTree(root: Span): string {
   walk(root, 0, 0);
   return lines.join('\n');
 }
+
+/** A duration for a person: "850 ms" under a second, "4.2 s" under 10 s, "42 s" under a minute, then
+ *  "3 min 05 s" and "1 h 02 min". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+  const m = Math.round(s / 60);
+  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
+}
