@@ -84,8 +84,8 @@ export function benchDaemonEnv(c: EngineConfig): string {
 }
 
 /** The 32 GiB benches' daemon, in this process: gRPC over a unix socket in `dir`, no HTTP, parameters from `dir`
- *  (INSECURE development parameters made there when missing), KILN_BENCH_LANES (benchDaemonEnv); `configure` may
- *  change more. Returns it with the line of the settings taken from the environment ('' when none). */
+ *  (INSECURE development parameters and shapes made in `dir`/kiln-cache when missing), jobs in memory only,
+ *  KILN_BENCH_LANES (benchDaemonEnv); `configure` may change more. Returns it with the line of the settings taken from the environment ('' when none). */
 export async function benchDaemon(
   dir: string,
   backend: BackendName,
