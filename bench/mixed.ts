@@ -154,7 +154,8 @@ async function main(): Promise<void> {
   const c1Bytes = readFileSync(c1File);
   say(`synth-c1 ${sectorLabel}: ${(c1Bytes.length / 2 ** 20).toFixed(1)} MiB in ${sec(performance.now() - t)} s`);
   const vanilla = {} as Record<'winning' | 'window', Uint8Array[]>;
-  for (const k of ['winning', 'window'] as const) {
+  // --window-partitions 0: no WindowPoSt (its 61 GB of development parameters do not fit a 64 GiB disk beside PoRep's)
+  for (const k of windowPartitions > 0 ? (['winning', 'window'] as const) : (['winning'] as const)) {
     t = performance.now();
     const file = path.join(dir, `synth-${postCircuitId(infos[k])}.vanilla.json`);
     if (!existsSync(file)) writeFileSync(file, vanillaFileText(synthPoSt({ info: infos[k], randomness, rngSeed: 'bench-mixed' }).elements));
@@ -176,7 +177,7 @@ async function main(): Promise<void> {
   const done: Done[] = [];
   try {
     // 3. shapes and parameters (the development setup when missing), every SRS onto the device
-    for (const id of [ids.winning, ids.window, ids.porep]) {
+    for (const id of windowPartitions > 0 ? [ids.winning, ids.window, ids.porep] : [ids.winning, ids.porep]) {
       const provider = engine.srs.provider(id);
       if (provider === undefined) throw new Error(`no provider for ${id}`);
       t = performance.now();
@@ -271,7 +272,7 @@ async function main(): Promise<void> {
         const shape = await engine.srs.provider(ids[k])!.shape(ids[k]);
         postVk[k] = await loadPorepVerifyingKey(postVerifyingKeySource(infos[k], dir, path.join(dir, 'kiln-cache'), shape));
       }
-      const sectors = { winning: vanilla.winning.map((e) => parsePoStSectorProof(e, infos.winning)), window: vanilla.window.map((e) => parsePoStSectorProof(e, infos.window)) };
+      const sectors = { winning: vanilla.winning.map((e) => parsePoStSectorProof(e, infos.winning)), window: (vanilla.window ?? []).map((e) => parsePoStSectorProof(e, infos.window)) };
       let bad = 0;
       for (const d of done.filter((x) => x.status === 1)) {
         const v =

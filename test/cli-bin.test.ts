@@ -120,3 +120,67 @@ test('long commands show progress without a terminal: a line now and then on std
   assert.match(r.stderr, /^kiln: counting constraints: \d+ so far, [\d.]+ (ms|s)$/m);
   assert.doesNotMatch(r.stderr, /\x1b/, 'no control characters in a pipe');
 });
+
+test('--help speaks one vocabulary: old spellings hidden (still accepted), required options marked, defaults and environment shown', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { mkdtempSync, readFileSync: read, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const kiln = (...args: string[]): { status: number | null; stdout: string; stderr: string } =>
+    spawnSync(process.execPath, [path.join(root, 'dist/src/cli/main.js'), ...args], { encoding: 'utf8', env: { ...process.env, KILN_PROGRESS: '0' } });
+  const top = kiln('--help').stdout;
+  for (const v of ['FIL_PROOFS_PARAMETER_CACHE', 'KILN_CACHE_DIR', 'KILN_PROGRESS', 'KILN_PROGRESS_INTERVAL', 'KILN_GPU_MEMORY_LIMIT', 'KILN_SPAN_GAPS']) assert.match(top, new RegExp(`^  ${v}`, 'm'), v);
+  const commands = ['demo', 'demo-circuit', 'seal', 'synth-c1', 'prove', 'verify', 'circuit-info', 'setup', 'prove-post', 'verify-post', 'update', 'synth-snap',
+    'prove-snap', 'verify-snap', 'daemon', 'params', 'gen-vanilla', 'synth-post'];
+  const help = new Map(commands.map((c) => [c, kiln(c, '--help').stdout]));
+  for (const c of ['single', 'batch']) help.set(`bench ${c}`, kiln('bench', c, '--help').stdout);
+  for (const [c, h] of help) {
+    assert.match(h, /^Usage: kiln /m, c);
+    // one name per thing: a sector directory is --sector-dir, a sector number --sector-number, a partition --partition-index,
+    // the parameter cache --params-dir, the miner --miner-id; --seed is only the PoRep interactive seed
+    assert.doesNotMatch(h, /--sector <|--partition <|--dir <|--miner <|--first-sector <|--seed <n>/, c);
+  }
+  assert.match(help.get('seal')!, /--out <file> +where to write the Commit2In JSON \(required\)/);
+  assert.match(help.get('seal')!, /--seed <hex> +the PoRep interactive\s+seed/);
+  assert.match(help.get('gen-vanilla')!, /--sector-dir <dir>[\s\S]*\(required\)/);
+  assert.match(help.get('bench single')!, /--priority <p>[\s\S]*default:\s+the\s+kind's/);
+  assert.match(help.get('bench single')!, /--type <kind> +porep \| snap \| wpost \| winning \(required\)/);
+  // prove-post takes the registered proof from the vanilla file when it is not given
+  assert.doesNotMatch(help.get('prove-post')!, /--registered-proof[^\n]*\n?[^\n]*\(required\)/);
+  assert.match(help.get('prove-post')!, /--partition-index <k>/);
+  assert.match(help.get('demo')!, /about\s+5\s+minutes\s+on\s+2\s+cores/);
+  // old spellings still work: synth-snap --seed is --rng-seed
+  const dir = mkdtempSync(path.join(tmpdir(), 'kiln-aliases-'));
+  try {
+    assert.equal(kiln('synth-snap', '--sector-size', '2KiB', '--out', path.join(dir, 'a'), '--rng-seed', '5').status, 0);
+    assert.equal(kiln('synth-snap', '--sector-size', '2KiB', '--out', path.join(dir, 'b'), '--seed', '5').status, 0);
+    assert.equal(kiln('synth-snap', '--sector-size', '2KiB', '--out', path.join(dir, 'c'), '--seed', '6').status, 0);
+    const v = (d: string): string => read(path.join(dir, d, 'vanilla.json'), 'utf8');
+    assert.equal(v('a'), v('b'));
+    assert.notEqual(v('a'), v('c'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('verify-post / prove-post take the registered proof from the vanilla file when --registered-proof is not given', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const kiln = (...args: string[]): { status: number | null; stderr: string } =>
+    spawnSync(process.execPath, [path.join(root, 'dist/src/cli/main.js'), ...args], { encoding: 'utf8', env: { ...process.env, KILN_PROGRESS: '0' } });
+  const dir = mkdtempSync(path.join(tmpdir(), 'kiln-post-proof-'));
+  const r = '0'.repeat(64);
+  try {
+    const v = path.join(dir, 'v.json');
+    assert.equal(kiln('synth-post', '--type', 'window', '--sector-size', '2KiB', '--randomness', r, '--sectors', '2', '--out', v, '--partition-index', '0').status, 0);
+    const dirs = ['--params-dir', path.join(dir, 'p'), '--cache-dir', path.join(dir, 'c')];
+    // no parameters here: the refusal names the proof the file determined (it stopped at --registered-proof before)
+    const w = kiln('verify-post', '--type', 'window', '--vanilla', v, '--randomness', r, '--proof', v, ...dirs);
+    assert.equal(w.status, 1);
+    assert.match(w.stderr, /^kiln: no verifying key for StackedDrgWindow2KiBV1_1: /m);
+    const wrong = kiln('verify-post', '--type', 'winning', '--vanilla', v, '--randomness', r, '--proof', v, ...dirs);
+    assert.match(wrong.stderr, /--vanilla \S+v\.json: \d+-byte sector proofs match no winning PoSt proof; give --registered-proof/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -171,3 +171,18 @@ test('an in-process engine job is shown while it runs: checking the input, the c
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('the span tree: ms below 10 s, s above; the gaps (a debug detail) only when asked for', async () => {
+  const { Span, formatSpanTree } = await import('../src/util/timing.js');
+  const root = new Span('job', undefined, 0);
+  root.record('synth', 2_500);
+  root.record('prove', 57_300);
+  root.endMs = 62_000;
+  const text = formatSpanTree(root);
+  assert.match(text, /^job +62\.0 s $/m);
+  assert.match(text, /^  synth +2500\.0 ms +4\.0%$/m);
+  assert.match(text, /^  prove +57\.3 s +92\.4%$/m);
+  assert.doesNotMatch(text, /\(gap\)|over 2 %/);
+  const debug = formatSpanTree(root, { gaps: true });
+  assert.match(debug, /^  \(gap\) +2200\.0 ms  <-- over 2 %$/m);
+});

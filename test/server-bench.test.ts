@@ -212,3 +212,18 @@ test('kiln bench single shows the wait for the daemon without a terminal: a line
   assert.match(r.stderr, /^kiln: demo proof in the daemon: \d+ ms$/m);
   assert.doesNotMatch(r.stdout, /^kiln:/m, 'progress stays off stdout');
 });
+
+test('bench --miner-id takes an ID address or an actor id', async () => {
+  const { buildRequest } = await import('../src/client/bench.js');
+  const { execFileSync } = await import('node:child_process');
+  const { repoRoot } = await import('./support.js');
+  const v = join(dir, 'wpost-2k.json');
+  const r = '0'.repeat(64);
+  execFileSync(process.execPath, [join(repoRoot, 'dist/src/cli/main.js'), 'synth-post', '--type', 'window', '--sector-size', '2KiB', '--randomness', r, '--sectors', '1', '--out', v], { stdio: 'ignore' });
+  for (const [m, id] of [['f01234', 1234], ['1234', 1234], [undefined, 0]] as const) {
+    const req = await buildRequest({ addr: '', type: 'wpost', vanilla: v, randomness: r, minerId: m });
+    assert.equal(req.miner_id, id, String(m));
+    assert.equal(req.registered_proof, 10); // StackedDrgWindow2KiBV1_1, from the vanilla proofs' size
+  }
+  await assert.rejects(buildRequest({ addr: '', type: 'wpost', vanilla: v, randomness: r, minerId: 'x1' }), /--miner-id must be an ID address \(f01234\) or an actor id \(1234\), got 'x1'/);
+});

@@ -3,12 +3,13 @@
  * exact StackedDrg circuit, verifies the proof against the C1's public inputs, and prints where the
  * time went. (`kiln demo-circuit`, the synthetic DemoCircuit, is demo-circuit-command.ts.)
  */
+import { spanTreeText } from './options.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import { parseCommit2In } from '../filecoin/c1.js';
 import { loadPorepVerifyingKey, verifyPorep } from '../kinds/porep-c2.js';
-import { Span, formatSpanTree } from '../util/timing.js';
+import { Span } from '../util/timing.js';
 import { paramsWords } from './insecure.js';
 import { proveC1 } from './porep-commands.js';
 import { runSeal } from './seal.js';
@@ -55,7 +56,7 @@ async function mainJob(o: MainJobOptions, ui: ReturnType<typeof commandProgress>
   if (o.json) {
     console.log(JSON.stringify({ verified: ok, proof: hex, c1: c1File, params: source, insecure: source.kind === 'dev', spans: root.toJSON() }, null, 2));
   } else {
-    console.log(formatSpanTree(root));
+    console.log(spanTreeText(root));
     console.log(`proof (${bytes.length} B): ${hex}`);
     console.log(ok ? `verified: yes (${paramsWords(source)})` : 'verified: NO');
   }

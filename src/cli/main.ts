@@ -8,6 +8,7 @@ import { defaultCacheDir as cacheDirOf, defaultParamCache } from '../engine/conf
 import { registerPostCommands } from './post-commands.js';
 import { registerPostVanillaCommands } from './post-vanilla-commands.js';
 import { registerSnapCommands } from './snap-commands.js';
+import { ENVIRONMENT_HELP, hiddenAlias, markRequiredOptions } from './options.js';
 
 const program = new Command();
 program
@@ -29,7 +30,7 @@ program
   .description(
     'the main job: seal a 2 KiB sector (random data), prove its C1 with the StackedDrg circuit, verify, and print ' +
       'the timing breakdown. The first run generates INSECURE development parameters for the 2 KiB circuit ' +
-      '(a few minutes, cached) unless official ones are in --params-dir.',
+      '(about 5 minutes on 2 cores, 10 on a busy machine; peak RSS 2.7 GB; cached) unless official ones are in --params-dir.',
   )
   .option('--params-dir <dir>', 'Filecoin parameter cache', defaultParamsDir())
   .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters, the sealed C1)', defaultCacheDir())
@@ -41,11 +42,11 @@ program
     await runMainJob({ paramsDir: opts.paramsDir, cacheDir: opts.cacheDir, backend: selectBackend(opts.backend, { device: Number(opts.device) }), json: Boolean(opts.json) });
   });
 
-program
+const demoCircuit = program
   .command('demo-circuit')
   .description('prove and verify the built-in synthetic demo circuit (bits, packing, multiplications): a quick smoke test')
   .option('--constraints <n>', 'number of constraints', positiveInt, 65_000)
-  .option('--seed <n>', 'seed of the witness', positiveInt, 1)
+  .option('--rng-seed <n>', 'seed of the witness', positiveInt, 1)
   .option('--backend <name>', 'compute backend: auto (the GPU when usable, else the CPU), cuda, native or reference', 'auto')
   .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')
   .option('--cache-dir <dir>', 'where development parameters are cached', defaultCacheDir())
@@ -54,7 +55,7 @@ program
     const { runDemoCircuit } = await import('./demo-circuit-command.js');
     await runDemoCircuit({
       constraints: opts.constraints,
-      seed: opts.seed,
+      seed: opts.rngSeed,
       backend: selectBackend(opts.backend, { device: Number(opts.device) }),
       cacheDir: opts.cacheDir,
       json: Boolean(opts.json),
@@ -72,7 +73,7 @@ program
     console.log(JSON.stringify({ auto: chosen, cpu: { backend: cpu.backend, threads: cpu.threads, features: cpu.cpuFeatures ?? [] }, cuda: gpu }, null, 2));
   });
 
-program
+const seal = program
   .command('seal')
   .description(
     'seal a small sector for real (SDR labels, trees, comm_r) and run commit phase 1: writes a lotus-bench style ' +
@@ -81,10 +82,10 @@ program
   .requiredOption('--sector-size <size>', '2KiB | 8MiB | 512MiB (512MiB takes about an hour on 2 cores)')
   .requiredOption('--out <file>', 'where to write the Commit2In JSON')
   .option('--data <file>', 'sector data: sector-size bytes of Fr32 nodes, or 127/128 of that (padded)')
-  .option('--miner <addr>', 'miner ID address (f0…) or actor id', 'f01000')
-  .option('--sector <n>', 'sector number', '0')
+  .option('--miner-id <f0…|n>', 'the miner: its ID address (f0…) or actor id', 'f01000')
+  .option('--sector-number <n>', 'the sector\'s number', '0')
   .option('--ticket <hex>', '32-byte ticket (default: derived from --rng-seed)')
-  .option('--seed <hex>', '32-byte interactive seed (default: lotus-bench\'s)')
+  .option('--seed <hex>', 'the PoRep interactive seed (the C1\'s seed), 32 bytes of hex (default: lotus-bench\'s)')
   .option('--rng-seed <s>', 'seed of the random data and default ticket (default: random without --data, "0" with it)')
   .option('--sector-dir <dir>', 'also keep what PoSt proofs need (replica, tree_r_last, comm_c) in DIR, for `kiln gen-vanilla`')
   .action(async (opts) => {
@@ -92,8 +93,8 @@ program
     runSeal({
       sectorSize: opts.sectorSize,
       data: opts.data,
-      miner: opts.miner,
-      sector: opts.sector,
+      miner: opts.minerId,
+      sector: opts.sectorNumber,
       ticket: opts.ticket,
       seed: opts.seed,
       rngSeed: opts.rngSeed,
@@ -253,13 +254,13 @@ program
     }
   });
 
-program
+const params = program
   .command('params')
   .description(
     'list the parameter cache: each .params/.vk/.meta file, the circuit it serves (official v28 names computed from each ' +
       'circuit\'s identifier), its header and sizes checked; --sample/--deep check points on the curve and in the subgroup',
   )
-  .option('--dir <dir>', 'parameter cache (default $FIL_PROOFS_PARAMETER_CACHE or /var/tmp/filecoin-proof-parameters)')
+  .option('--params-dir <dir>', 'Filecoin parameter cache (default $FIL_PROOFS_PARAMETER_CACHE or /var/tmp/filecoin-proof-parameters)')
   .option('--cache-dir <dir>', 'kiln cache whose INSECURE development parameters (dev-params/) are listed too', defaultCacheDir())
   .option('--sample <n>', 'check n points of every section (spread over it)', positiveInt)
   .option('--deep', 'check every point (slow for official files: tens of GB)')
@@ -269,7 +270,7 @@ program
     const { cliProgressRenderer } = await import('../util/progress.js');
     const bar = cliProgressRenderer();
     try {
-      const ok = await runParamsCommand({ dir: o.dir ?? defaultParamsDir(), cacheDir: o.cacheDir, deep: Boolean(o.deep), sample: o.sample, counts: Boolean(o.counts), progress: bar.progress, out: bar.log });
+      const ok = await runParamsCommand({ dir: o.paramsDir ?? defaultParamsDir(), cacheDir: o.cacheDir, deep: Boolean(o.deep), sample: o.sample, counts: Boolean(o.counts), progress: bar.progress, out: bar.log });
       if (!ok) process.exitCode = 1;
     } finally {
       bar.stop();
@@ -294,15 +295,15 @@ bench
   .command('single')
   .description('submit one proof and wait; prints cuzk-bench\'s result block (status, job_id, timings, wall time, proof), then kiln\'s lines')
   .requiredOption('--type <kind>', 'porep | snap | wpost | winning')
-  .option('--c1 <file>', 'C1 output for porep (Commit2In wrapper, raw C1 JSON or gpuproxy\'s C2 input)')
-  .option('--vanilla <file>', 'vanilla proof file for snap/wpost/winning')
-  .option('--update <file>', 'snap: update.json (kiln update / synth-snap) with the commitments and the vanilla file')
-  .option('--priority <p>', 'low | normal | high | critical')
-  .option('--request-id <id>', 'request id (a repeated id returns the existing job)')
-  .option('--randomness <hex>', 'wpost/winning: 32-byte randomness as hex')
+  .option('--c1 <file>', 'C1 output (Commit2In wrapper, raw C1 JSON or gpuproxy\'s C2 input); required with --type porep')
+  .option('--vanilla <file>', 'vanilla proof file; required with --type wpost and winning, and with snap unless --update names it')
+  .option('--update <file>', 'snap: update.json (kiln update / synth-snap) with the commitments and the vanilla file; required with --type snap')
+  .option('--priority <p>', 'low | normal | high | critical (default: the kind\'s: critical for winning, high for wpost, normal for porep and snap)')
+  .option('--request-id <id>', 'request id (a repeated id returns the existing job; default: none)')
+  .option('--randomness <hex>', '32-byte randomness as hex; required with --type wpost and winning')
   .option('--registered-proof <id|name>', 'wpost/winning: RegisteredPoStProof (default: from the vanilla proofs\' size)')
-  .option('--miner-id <n>', 'wpost/winning: the miner\'s actor id')
-  .option('--partition-index <k>', 'wpost: the partition index')
+  .option('--miner-id <f0…|n>', 'wpost/winning: the miner, an ID address or actor id (default: 0)')
+  .option('--partition-index <k>', 'wpost: the partition index (default: 0)')
   .action(async (o) => {
     const { benchSingle } = await import('../client/bench.js');
     const { commandProgress } = await import('../util/progress.js');
@@ -317,15 +318,15 @@ bench
   .command('batch')
   .description('submit N proofs with J in flight; prints cuzk-bench\'s batch lines and summary (wall/prove times, proofs/min), then kiln\'s lines')
   .requiredOption('--type <kind>', 'porep | snap | wpost | winning')
-  .option('--c1 <file>', 'C1 output for porep')
-  .option('--vanilla <file>', 'vanilla proof file')
-  .option('--update <file>', 'snap: update.json (kiln update / synth-snap)')
+  .option('--c1 <file>', 'C1 output (Commit2In wrapper, raw C1 JSON or gpuproxy\'s C2 input); required with --type porep')
+  .option('--vanilla <file>', 'vanilla proof file; required with --type wpost and winning, and with snap unless --update names it')
+  .option('--update <file>', 'snap: update.json (kiln update / synth-snap); required with --type snap')
   .option('-c, --count <n>', 'number of proofs', positiveInt, 4)
   .option('-j, --concurrency <n>', 'proofs in flight', positiveInt, 2)
-  .option('--randomness <hex>', 'wpost/winning: 32-byte randomness as hex')
+  .option('--randomness <hex>', '32-byte randomness as hex; required with --type wpost and winning')
   .option('--registered-proof <id|name>', 'wpost/winning: RegisteredPoStProof (default: from the vanilla proofs\' size)')
-  .option('--miner-id <n>', 'wpost/winning: the miner\'s actor id')
-  .option('--partition-index <k>', 'wpost: the partition index')
+  .option('--miner-id <f0…|n>', 'wpost/winning: the miner, an ID address or actor id (default: 0)')
+  .option('--partition-index <k>', 'wpost: the partition index (default: 0)')
   .action(async (o) => {
     const { benchBatch } = await import('../client/bench.js');
     const { cliProgressRenderer } = await import('../util/progress.js');
@@ -380,6 +381,14 @@ bench
   });
 
 registerPostVanillaCommands(program);
+
+// old spellings (scripts keep working), hidden from --help; then "(required)" on every required option
+hiddenAlias(demoCircuit, '--seed <n>', 'rngSeed', positiveInt);
+hiddenAlias(seal, '--miner <addr>', 'minerId');
+hiddenAlias(seal, '--sector <n>', 'sectorNumber');
+hiddenAlias(params, '--dir <dir>', 'paramsDir');
+markRequiredOptions(program);
+program.addHelpText('after', ENVIRONMENT_HELP);
 
 /** The bench's WinningPoSt / WindowPoSt request options. */
 function postBenchOptions(o: Record<string, string | undefined>): { randomness?: string; registeredProof?: string; minerId?: string; partitionIndex?: string } {

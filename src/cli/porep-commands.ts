@@ -1,6 +1,7 @@
 /**
  * `kiln prove`, `kiln verify`, `kiln circuit-info`, `kiln setup`: PoRep C2 from a C1 file on this machine.
  */
+import { spanTreeText } from './options.js';
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
@@ -22,7 +23,6 @@ import { type LocalProof, type LocalProveOptions, proveC1Locally } from './local
 import { DensityCounter } from '../r1cs/density.js';
 import { CountingSystem } from '../r1cs/counter.js';
 import type { SealProofInfo } from '../filecoin/registry.js';
-import { formatSpanTree } from '../util/timing.js';
 import { cliProgressRenderer, commandProgress, type ProgressFn } from '../util/progress.js';
 import { readOptionFile } from '../util/files.js';
 
@@ -67,7 +67,7 @@ export async function runProve(o: ProveOptions): Promise<void> {
     console.log(JSON.stringify({ proof: hex, bytes: bytes.length, params: source, insecure: source.kind === 'dev', spans: span.toJSON() }, null, 2));
     return;
   }
-  console.log(formatSpanTree(span));
+  console.log(spanTreeText(span));
   console.log(`proof: ${bytes.length} B${o.out ? ` written to ${o.out}` : ''}, every partition verified (${paramsWords(source)})`);
   if (!o.out) console.log(hex);
 }

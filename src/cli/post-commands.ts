@@ -9,6 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import { readOptionFile } from '../util/files.js';
 import { commandProgress } from '../util/progress.js';
+import { parseMinerId, spanTreeText } from './options.js';
 
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Backend } from '../backend/backend.js';
@@ -41,10 +42,18 @@ export function parseRandomness(hex: string): Uint8Array {
   return new Uint8Array(Buffer.from(h, 'hex'));
 }
 
-async function postInfo(type: string, registeredProof: string): Promise<PoStProofInfo> {
+/** The proof: --registered-proof when given, else what the vanilla file's sector proofs determine by their size. */
+async function postInfo(type: string, registeredProof: string | undefined, vanilla: { file: string; elements: readonly Uint8Array[] }): Promise<PoStProofInfo> {
   if (type !== 'window' && type !== 'winning') throw new InvalidArgumentError(`--type must be window or winning, got '${type}'`);
   const { parsePoStProof } = await import('../kinds/post.js');
   const { postProofName } = await import('../filecoin/post/registry.js');
+  if (registeredProof === undefined) {
+    const { postProofForVanilla } = await import('../filecoin/post/vanilla.js');
+    const bytes = vanilla.elements[0]?.length ?? 0;
+    const found = postProofForVanilla(type, bytes);
+    if (found === undefined) throw new InvalidArgumentError(`--vanilla ${vanilla.file}: ${bytes}-byte sector proofs match no ${type} PoSt proof; give --registered-proof`);
+    return found;
+  }
   const info = parsePoStProof(registeredProof);
   if (!info) throw new InvalidArgumentError(`--registered-proof '${registeredProof}' is not a RegisteredPoStProof (0–14, or a name such as StackedDrgWindow2KiBV1_1)`);
   if (info.type !== type) throw new InvalidArgumentError(`--registered-proof ${postProofName(info)} is a ${info.type === 'winning' ? 'WinningPoSt' : 'WindowPoSt'} proof, not --type ${type}`);
@@ -62,7 +71,7 @@ export interface ProvePoStOptions {
   vanilla: string;
   randomness: string;
   minerId?: string;
-  registeredProof: string;
+  registeredProof?: string;
   partitionIndex?: string;
   out?: string;
   paramsDir: string;
@@ -128,15 +137,14 @@ export async function provePoStLocally(
 export async function runProvePoSt(o: ProvePoStOptions): Promise<void> {
   const ui = commandProgress(o.json);
   const say = ui.say;
-  const info = await postInfo(o.type, o.registeredProof);
   const randomness = parseRandomness(o.randomness);
-  const minerId = nonNegative('--miner-id', o.minerId);
+  const minerId = parseMinerId('--miner-id', o.minerId);
   const partitionIndex = nonNegative('--partition-index', o.partitionIndex);
   const { readVanillaFile } = await import('../filecoin/post/vanilla.js');
   const { postProofName, postCircuitId } = await import('../filecoin/post/registry.js');
   const { describeBackend } = await import('../backend/select.js');
-  const { formatSpanTree } = await import('../util/timing.js');
   const vanillaProofs = withOption('--vanilla', () => readVanillaFile(o.vanilla));
+  const info = await postInfo(o.type, o.registeredProof, { file: o.vanilla, elements: vanillaProofs });
   say(`${postProofName(info)} (${postCircuitId(info)}): ${vanillaProofs.length} vanilla proof(s) from ${o.vanilla}, backend ${describeBackend(o.backend)}`);
   const r = await provePoStLocally({ info, vanillaProofs, randomness, minerId, partitionIndex }, { ...o, say, progress: ui.progress, label: `--vanilla ${o.vanilla}` }).finally(ui.stop);
   if (o.out) writeFileSync(o.out, r.bytes);
@@ -145,7 +153,7 @@ export async function runProvePoSt(o: ProvePoStOptions): Promise<void> {
     console.log(JSON.stringify({ proof: hex, bytes: r.bytes.length, registeredProof: postProofName(info), params: r.source, insecure: r.source.kind === 'dev', ms: Math.round(r.ms), spans: r.span.toJSON() }, null, 2));
     return;
   }
-  console.log(formatSpanTree(r.span));
+  console.log(spanTreeText(r.span));
   console.log(`proof: ${r.bytes.length} B${o.out ? ` written to ${o.out}` : ''}, verified (${paramsWords(r.source)})`);
   if (!o.out) console.log(hex);
 }
@@ -154,7 +162,7 @@ export interface VerifyPoStOptions {
   type: string;
   vanilla: string;
   randomness: string;
-  registeredProof: string;
+  registeredProof?: string;
   partitionIndex?: string;
   proof: string;
   paramsDir: string;
@@ -166,14 +174,15 @@ export interface VerifyPoStOptions {
  * the randomness and the partition index, as a chain verifier derives them. Returns true when valid.
  */
 export async function runVerifyPoSt(o: VerifyPoStOptions): Promise<boolean> {
-  const info = await postInfo(o.type, o.registeredProof);
   const randomness = parseRandomness(o.randomness);
   const partitionIndex = nonNegative('--partition-index', o.partitionIndex);
   const { readVanillaFile, parsePoStSectorProof } = await import('../filecoin/post/vanilla.js');
   const { postVerifyingKeySource, verifyPoSt } = await import('./../kinds/post.js');
   const { loadPorepVerifyingKey } = await import('../kinds/porep-c2.js');
   const { postProofName } = await import('../filecoin/post/registry.js');
-  const sectors = withOption('--vanilla', () => readVanillaFile(o.vanilla)).map((b, k) => {
+  const elements = withOption('--vanilla', () => readVanillaFile(o.vanilla));
+  const info = await postInfo(o.type, o.registeredProof, { file: o.vanilla, elements });
+  const sectors = elements.map((b, k) => {
     try {
       return parsePoStSectorProof(b, info);
     } catch (e) {
@@ -229,7 +238,7 @@ export function registerPostCommands(program: Command, d: PoStCommandDefaults): 
       .requiredOption('--type <type>', 'window | winning')
       .requiredOption('--vanilla <file>', 'vanilla proofs: a JSON array of base64 bincode FallbackPoStSectorProofs (cuzk-bench, kiln gen-vanilla / synth-post) or one raw element')
       .requiredOption('--randomness <hex>', '32-byte randomness as hex (a field element: Curio masks the last byte with 0x3f)')
-      .requiredOption('--registered-proof <id|name>', 'RegisteredPoStProof: 0–4 Winning, 5–9 Window V1, 10–14 Window V1_1, or a name such as StackedDrgWindow2KiBV1_1')
+      .option('--registered-proof <id|name>', 'RegisteredPoStProof: 0–4 Winning, 5–9 Window V1, 10–14 Window V1_1, or a name such as StackedDrgWindow2KiBV1_1 (default: the one the vanilla proofs\' size determines: Winning…V1, Window…V1_1)')
       .option('--partition-index <k>', 'WindowPoSt partition index (V1 challenges depend on it)', '0')
       .option('--params-dir <dir>', 'Filecoin parameter cache (official files by their v28 names)', d.paramsDir())
       .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', d.cacheDir());
@@ -242,7 +251,7 @@ export function registerPostCommands(program: Command, d: PoStCommandDefaults): 
           '(once, cached) and says so.',
       ),
   )
-    .option('--miner-id <n>', 'the miner\'s actor id (for the record; the circuit does not use it)', '0')
+    .option('--miner-id <f0…|n>', 'the miner, an ID address or actor id (for the record; the circuit does not use it)', '0')
     .option('--out <file>', 'where to write the proof (default: print it as hex)')
     .option('--backend <name>', 'compute backend: auto (the GPU when usable, else the CPU), cuda, native or reference', 'auto')
     .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')

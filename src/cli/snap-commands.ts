@@ -17,6 +17,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { readOptionFile } from '../util/files.js';
 import { commandProgress } from '../util/progress.js';
 import { withOption } from './post-commands.js';
+import { hiddenAlias, spanTreeText } from './options.js';
 import type { Backend } from '../backend/backend.js';
 import type { ParamsSource } from '../kinds/porep-c2.js';
 import type { SnapProofInfo } from '../filecoin/snap/registry.js';
@@ -255,7 +256,6 @@ export async function runProveSnap(o: ProveSnapOptions): Promise<void> {
   const { info, raw, vanillaPath } = await readUpdateFile(o.update);
   const { readVanillaFile } = await import('../filecoin/post/vanilla.js');
   const { describeBackend } = await import('../backend/select.js');
-  const { formatSpanTree } = await import('../util/timing.js');
   const vfile = o.vanilla ?? vanillaPath;
   // the vanilla file is the user's --vanilla, or the one --update's update.json names
   const label = o.vanilla !== undefined ? `--vanilla ${vfile}` : `${vfile} (named by --update ${o.update})`;
@@ -268,7 +268,7 @@ export async function runProveSnap(o: ProveSnapOptions): Promise<void> {
     console.log(JSON.stringify({ proof: hex, bytes: r.bytes.length, registeredProof: info.name, params: r.source, insecure: r.source.kind === 'dev', ms: Math.round(r.ms), spans: r.span.toJSON() }, null, 2));
     return;
   }
-  console.log(formatSpanTree(r.span));
+  console.log(spanTreeText(r.span));
   console.log(`proof: ${r.bytes.length} B (${info.params.partitionCount} partition${info.params.partitionCount > 1 ? 's' : ''})${o.out ? ` written to ${o.out}` : ''}, verified (${paramsWords(r.source)})`);
   if (!o.out) console.log(hex);
 }
@@ -336,16 +336,17 @@ export function registerSnapCommands(program: Command, d: SnapCommandDefaults): 
     .action(async (opts) => {
       await runUpdate({ sectorDir: opts.sectorDir, data: opts.data, out: opts.out });
     });
-  program
+  const synth = program
     .command('synth-snap')
     .description('synthetic, consistent SnapDeals vanilla proofs of any size (32 GiB: 16 partitions of 86 challenges) for benches: update.json and vanilla.json into --out')
     .option('--sector-size <size>', 'sector size (2KiB, 8MiB, 512MiB, 32GiB, 64GiB)', '32GiB')
     .requiredOption('--out <dir>', 'output directory')
-    .option('--seed <n>', 'deterministic seed', '1')
+    .option('--rng-seed <n>', 'seed of every pseudo-random value', '1')
     .option('--h <n>', 'high bits selecting rho (default h_default: 10 for 32 GiB, 1 for 2 KiB)')
     .action(async (opts) => {
-      await runSynthSnap({ sectorSize: opts.sectorSize, out: opts.out, seed: opts.seed, h: opts.h });
+      await runSynthSnap({ sectorSize: opts.sectorSize, out: opts.out, seed: opts.rngSeed, h: opts.h });
     });
+  hiddenAlias(synth, '--seed <n>', 'rngSeed');
   const common = (c: Command): Command =>
     c
       .requiredOption('--update <file>', 'update.json (kiln update / kiln synth-snap): registered proof, comm_r_old, comm_d_new, comm_r_new, vanilla file')

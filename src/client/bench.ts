@@ -127,16 +127,16 @@ export interface SubmitOptions {
 /** wpost/winning: the vanilla file's elements (cuzk-bench's JSON of base64 bincode proofs, or one raw element) as
  *  `vanilla_proofs`, with randomness, registered_proof, miner_id and partition_index. */
 async function postRequestFields(o: SubmitOptions, req: Msg): Promise<void> {
-  const { parseVanillaFile, postSectorProofSize } = await import('../filecoin/post/vanilla.js');
-  const { allPoStProofs } = await import('../filecoin/post/registry.js');
+  const { parseVanillaFile, postProofForVanilla } = await import('../filecoin/post/vanilla.js');
   const { parsePoStProof } = await import('../kinds/post.js');
-  const elements = parseVanillaFile(new Uint8Array(await readFile(o.vanilla!)), o.vanilla);
+  const { parseMinerId } = await import('../cli/options.js');
+  const elements = parseVanillaFile(new Uint8Array(readOptionFile('--vanilla', o.vanilla!)), o.vanilla);
   const type = o.type === 'winning' ? 'winning' : 'window';
   let info = o.registeredProof !== undefined ? parsePoStProof(o.registeredProof) : undefined;
   if (o.registeredProof !== undefined && info === undefined) throw new Error(`--registered-proof ${o.registeredProof}: not a RegisteredPoStProof (0–14 or a name)`);
   if (info === undefined) {
-    info = allPoStProofs().find((p) => p.type === type && (type === 'winning' || p.api === 'V1_2') && postSectorProofSize(p) === elements[0]!.length);
-    if (info === undefined) throw new Error(`${o.vanilla}: ${elements[0]!.length}-byte vanilla proofs match no ${type} proof size; give --registered-proof`);
+    info = postProofForVanilla(type, elements[0]!.length);
+    if (info === undefined) throw new Error(`--vanilla ${o.vanilla}: ${elements[0]!.length}-byte vanilla proofs match no ${type} proof size; give --registered-proof`);
   }
   if (o.randomness === undefined) throw new Error(`--type ${o.type} needs --randomness HEX (32 bytes)`);
   const hex = o.randomness.replace(/^0x/i, '');
@@ -150,7 +150,7 @@ async function postRequestFields(o: SubmitOptions, req: Msg): Promise<void> {
   req.registered_proof = info.id;
   req.sector_size = info.size.sectorSize;
   req.randomness = Buffer.from(hex, 'hex');
-  req.miner_id = int('--miner-id', o.minerId);
+  req.miner_id = parseMinerId('--miner-id', o.minerId);
   req.partition_index = int('--partition-index', o.partitionIndex);
 }
 
