@@ -239,7 +239,8 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
             const shape = await circuits.shape(circuitId);
             const program = porepProgram(info, shape, shapeCacheDir);
             // straight into a pooled buffer of the backend's (pinned on the GPU: fast uploads)
-            const out = ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES);
+            // (a new pinned buffer costs seconds at 32 GiB: span `buffer`)
+            const out = await span.time('buffer', () => ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES));
             let held: Uint8Array | undefined = out;
             const giveBack = (): void => {
               if (held) ctx.buffers.give(held);

@@ -257,7 +257,8 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
           // the tape was made with the plan, in the worker: here only the native program runs
           const shape = await circuits.shape(circuitId);
           const program = postProgramFor(info, shape, postShapeCacheDir(shapeCacheDir));
-          const out = ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES);
+          // (a new pinned buffer costs seconds at 32 GiB: span `buffer`)
+          const out = await span.time('buffer', () => ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES));
           let buf: Uint8Array | undefined = out;
           const giveBack = (): void => {
             if (buf) ctx.buffers.give(buf);

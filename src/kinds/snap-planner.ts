@@ -252,7 +252,8 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
           span.record('worker_wait', Math.max(0, performance.now() - t0 - t.ms));
           span.record('tape', t.ms);
           const program = snapProgramFor(info, shape, shapeCacheDir);
-          const out = ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES);
+          // (a new pinned buffer costs seconds at 32 GiB: span `buffer`)
+          const out = await span.time('buffer', () => ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES));
           let held: Uint8Array | undefined = out;
           const giveBack = (): void => {
             if (held) ctx.buffers.give(held);
