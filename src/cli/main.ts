@@ -86,9 +86,11 @@ program
   .option('--seed <hex>', '32-byte interactive seed (default: lotus-bench\'s)')
   .option('--rng-seed <s>', 'seed of the random data and default ticket (default: random without --data, "0" with it)')
   .option('--sector-dir <dir>', 'also keep what PoSt proofs need (replica, tree_r_last, comm_c) in DIR, for `kiln gen-vanilla`')
+  .option('--ni', 'NI-PoRep (registered proofs 15-19, StackedDrg…V1_2_Feat_NonInteractivePoRep): challenges from comm_r, 13 partitions')
   .action(async (opts) => {
     const { runSeal } = await import('./seal.js');
     runSeal({
+      ni: Boolean(opts.ni),
       sectorSize: opts.sectorSize,
       data: opts.data,
       miner: opts.miner,
@@ -111,9 +113,10 @@ program
   .requiredOption('--out <file>', 'where to write the Commit2In JSON')
   .option('--rng-seed <s>', 'seed of every pseudo-random value', '0')
   .option('--data <mode>', 'zero (replica_id derived from comm_d) | random', 'zero')
+  .option('--ni', 'NI-PoRep (126 partitions at 32/64 GiB); its challenges are stated, not derived from its comm_r: for benchmarks only (README "NI-PoRep")')
   .action(async (opts) => {
     const { runSynthC1 } = await import('./seal.js');
-    runSynthC1({ sectorSize: opts.sectorSize, rngSeed: opts.rngSeed, data: opts.data, out: opts.out });
+    runSynthC1({ sectorSize: opts.sectorSize, rngSeed: opts.rngSeed, data: opts.data, out: opts.out, ni: Boolean(opts.ni) });
   });
 
 program

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cliProgressRenderer, parseHex32, sealSector, synthC1, writeSectorDir } from '../filecoin/seal/index.js';
+import type { SealProofVersion } from '../filecoin/registry.js';
 
 export interface SealCliOptions {
   sectorSize: string;
@@ -14,7 +15,12 @@ export interface SealCliOptions {
   out: string;
   /** Also keep the sector's PoSt material (replica, tree_r_last, comm_c) in this directory (sector-store.ts). */
   sectorDir?: string;
+  /** NI-PoRep (registered proofs 15–19: challenges from comm_r, 13 partitions at these sizes). */
+  ni?: boolean;
 }
+
+/** The seal proof version of `--ni` (V1_1, what lotus seals today, without it). */
+const version = (ni: boolean | undefined): SealProofVersion => (ni ? 'V1_2_Feat_NonInteractivePoRep' : 'V1_1');
 
 /** Seals a small sector and writes its Commit2In; returns the wrapper text. */
 export function runSeal(o: SealCliOptions, quiet = false): string {
@@ -25,6 +31,7 @@ export function runSeal(o: SealCliOptions, quiet = false): string {
   try {
     const r = sealSector({
       sectorSize: o.sectorSize,
+      version: version(o.ni),
       data,
       miner: o.miner,
       sectorNumber: o.sector !== undefined ? BigInt(o.sector) : undefined,
@@ -57,18 +64,26 @@ export interface SynthCliOptions {
   rngSeed?: string;
   data?: 'zero' | 'random';
   out: string;
+  /** NI-PoRep (126 partitions at 32/64 GiB), its challenges stated (see synthetic.ts): benchmarks only. */
+  ni?: boolean;
 }
 
 export function runSynthC1(o: SynthCliOptions): void {
   const bar = cliProgressRenderer();
   try {
     const t0 = performance.now();
-    const r = synthC1({ sectorSize: o.sectorSize, rngSeed: o.rngSeed, data: o.data, progress: bar.progress });
+    const r = synthC1({ sectorSize: o.sectorSize, version: version(o.ni), rngSeed: o.rngSeed, data: o.data, progress: bar.progress });
     bar.stop();
     writeFileSync(o.out, r.commit2In);
     console.error(
       `synthetic ${r.info.name} C1 (${(r.commit2In.length / 2 ** 20).toFixed(1)} MiB) written to ${o.out} in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
+    if (!r.challengesDerived) {
+      console.error(
+        `  its ${r.info.partitions} × ${r.info.challengesPerPartition} challenges are stated, not derived from its comm_r (a synthetic sector's comm_r depends on them): ` +
+          'the daemon proves it only with [kiln] insecure_stated_ni_challenges = true (INSECURE, benchmarks only)',
+      );
+    }
   } finally {
     bar.stop();
   }

@@ -12,7 +12,7 @@ import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../util/limits.js';
 import { FR_MODULUS } from '../field/layout.js';
 import { bytesToBigintLE } from './hash/fr32.js';
 import type { MerkleProof, MerkleProofShape, PathElement } from './tree/path.js';
-import { DRG_DEGREE, EXP_DEGREE, LABEL_PARENTS } from './graph.js';
+import { DRG_DEGREE, EXP_DEGREE, LABEL_PARENTS, niChallenges } from './graph.js';
 import { sealProofInfo, type SealProofInfo, type TreeShape } from './registry.js';
 
 export class C1FormatError extends Error {
@@ -67,6 +67,10 @@ export interface C1Output {
   readonly ticket: Uint8Array;
   /** vanilla proofs: [partition][challenge]. */
   readonly partitions: readonly (readonly ChallengeProof[])[];
+  /** INSECURE, benchmarks only: the challenges are the vanilla proofs' own (c_x.column.index), not
+   *  derived (a synthetic NI-PoRep C1 cannot derive them from a comm_r that depends on them; see
+   *  withStatedChallenges). Never set by parsing. */
+  readonly statedChallenges?: true;
 }
 
 export interface Commit2In {
@@ -304,6 +308,10 @@ export function parseC1Value(value: Json): C1Output {
   const seed = asBytes32(sd, sdp);
   const [tk, tkp] = field(o, 'ticket', '');
   const ticket = asBytes32(tk, tkp);
+  // refused by rust-fil-proofs' seal_commit_phase2 (every version; NI-PoRep derives nothing from the seed)
+  for (const [v, p] of [[commD, cdp], [commR, crp], [seed, sdp]] as const) {
+    if (v.every((b) => b === 0)) throw new C1FormatError(p, 'all 32 bytes zero (rust-fil-proofs refuses it in commit phase 2)');
+  }
 
   const [vp, vpp] = field(o, 'vanilla_proofs', '');
   const vo = asObject(vp, vpp);
@@ -312,17 +320,28 @@ export function parseC1Value(value: Json): C1Output {
     throw new C1FormatError(vpp, `expected exactly the key ${info.vanillaKey} for ${info.name}, got ${keys.length ? keys.join(', ') : 'none'}`);
   }
   const [pv, pp] = field(vo, info.vanillaKey, vpp);
-  const parts = asArray(pv, pp, info.partitions);
-  if (parts.length === 0) throw new C1FormatError(pp, 'no partitions');
-  let perPartition = info.challengesPerPartition;
-  const partitions = parts.map((part, k) => {
+  // partitions and challenges per partition are the registered proof's (13 × 2 or 126 × 18 for NI-PoRep)
+  const partitions = asArray(pv, pp, info.partitions).map((part, k) => {
     const kp = `${pp}[${k}]`;
-    const challenges = asArray(part, kp, perPartition);
-    if (challenges.length === 0) throw new C1FormatError(kp, 'no challenges');
-    perPartition ??= challenges.length; // NI-PoRep: counts not pinned, but every partition must agree
-    return challenges.map((c, i) => parseChallengeProof(c, `${kp}[${i}]`, ctx));
+    return asArray(part, kp, info.challengesPerPartition).map((c, i) => parseChallengeProof(c, `${kp}[${i}]`, ctx));
   });
   return { registeredProof: info, commR, commD, replicaId, seed, ticket, partitions };
+}
+
+/**
+ * An NI-PoRep C1 whose challenges are not those derived from its comm_r, marked to be proved with
+ * the challenges its vanilla proofs state: INSECURE, for benchmarks of `kiln synth-c1 --ni` C1s only
+ * (a synthetic sector's comm_r depends on its challenges, so they cannot be derived from it; every
+ * other check stays). Other C1s (interactive, or NI with derived challenges) are returned unchanged.
+ */
+export function withStatedChallenges(c1: C1Output): C1Output {
+  const info = c1.registeredProof;
+  if (info.challengeDerivation !== 'non-interactive') return c1;
+  const derived = c1.partitions.every((part, k) => {
+    const want = niChallenges(c1.replicaId, c1.commR, info.nodes, part.length, k);
+    return part.every((p, i) => p.challenge === want[i]);
+  });
+  return derived ? c1 : { ...c1, statedChallenges: true };
 }
 
 /** Parses raw C1 JSON text (or UTF-8 bytes). */

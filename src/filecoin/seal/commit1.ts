@@ -1,5 +1,5 @@
 /**
- * Commit phase 1: the interactive challenges from the seed and, per challenge, the vanilla proof laid
+ * Commit phase 1: the challenges (interactive from the seed, NI-PoRep from comm_r) and, per challenge, the vanilla proof laid
  * out exactly as rust-fil-proofs serialises it (FACTS §3; field order from storage-proofs-core
  * merkle/proof.rs and storage-proofs-porep stacked/vanilla): `comm_d_proofs`, `comm_r_last_proof`,
  * `replica_column_proofs {c_x, drg_parents, exp_parents}`, `labeling_proofs`, `encoding_proof`.
@@ -7,7 +7,7 @@
  * The proofs are read from a `SectorProofSource`, which a real seal (sealer.ts, every node stored)
  * and the synthetic builder (synthetic.ts, only the opened nodes stored) both implement.
  */
-import { DrgParents, ExpanderParents, interactiveChallenges, labelParentOrder } from '../graph.js';
+import { DrgParents, ExpanderParents, type ChallengeSeeds, labelParentOrder, porepChallenges } from '../graph.js';
 import { frToBytesLE } from '../hash/fr32.js';
 import type { SealProofInfo } from '../registry.js';
 import type { MerkleProof, PathElement } from '../tree/path.js';
@@ -101,11 +101,9 @@ export function challengeProofJson(src: SectorProofSource, challenge: number, dr
   };
 }
 
-/** Challenges of every partition: [partition][i]. */
-export function sectorChallenges(info: SealProofInfo, replicaId: Uint8Array, seed: Uint8Array): number[][] {
-  const parts = info.partitions!;
-  const per = info.challengesPerPartition!;
-  return Array.from({ length: parts }, (_, k) => interactiveChallenges(replicaId, seed, info.nodes, per, k));
+/** Challenges of every partition: [partition][i] (interactive from the seed, NI-PoRep from comm_r). */
+export function sectorChallenges(info: SealProofInfo, seeds: ChallengeSeeds): number[][] {
+  return Array.from({ length: info.partitions }, (_, k) => porepChallenges(info, seeds, info.challengesPerPartition, k));
 }
 
 export interface C1Inputs {
@@ -113,15 +111,17 @@ export interface C1Inputs {
   readonly commR: bigint;
   readonly seed: Uint8Array;
   readonly ticket: Uint8Array;
+  /** The challenges opened, [partition][i]; default the derived ones (sectorChallenges). */
+  readonly challenges?: readonly (readonly number[])[];
   readonly progress?: (done: number, total: number) => void;
 }
 
 /** The SealCommitPhase1Output JSON value, keys in lotus' order. */
-export function buildC1Json({ source, commR, seed, ticket, progress }: C1Inputs): Json {
+export function buildC1Json({ source, commR, seed, ticket, progress, ...o }: C1Inputs): Json {
   const { info } = source;
   const drg = new DrgParents(info.porepId, info.drgPredecessorFirst);
   const exp = new ExpanderParents(info.porepId, info.nodes);
-  const challenges = sectorChallenges(info, source.replicaId, seed);
+  const challenges = o.challenges ?? sectorChallenges(info, { replicaId: source.replicaId, seed, commR: frToBytesLE(commR) });
   const total = challenges.length * challenges[0].length;
   let done = 0;
   const partitions = challenges.map((part) => part.map((c) => {

@@ -1,0 +1,168 @@
+/**
+ * NI-PoRep (registered seal proofs 15–19, StackedDrg…V1_2_Feat_NonInteractivePoRep; docs/ni-porep.md):
+ * the counts pinned against rust-fil-proofs' own figures, the challenges against an oracle written
+ * from its `NiChallenges::derive`, a kiln-sealed 2 KiB NI sector's C1, and malformed NI inputs
+ * refused with the field named (parser and planner; nothing is proved here: porep-e2e.test.ts proves one).
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { C1FormatError, parseC1, parseC1Input, withStatedChallenges } from '../src/filecoin/c1.js';
+import { stackedParamsFor } from '../src/filecoin/circuit/index.js';
+import { NI_CHALLENGE_TAG, interactiveChallenges, niChallenges } from '../src/filecoin/graph.js';
+import { partitionChallenges, partitionPublicInputs } from '../src/filecoin/public-inputs.js';
+import { sealProofById, sealProofInfo } from '../src/filecoin/registry.js';
+import { sealSector, synthC1 } from '../src/filecoin/seal/index.js';
+import { verifyC1 } from '../src/filecoin/verify.js';
+import { officialParamsCandidates, porepCircuitId, verifyPorep } from '../src/kinds/porep-c2.js';
+import type { VerifyingKey } from '../src/groth16/keys.js';
+import { fixture, python, rng } from './support.js';
+
+const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
+const NI = 'V1_2_Feat_NonInteractivePoRep' as const;
+
+test("NI-PoRep's counts are rust-fil-proofs': 13 partitions × 2 challenges up to 1 GiB, 126 × 18 at 32/64 GiB; same circuit and parameter files", () => {
+  // filecoin-proofs src/constants.rs get_porep_non_interactive_partitions (13 | 126) and
+  // get_porep_non_interactive_minimum_challenges (26 | 2253); parameters.rs select_challenges: ⌈min / partitions⌉;
+  // rust-filecoin-proofs-api registry.rs: ids 15–19, porep_id = id u64 LE ‖ nonce 0 u64 LE ‖ 16 zero bytes;
+  // tests/seal_regression_records-v18.json: NonInteractivePoRep records of 8 MiB and 512 MiB have partitions 13, of 32 GiB 126
+  const rust: [string, number, number, number][] = [
+    ['2KiB', 15, 13, 26],
+    ['8MiB', 16, 13, 26],
+    ['512MiB', 17, 13, 26],
+    ['32GiB', 18, 126, 2253],
+    ['64GiB', 19, 126, 2253],
+  ];
+  for (const [size, id, partitions, minChallenges] of rust) {
+    const info = sealProofInfo(`StackedDrg${size}V1_2_Feat_NonInteractivePoRep`)!;
+    const interactive = sealProofInfo(`StackedDrg${size}V1_1`)!;
+    assert.equal(sealProofById(id), info);
+    assert.equal(info.version, NI);
+    assert.equal(info.challengeDerivation, 'non-interactive');
+    assert.equal(info.partitions, partitions, size);
+    assert.equal(info.challengesPerPartition, Math.ceil(minChallenges / partitions), size);
+    assert.ok(info.partitions * info.challengesPerPartition >= minChallenges);
+    assert.equal(hex(info.porepId), id.toString(16).padStart(2, '0') + '00'.repeat(31));
+    assert.equal(info.vanillaKey, `StackedDrg${size}V1`); // rust-filecoin-proofs-api VanillaSealProof: the V1 key for every version
+    // the same partition circuit (its identifier's max_count is the per-partition count) and parameter files
+    assert.equal(info.challengesPerPartition, interactive.challengesPerPartition);
+    assert.deepEqual(stackedParamsFor(info), stackedParamsFor(interactive));
+    assert.equal(porepCircuitId(info.sectorSize), porepCircuitId(interactive.sectorSize));
+    assert.deepEqual(officialParamsCandidates(info, '/p'), officialParamsCandidates(interactive, '/p'));
+  }
+  assert.equal(sealProofInfo('StackedDrg2KiBV1_1_Feat_SyntheticPoRep')!.challengeDerivation, 'synthetic');
+  assert.equal(sealProofInfo('StackedDrg2KiBV1_1')!.challengeDerivation, 'interactive');
+});
+
+test("NI challenges equal an oracle written from rust-fil-proofs' NiChallenges::derive (SHA256(tag ‖ replica_id ‖ comm_r ‖ j u32 LE))", () => {
+  const r = rng(26);
+  const cases = [
+    { nodes: 64, per: 2, k: 12 },
+    { nodes: 2 ** 30, per: 18, k: 125 },
+    { nodes: 2 ** 31, per: 18, k: 0 },
+  ].map((c) => ({ ...c, replicaId: r.bytes(32), commR: r.bytes(32) }));
+  const lines = python(
+    [
+      'import hashlib',
+      `TAG = ${JSON.stringify(NI_CHALLENGE_TAG)}.encode()`,
+      'def ni(replica_id, comm_r, nodes, per, k):',
+      '    out = []',
+      '    for i in range(per):',
+      '        h = hashlib.sha256(TAG + replica_id + comm_r + (per * k + i).to_bytes(4, "little")).digest()',
+      '        out.append(int.from_bytes(h, "little") % (nodes - 1) + 1)',
+      '    return out',
+      ...cases.map((c) => `print(json.dumps(ni(bytes.fromhex("${hex(c.replicaId)}"), bytes.fromhex("${hex(c.commR)}"), ${c.nodes}, ${c.per}, ${c.k})))`),
+    ].join('\n'),
+  );
+  cases.forEach((c, i) => {
+    const got = niChallenges(c.replicaId, c.commR, c.nodes, c.per, c.k);
+    assert.deepEqual(got, JSON.parse(lines[i]!));
+    assert.ok(got.every((x) => x >= 1 && x < c.nodes));
+    // not the interactive derivation with comm_r in the seed's place
+    assert.notDeepEqual(got, interactiveChallenges(c.replicaId, c.commR, c.nodes, c.per, c.k));
+  });
+});
+
+describe('a kiln-sealed 2 KiB NI-PoRep sector', () => {
+  const seed = new Uint8Array(32).fill(7);
+  const sealed = sealSector({ sectorSize: '2KiB', version: NI, rngSeed: 'ni-test', miner: 'f01234', sectorNumber: 7, seed });
+  const text = sealed.c1Text;
+  const c1 = parseC1(text);
+
+  test('its C1: the registered proof name Curio sends, 13 partitions × 2 challenges derived from comm_r, every check passes', () => {
+    const raw = JSON.parse(text);
+    assert.equal(raw.registered_proof, 'StackedDrg2KiBV1_2_Feat_NonInteractivePoRep');
+    assert.deepEqual(Object.keys(raw.vanilla_proofs), ['StackedDrg2KiBV1']);
+    assert.equal(c1.registeredProof.id, 15);
+    assert.equal(c1.partitions.length, 13);
+    assert.ok(c1.partitions.every((p) => p.length === 2));
+    assert.deepEqual(verifyC1(c1, { proverId: undefined, sectorId: undefined }), []);
+    for (let k = 0; k < 13; k++) {
+      const want = niChallenges(c1.replicaId, c1.commR, 64, 2, k);
+      assert.deepEqual(c1.partitions[k]!.map((p) => p.challenge), want);
+      assert.deepEqual(partitionChallenges(c1, k), want);
+      assert.equal(partitionPublicInputs(c1, k).length, 3 + 18 * 2);
+    }
+    // the seed is carried but derives nothing: another seed, the same sector and challenges
+    const other = sealSector({ sectorSize: '2KiB', version: NI, rngSeed: 'ni-test', miner: 'f01234', sectorNumber: 7, seed: new Uint8Array(32).fill(9) });
+    assert.equal(hex(other.commR), hex(sealed.commR));
+    assert.deepEqual(parseC1(other.c1Text).partitions.map((p) => p.map((x) => x.challenge)), c1.partitions.map((p) => p.map((x) => x.challenge)));
+  });
+
+  test('malformed NI C1s are refused, naming the field', () => {
+    const refused = (mutate: (c: any) => void, path: string, re: RegExp): void => {
+      const c = JSON.parse(text);
+      mutate(c);
+      assert.throws(() => parseC1(JSON.stringify(c)), (e: unknown) => {
+        assert.ok(e instanceof C1FormatError, String(e));
+        assert.equal(e.path, path, e.message);
+        assert.match(e.message, re);
+        return true;
+      });
+    };
+    const parts = (c: any): any[][] => c.vanilla_proofs.StackedDrg2KiBV1;
+    refused((c) => parts(c).pop(), 'vanilla_proofs.StackedDrg2KiBV1', /expected 13 elements, got 12/);
+    refused((c) => parts(c)[4]!.push(parts(c)[4]![0]), 'vanilla_proofs.StackedDrg2KiBV1[4]', /expected 2 elements, got 3/);
+    refused((c) => (c.seed = new Array(32).fill(0)), 'seed', /all 32 bytes zero/);
+    refused((c) => (c.comm_r = new Array(32).fill(0)), 'comm_r', /all 32 bytes zero/);
+    refused((c) => (c.vanilla_proofs = { StackedDrg2KiBV1_2_Feat_NonInteractivePoRep: parts(c) }), 'vanilla_proofs', /expected exactly the key StackedDrg2KiBV1/);
+    // an interactive 2 KiB C1 relabelled NI: one partition where NI-PoRep has 13
+    const fx = JSON.parse(readFileSync(fixture('2KiB.c1.json'), 'utf8'));
+    fx.registered_proof = 'StackedDrg2KiBV1_2_Feat_NonInteractivePoRep';
+    assert.throws(() => parseC1(JSON.stringify(fx)), /vanilla_proofs\.StackedDrg2KiBV1: expected 13 elements, got 1/);
+  });
+
+  test('consistency checks derive NI challenges from comm_r: swapped partitions, another comm_r and stated challenges', () => {
+    // partitions 0 and 1 swapped: every proof is valid, but not for the challenges its partition derives
+    const c = JSON.parse(text);
+    const p = c.vanilla_proofs.StackedDrg2KiBV1;
+    [p[0], p[1]] = [p[1], p[0]];
+    const swapped = verifyC1(parseC1(JSON.stringify(c)));
+    assert.match(swapped[0]!, /^partition 0 challenge 0 \(node \d+\): challenge \(c_x\.column\.index\) should be \d+, derived from replica_id and comm_r \(NI-PoRep/);
+    // and the public inputs are those of the derived challenges, not the stated ones
+    const marked = withStatedChallenges(parseC1(JSON.stringify(c)));
+    assert.equal(marked.statedChallenges, true);
+    assert.deepEqual(verifyC1(marked), []);
+    assert.deepEqual(partitionChallenges(marked, 0), c1.partitions[1]!.map((x) => x.challenge));
+    // an interactive C1 is never marked, nor an NI one whose challenges are the derived ones
+    const fx = parseC1(readFileSync(fixture('2KiB.c1.json')));
+    assert.equal(withStatedChallenges(fx), fx);
+    assert.equal(withStatedChallenges(c1), c1);
+  });
+
+  test('a proof of the wrong length is refused with the partition count (13 × 192 bytes)', () => {
+    assert.throws(() => verifyPorep(c1, new Uint8Array(192), {} as VerifyingKey), /StackedDrg2KiBV1_2_Feat_NonInteractivePoRep has 13 partition\(s\): expected 2496/);
+  });
+});
+
+test('kiln synth-c1 --ni (2 KiB here; 126 partitions at 32 GiB): consistent but for its challenges, which only a stated-challenges C1 accepts', () => {
+  const r = synthC1({ sectorSize: '2KiB', version: NI, rngSeed: 'ni-synth' });
+  assert.equal(r.challengesDerived, false);
+  const c1 = parseC1Input(r.commit2In).phase1Out;
+  assert.equal(c1.partitions.length, 13);
+  const failures = verifyC1(c1);
+  assert.ok(failures.length > 0 && failures.every((f) => /derived from replica_id and comm_r/.test(f)), failures.join('\n'));
+  assert.deepEqual(verifyC1(withStatedChallenges(c1)), []);
+  // interactive synthetic C1s derive their challenges as before
+  assert.equal(synthC1({ sectorSize: '2KiB', rngSeed: 'ni-synth' }).challengesDerived, true);
+});
