@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { C1FormatError, parseC1, parseC1Input, withStatedChallenges } from '../src/filecoin/c1.js';
 import { stackedParamsFor } from '../src/filecoin/circuit/index.js';
 import { NI_CHALLENGE_TAG, interactiveChallenges, niChallenges } from '../src/filecoin/graph.js';
@@ -165,4 +165,58 @@ test('kiln synth-c1 --ni (2 KiB here; 126 partitions at 32 GiB): consistent but 
   assert.deepEqual(verifyC1(withStatedChallenges(c1)), []);
   // interactive synthetic C1s derive their challenges as before
   assert.equal(synthC1({ sectorSize: '2KiB', rngSeed: 'ni-synth' }).challengesDerived, true);
+});
+
+describe('the daemon planner with NI C1s (POREP_SEAL_COMMIT, registered_proof 15–19)', async () => {
+  const { defaultConfig } = await import('../src/engine/config.js');
+  const { selectBackend } = await import('../src/backend/select.js');
+  const { createPorepKind } = await import('../src/kinds/porep-c2-planner.js');
+  const { SynthesisPool } = await import('../src/engine/synth-pool.js');
+  const { BufferPool } = await import('../src/engine/buffers.js');
+  const { MemoryBudget } = await import('../src/engine/memory.js');
+  const { PlanError, proofRequest } = await import('../src/engine/types.js');
+  const GIB = 1024 ** 3;
+  const backend = selectBackend('reference');
+  const ctx = { synthPool: new SynthesisPool(1), buffers: new BufferPool(backend, new MemoryBudget(8 * GIB), 2) };
+  const kind = (stated: boolean): ReturnType<typeof createPorepKind> => {
+    const config = defaultConfig(64 * GIB);
+    config.kiln.insecure_stated_ni_challenges = stated;
+    return createPorepKind({ config, backend });
+  };
+  const plan = (stated: boolean, p: Parameters<typeof proofRequest>[0]) => kind(stated).planner.plan(proofRequest(p), ctx);
+  after(() => ctx.synthPool.close());
+  const sealed = sealSector({ sectorSize: '2KiB', version: NI, rngSeed: 'ni-plan', miner: 'f01234', sectorNumber: 3 });
+  const wrapper = Buffer.from(sealed.commit2In);
+
+  test('plans 13 partitions of porep-2k (the interactive circuit); request fields checked against registered proof 15', async () => {
+    const work = await plan(false, { proofKind: 1, vanillaProof: wrapper, sectorSize: 2048, registeredProof: 15, sectorNumber: 3 });
+    assert.equal(work.circuitId, 'porep-2k');
+    assert.equal(work.partitions, 13);
+    assert.match(work.describe!, /^StackedDrg2KiBV1_2_Feat_NonInteractivePoRep sector 3 miner f01234$/);
+    work.dispose?.();
+    await assert.rejects(plan(false, { proofKind: 1, vanillaProof: wrapper, registeredProof: 5 }), (e: unknown) =>
+      e instanceof PlanError && /registered_proof 5 \(StackedDrg2KiBV1_1\) does not match the C1's StackedDrg2KiBV1_2_Feat_NonInteractivePoRep \(id 15\)/.test(e.message));
+  });
+
+  test('inconsistent NI C1s are refused before synthesis, naming the first mismatch', async () => {
+    const c = JSON.parse(sealed.c1Text);
+    c.comm_r[2] ^= 1; // challenges and comm_r = Poseidon2(comm_c, comm_r_last) both fail
+    await assert.rejects(plan(false, { proofKind: 1, vanillaProof: Buffer.from(JSON.stringify(c)) }), (e: unknown) =>
+      e instanceof PlanError && /^the C1's vanilla proofs are inconsistent: partition 0 challenge 0 .*derived from replica_id and comm_r/.test(e.message));
+    const w = JSON.parse(sealed.commit2In);
+    await assert.rejects(plan(false, { proofKind: 1, vanillaProof: Buffer.from(JSON.stringify({ ...w, Miner: 'f01235' })) }), /inconsistent: replica_id: does not match/);
+  });
+
+  test('a synthetic NI C1 is refused unless [kiln] insecure_stated_ni_challenges, then planned and said INSECURE', async () => {
+    const synth = Buffer.from(synthC1({ sectorSize: '2KiB', version: NI, rngSeed: 'ni-plan' }).commit2In);
+    await assert.rejects(plan(false, { proofKind: 1, vanillaProof: synth }), /derived from replica_id and comm_r \(NI-PoRep; a kiln synth-c1 --ni C1 states its own: \[kiln\] insecure_stated_ni_challenges/);
+    const work = await plan(true, { proofKind: 1, vanillaProof: synth, registeredProof: 15 });
+    assert.equal(work.partitions, 13);
+    assert.match(work.describe!, /INSECURE: stated challenges/);
+    work.dispose?.();
+    // the key changes nothing for a real NI sector (its challenges are the derived ones)
+    const real = await plan(true, { proofKind: 1, vanillaProof: wrapper });
+    assert.doesNotMatch(real.describe!, /INSECURE/);
+    real.dispose?.();
+  });
 });

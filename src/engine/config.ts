@@ -105,6 +105,10 @@ export interface EngineConfig {
     backend: BackendName;
     /** How long finished jobs are kept for AwaitProof / traces (seconds, default 600). */
     job_retention_s: number;
+    /** INSECURE, benchmarks only (default false): prove an NI-PoRep C1 with the challenges its vanilla
+     *  proofs state instead of those derived from its comm_r (`kiln synth-c1 --ni` C1s cannot derive
+     *  theirs; filecoin/c1.ts withStatedChallenges). Every other check stays. */
+    insecure_stated_ni_challenges: boolean;
   };
 }
 
@@ -143,7 +147,7 @@ export function defaultConfig(totalRamBytes = totalmem(), env: NodeJS.ProcessEnv
     synthesis: { threads: 0 },
     pipeline: { enabled: true, synthesis_lookahead: 1, synthesis_concurrency: 1 },
     logging: { level: 'info' },
-    kiln: { backend: 'auto', job_retention_s: 600 },
+    kiln: { backend: 'auto', job_retention_s: 600, insecure_stated_ni_challenges: false },
   };
 }
 
@@ -349,6 +353,7 @@ export function configFromObject(
         c.kiln.backend = v as BackendName;
       },
       job_retention_s: (v, k) => (c.kiln.job_retention_s = int(v, k, 0, 7 * 86_400)),
+      insecure_stated_ni_challenges: (v, k) => (c.kiln.insecure_stated_ni_challenges = bool(v, k)),
     },
   };
 

@@ -168,7 +168,8 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
     async plan(req, ctx): Promise<ProofWork> {
       if (req.vanillaProof.length === 0) throw new PlanError('vanilla_proof is empty: expected the Commit2In JSON wrapper {SectorNum, Phase1Out, SectorSize}');
       // parsing, the public inputs and the consistency checks run in a synthesis worker
-      const planned = await ctx.synthPool.run<PorepPlanTaskResult>({ module: SYNTH_MODULE, fn: 'porepPlanTask', arg: { bytes: req.vanillaProof } });
+      const statedNiChallenges = opts.config.kiln.insecure_stated_ni_challenges;
+      const planned = await ctx.synthPool.run<PorepPlanTaskResult>({ module: SYNTH_MODULE, fn: 'porepPlanTask', arg: { bytes: req.vanillaProof, statedNiChallenges } });
       if (!planned.ok) throw new PlanError(planned.error);
       const c2 = planned.c2;
       // the registry's own object again (the worker sent a copy)
@@ -210,7 +211,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       return {
         circuitId,
         partitions: c1.partitions.length,
-        describe: `${info.name} sector ${c2.sectorNum}${c2.miner ? ` miner ${c2.miner}` : ''}`,
+        describe: `${info.name} sector ${c2.sectorNum}${c2.miner ? ` miner ${c2.miner}` : ''}${c1.statedChallenges ? ' (INSECURE: stated challenges)' : ''}`,
         async synthesize(k, span) {
           if (c1Ref === undefined) throw new Error('job disposed');
           const only: C1Output = { ...c1Ref, partitions: c1Ref.partitions.map((p, i) => (i === k ? p : [])) };
