@@ -220,3 +220,30 @@ describe('the daemon planner with NI C1s (POREP_SEAL_COMMIT, registered_proof 15
     real.dispose?.();
   });
 });
+
+test('32 GiB NI C1s are past V8\'s longest string wrapped (~650 MB): the Commit2In is written in pieces and read from its bytes, same bytes and result', async () => {
+  const { commit2InChunks, commit2InJson } = await import('../src/filecoin/seal/index.js');
+  const { largeCommit2In, parseCommit2In } = await import('../src/filecoin/c1.js');
+  const r = sealSector({ sectorSize: '2KiB', version: NI, rngSeed: 'ni-large', sectorNumber: 5 });
+  const joined = Buffer.concat(commit2InChunks(r.c1Text, 5n, 2048, 'f01000'));
+  assert.equal(joined.toString('utf8'), commit2InJson(r.c1Text, 5n, 2048, 'f01000'));
+  assert.equal(joined.toString('utf8'), r.commit2In);
+  assert.deepEqual(Buffer.concat(r.commit2InChunks()), joined);
+  assert.deepEqual(largeCommit2In(joined), parseCommit2In(joined));
+  const fx = readFileSync(fixture('2KiB.commit2in.json'));
+  assert.deepEqual(largeCommit2In(fx), parseCommit2In(fx));
+  // spaces around the colon, and the errors of the wrapper
+  const w = JSON.parse(fx.toString('utf8'));
+  const spaced = Buffer.from(`{ "SectorNum" : ${w.SectorNum}, "Phase1Out" :\n "${w.Phase1Out}", "SectorSize": 2048 }`);
+  assert.deepEqual(largeCommit2In(spaced)!.phase1Out, parseCommit2In(fx).phase1Out);
+  const refused = (text: string, path: string, re: RegExp): void => {
+    assert.throws(() => largeCommit2In(Buffer.from(text)), (e: unknown) => e instanceof C1FormatError && e.path === path && re.test(e.message), text.slice(0, 80));
+  };
+  refused(`{"SectorNum":1,"Phase1Out":"${w.Phase1Out.slice(1)}","SectorSize":2048}`, 'Phase1Out', /not valid base64/);
+  refused(`{"SectorNum":1,"Phase1Out":"${w.Phase1Out.replace('A', '*')}","SectorSize":2048}`, 'Phase1Out', /not valid base64/);
+  refused(`{"SectorNum":1,"Phase1Out":"${w.Phase1Out}","SectorSize":2048,"Phase1Out":"AAAA"}`, 'Phase1Out', /given more than once/);
+  refused(`{"SectorNum":1,"Phase1Out":"${w.Phase1Out}","SectorSize":4096}`, 'SectorSize', /4096 does not match StackedDrg2KiBV1_1/);
+  // no top-level Phase1Out string: not for this reader
+  assert.equal(largeCommit2In(Buffer.from('{"a":{"Phase1Out":"AAAA"}}')), undefined);
+  assert.equal(largeCommit2In(readFileSync(fixture('2KiB.c1.json'))), undefined);
+});

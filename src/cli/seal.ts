@@ -1,6 +1,7 @@
 /** `kiln seal` and `kiln synth-c1`: C1 inputs that nobody hands you. */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeChunksAtomic } from '../util/files.js';
 import { cliProgressRenderer, parseHex32, sealSector, synthC1, writeSectorDir } from '../filecoin/seal/index.js';
 import type { SealProofVersion } from '../filecoin/registry.js';
 
@@ -42,7 +43,7 @@ export function runSeal(o: SealCliOptions, quiet = false): string {
       keepSector: o.sectorDir !== undefined,
     });
     bar?.stop();
-    writeFileSync(o.out, r.commit2In);
+    writeChunksAtomic(o.out, r.commit2InChunks());
     if (o.sectorDir !== undefined && r.sector !== undefined) writeSectorDir(o.sectorDir, r.sector);
     if (!quiet) {
       const stages = Object.entries(r.timings)
@@ -74,9 +75,11 @@ export function runSynthC1(o: SynthCliOptions): void {
     const t0 = performance.now();
     const r = synthC1({ sectorSize: o.sectorSize, version: version(o.ni), rngSeed: o.rngSeed, data: o.data, progress: bar.progress });
     bar.stop();
-    writeFileSync(o.out, r.commit2In);
+    const chunks = r.commit2InChunks(); // a 32 GiB NI-PoRep wrapper (~650 MB) is past V8's longest string
+    writeChunksAtomic(o.out, chunks);
+    const bytes = chunks.reduce((n, c) => n + c.length, 0);
     console.error(
-      `synthetic ${r.info.name} C1 (${(r.commit2In.length / 2 ** 20).toFixed(1)} MiB) written to ${o.out} in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      `synthetic ${r.info.name} C1 (${(bytes / 2 ** 20).toFixed(1)} MiB) written to ${o.out} in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
     if (!r.challengesDerived) {
       console.error(

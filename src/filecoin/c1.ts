@@ -363,7 +363,7 @@ export function parseCommit2In(input: string | Uint8Array): Commit2In {
   return commit2InFromValue(asObject(parseJsonText(input, '', ''), ''));
 }
 
-function commit2InFromValue(o: Record<string, Json>): Commit2In {
+function commit2InFromValue(o: Record<string, Json>, phase1Bytes?: Uint8Array): Commit2In {
   const [sn, snp] = field(o, 'SectorNum', '');
   const sectorNum = asUint(sn, snp);
   const [ss, ssp] = field(o, 'SectorSize', '');
@@ -373,9 +373,12 @@ function commit2InFromValue(o: Record<string, Json>): Commit2In {
     if (typeof o.Miner !== 'string') throw new C1FormatError('Miner', `expected a string, got ${typeName(o.Miner)}`);
     miner = o.Miner;
   }
-  const [po, pop] = field(o, 'Phase1Out', '');
-  if (typeof po !== 'string') throw new C1FormatError(pop, `expected a base64 string, got ${typeName(po)}`);
-  const bytes = decodeBase64(po, pop);
+  let bytes = phase1Bytes;
+  if (bytes === undefined) {
+    const [po, pop] = field(o, 'Phase1Out', '');
+    if (typeof po !== 'string') throw new C1FormatError(pop, `expected a base64 string, got ${typeName(po)}`);
+    bytes = decodeBase64(po, pop);
+  }
   let phase1Out: C1Output;
   try {
     phase1Out = parseC1Value(parseJsonText(bytes, '', ''));
@@ -389,12 +392,82 @@ function commit2InFromValue(o: Record<string, Json>): Commit2In {
   return { sectorNum, sectorSize, miner, phase1Out };
 }
 
+/** Inputs past this size are looked at as bytes first (largeCommit2In). */
+const LARGE_INPUT_BYTES = 128 * 2 ** 20;
+
+const isJsonSpace = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/** The byte range of the value of a top-level `"Phase1Out"` key when it is a string without escapes
+ *  (base64 needs none), else undefined. */
+function phase1OutRange(b: Uint8Array): [number, number] | undefined {
+  let depth = 0;
+  for (let i = 0; i < b.length; i++) {
+    const c = b[i];
+    if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) depth--;
+    else if (c === 0x22) {
+      const start = i + 1;
+      let j = start;
+      for (; j < b.length && b[j] !== 0x22; j++) if (b[j] === 0x5c) j++;
+      if (j >= b.length) return undefined;
+      if (depth === 1 && j - start === 9 && Buffer.from(b.buffer, b.byteOffset + start, 9).toString('latin1') === 'Phase1Out') {
+        let k = j + 1;
+        while (isJsonSpace(b[k])) k++;
+        if (b[k] === 0x3a) {
+          k++;
+          while (isJsonSpace(b[k])) k++;
+          if (b[k] !== 0x22) return undefined;
+          const end = b.indexOf(0x22, k + 1);
+          if (end < 0 || b.subarray(k + 1, end).includes(0x5c)) return undefined;
+          return [k + 1, end];
+        }
+      }
+      i = j;
+    }
+  }
+  return undefined;
+}
+
+/** decodeBase64 of bytes, a piece at a time (no string of the whole). */
+function decodeBase64Bytes(b: Uint8Array, path: string): Uint8Array {
+  if (b.length % 4 !== 0) throw new C1FormatError(path, 'not valid base64');
+  const step = 4 << 22;
+  const out: Uint8Array[] = [];
+  for (let o = 0; o < b.length; o += step) {
+    const last = o + step >= b.length;
+    const s = Buffer.from(b.buffer, b.byteOffset + o, Math.min(step, b.length - o)).toString('latin1');
+    if (!(last ? BASE64 : BASE64_NO_PAD).test(s)) throw new C1FormatError(path, 'not valid base64');
+    out.push(Buffer.from(s, 'base64'));
+  }
+  return new Uint8Array(Buffer.concat(out));
+}
+const BASE64_NO_PAD = /^[A-Za-z0-9+/]*$/;
+
+/**
+ * A Commit2In wrapper read from its bytes without making a string of it: Phase1Out's base64 is cut
+ * out and decoded in pieces, the rest parsed as JSON. A 32 GiB NI-PoRep wrapper (126 × 18 challenges,
+ * ~650 MB) is past V8's longest string (2^29 − 24 characters); its C1 (~490 MB) is not. Undefined when
+ * the bytes have no top-level Phase1Out string. Same result and errors as parseCommit2In.
+ */
+export function largeCommit2In(b: Uint8Array): Commit2In | undefined {
+  const r = phase1OutRange(b);
+  if (r === undefined) return undefined;
+  const o = asObject(parseJsonText(Buffer.concat([b.subarray(0, r[0]), b.subarray(r[1])]), '', ''), '');
+  if (o.Phase1Out !== '') throw new C1FormatError('Phase1Out', 'given more than once');
+  return commit2InFromValue(o, decodeBase64Bytes(b.subarray(r[0], r[1]), 'Phase1Out'));
+}
+
 /**
  * Either form a C1 comes in: the Commit2In wrapper (what Curio and lotus-bench send), or the raw C1
  * JSON (an object with `registered_proof` and no `Phase1Out`; then SectorNum is 0 and there is no
- * miner). Errors are the wrapper's unless the input is a raw C1.
+ * miner). Errors are the wrapper's unless the input is a raw C1. Wrappers over 128 MiB are read as
+ * bytes (largeCommit2In).
  */
 export function parseC1Input(input: string | Uint8Array): Commit2In {
+  if (typeof input !== 'string' && input.length > LARGE_INPUT_BYTES) {
+    const large = largeCommit2In(input);
+    if (large !== undefined) return large;
+  }
   const o = asObject(parseJsonText(input, '', ''), '');
   if (o.Phase1Out === undefined && o.registered_proof !== undefined) {
     const phase1Out = parseC1Value(o);

@@ -150,3 +150,36 @@ export function commit2InJson(c1Text: string, sectorNum: number | bigint, sector
   if (miner !== undefined) w.Miner = miner;
   return JSON.stringify(w);
 }
+
+/**
+ * commit2InJson's bytes in pieces, for wrappers past V8's longest string (2^29 − 24 characters): a
+ * 32 GiB NI-PoRep C1 (126 × 18 challenges) is ~490 MB of JSON and ~650 MB wrapped.
+ */
+export function commit2InChunks(c1Text: string, sectorNum: number | bigint, sectorSize: number, miner?: string): Uint8Array[] {
+  const head = `{"SectorNum":${JSON.stringify(Number(sectorNum))},"Phase1Out":"`;
+  const tail = `","SectorSize":${JSON.stringify(sectorSize)}${miner !== undefined ? `,"Miner":${JSON.stringify(miner)}` : ''}}`;
+  const bytes = Buffer.from(c1Text, 'utf8');
+  const step = 3 << 22; // a multiple of 3: no padding inside
+  const chunks: Uint8Array[] = [Buffer.from(head)];
+  for (let o = 0; o < bytes.length; o += step) chunks.push(Buffer.from(bytes.subarray(o, o + step).toString('base64'), 'latin1'));
+  chunks.push(Buffer.from(tail));
+  return chunks;
+}
+
+/** What a seal or synthetic C1 gives of its Commit2In, made when asked for. */
+export interface Commit2InOutput {
+  /** The Commit2In wrapper text (what `kiln seal --out` writes); past V8's longest string (a 32 GiB
+   *  NI-PoRep C1) asking for it throws: use commit2InChunks. */
+  readonly commit2In: string;
+  /** The same bytes in pieces, any size. */
+  commit2InChunks(): Uint8Array[];
+}
+
+/** `r` with its Commit2In (commit2In, commit2InChunks) made from `c1Text` when asked for. */
+export function withCommit2In<T extends object>(r: T, c1Text: string, sectorNum: bigint, sectorSize: number, miner: string | undefined): T & Commit2InOutput {
+  let text: string | undefined;
+  return Object.defineProperties(r, {
+    commit2In: { enumerable: true, get: () => (text ??= commit2InJson(c1Text, sectorNum, sectorSize, miner)) },
+    commit2InChunks: { value: () => commit2InChunks(c1Text, sectorNum, sectorSize, miner) },
+  }) as T & Commit2InOutput;
+}

@@ -29,7 +29,7 @@ import { bytesEqual, bytesToBigintLE, frToBytesLE } from '../hash/fr32.js';
 import { sha256Node } from '../hash/sha256.js';
 import type { SealProofInfo, SealProofVersion } from '../registry.js';
 import { shapeArities } from '../tree/build.js';
-import { buildC1Json, commit2InJson, sectorChallenges, type Json, type SectorProofSource } from './commit1.js';
+import { buildC1Json, sectorChallenges, type Json, type SectorProofSource, withCommit2In } from './commit1.js';
 import { SealOptionError, check32, deriveKey, resolveSealProof, rngSeedBytes } from './options.js';
 import { fastPoseidon } from './poseidon-fast.js';
 import { DEFAULT_SEED, minerActorId, type SealProgress, type SealResult, type SealTimings, type SectorOptions } from './sealer.js';
@@ -202,10 +202,10 @@ export function synthC1(opts: SynthOptions): SynthResult {
   };
   const c1 = buildC1Json({ source, commR: commRBig, seed, ticket, challenges, progress: report && ((d, t) => report('commit1', d, t)) });
   const c1Text = JSON.stringify(c1);
-  const commit2In = commit2InJson(c1Text, sectorNumber, info.sectorSize, opts.includeMiner === false ? undefined : `f0${actorId}`);
   lap('commit1');
-  return {
-    info, commit2In, c1Text, c1, commD, commR: frToBytesLE(commRBig), replicaId,
+  const result = {
+    info, c1Text, c1, commD, commR: frToBytesLE(commRBig), replicaId,
     replicaIdDerived: mode === 'zero', openedNodes: labels.size, challengesDerived: info.challengeDerivation !== 'non-interactive', timings,
   };
+  return withCommit2In(result, c1Text, sectorNumber, info.sectorSize, opts.includeMiner === false ? undefined : `f0${actorId}`);
 }
