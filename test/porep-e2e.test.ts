@@ -2,7 +2,8 @@
  * PoRep C2 end to end, through the real entry points: the `kiln` command (prove, verify, seal) and
  * the daemon over gRPC (a client built at run time from proto/cuzk.proto). The 2 KiB circuit gets
  * INSECURE development parameters, generated once into a temporary cache shared by every step
- * (about two minutes on a 2-core machine; the proofs themselves take ~20 s each).
+ * (about two minutes on a 2-core machine; the proofs themselves take ~20 s each, the NI-PoRep one
+ * 13 partitions of them: ~6 minutes).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -89,7 +90,9 @@ test('kiln seal → kiln prove → kiln verify on a sector kiln sealed itself', 
   assert.equal(wrong.code, 1);
 });
 
-test('the daemon proves the 2 KiB fixture over gRPC (Curio\'s Commit2In in vanilla_proof) and the proof verifies', async () => {
+/** A daemon on a unix socket in `dir` (development parameters in dir/params, the cache the CLI steps share)
+ *  and a cuzk.v1.ProvingEngine client of it, for `fn`; both closed after. */
+async function withDaemon(fn: (prove: (submit: Record<string, unknown>) => Promise<any>) => Promise<void>): Promise<void> {
   let daemon: Daemon | undefined;
   let client: any;
   try {
@@ -110,15 +113,22 @@ test('the daemon proves the 2 KiB fixture over gRPC (Curio\'s Commit2In in vanil
       'grpc.max_receive_message_length': 256 << 20,
       'grpc.max_send_message_length': 256 << 20,
     });
+    await fn(async (submit) => {
+      const res: any = await new Promise((resolve, reject) =>
+        client.Prove({ submit }, { deadline: Date.now() + 1_800_000 }, (err: Error | null, r: unknown) => (err ? reject(err) : resolve(r))),
+      );
+      return res.result;
+    });
+  } finally {
+    client?.close();
+    await daemon?.close();
+  }
+}
+
+test('the daemon proves the 2 KiB fixture over gRPC (Curio\'s Commit2In in vanilla_proof) and the proof verifies', async () => {
+  await withDaemon(async (prove) => {
     const wrapper = readFileSync(fixture('2KiB.commit2in.json'));
-    const res: any = await new Promise((resolve, reject) =>
-      client.Prove(
-        { submit: { request_id: 'e2e-2k', proof_kind: 1, sector_size: 2048, registered_proof: 5, vanilla_proof: wrapper } },
-        { deadline: Date.now() + 600_000 },
-        (err: Error | null, r: unknown) => (err ? reject(err) : resolve(r)),
-      ),
-    );
-    const r = res.result;
+    const r = await prove({ request_id: 'e2e-2k', proof_kind: 1, sector_size: 2048, registered_proof: 5, vanilla_proof: wrapper });
     assert.equal(r.status, 1, r.error_message); // COMPLETED
     assert.equal(r.proof.length, 192);
     assert.ok(r.total_ms >= r.queue_wait_ms + r.srs_load_ms, JSON.stringify(r));
@@ -128,8 +138,30 @@ test('the daemon proves the 2 KiB fixture over gRPC (Curio\'s Commit2In in vanil
     const { shape } = porepShape(c1.registeredProof, cache);
     const vk = await loadPorepVerifyingKey(await porepParamsSource(c1.registeredProof, shape, join(dir, 'params'), join(cache, 'dev-params')));
     assert.deepEqual(verifyPorep(c1, new Uint8Array(r.proof), vk), [true]);
-  } finally {
-    client?.close();
-    await daemon?.close();
-  }
+  });
+});
+
+test('NI-PoRep: kiln seal --ni → the daemon proves its 13 partitions (registered_proof 15, as Curio sends it) → kiln verify accepts the 2,496 bytes', async () => {
+  const c1File = join(dir, 'ni.json');
+  const s = await kiln(['seal', '--ni', '--sector-size', '2KiB', '--out', c1File, '--rng-seed', 'e2e-ni', '--miner', 'f01234', '--sector', '9']);
+  assert.equal(s.code, 0, s.stderr);
+  assert.match(s.stderr, /sealed StackedDrg2KiBV1_2_Feat_NonInteractivePoRep/);
+  const proofFile = join(dir, 'ni.proof');
+  await withDaemon(async (prove) => {
+    const r = await prove({ request_id: 'e2e-ni', proof_kind: 1, sector_size: 2048, registered_proof: 15, sector_number: 9, vanilla_proof: readFileSync(c1File) });
+    assert.equal(r.status, 1, r.error_message); // COMPLETED: every partition verified by the daemon
+    assert.equal(r.proof.length, 13 * 192);
+    writeFileSync(proofFile, r.proof);
+  });
+  const v = await kiln(['verify', '--c1', c1File, '--proof', proofFile, ...common()]);
+  assert.equal(v.code, 0, v.stdout + v.stderr);
+  assert.match(v.stdout, /^partition 12: valid$/m);
+  // two partitions' proofs swapped: each proves its own challenges, not the other's
+  const p = readFileSync(proofFile);
+  const swapped = Buffer.concat([p.subarray(192, 384), p.subarray(0, 192), p.subarray(384)]);
+  writeFileSync(proofFile, swapped);
+  const bad = await kiln(['verify', '--c1', c1File, '--proof', proofFile, ...common()]);
+  assert.equal(bad.code, 1, bad.stdout + bad.stderr);
+  assert.match(bad.stdout, /^partition 0: INVALID$/m);
+  assert.match(bad.stdout, /^partition 2: valid$/m);
 });
