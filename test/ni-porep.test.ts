@@ -247,3 +247,34 @@ test('32 GiB NI C1s are past V8\'s longest string wrapped (~650 MB): the Commit2
   assert.equal(largeCommit2In(Buffer.from('{"a":{"Phase1Out":"AAAA"}}')), undefined);
   assert.equal(largeCommit2In(readFileSync(fixture('2KiB.c1.json'))), undefined);
 });
+
+test('kiln prove refuses a kiln synth-c1 --ni C1 before any circuit work, naming --insecure-stated-challenges', async () => {
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  const { mkdtemp, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { repoRoot } = await import('./support.js');
+  const dir = await mkdtemp(join(tmpdir(), 'kiln-ni-cli-'));
+  const kiln = async (args: string[]): Promise<{ code: number; stderr: string }> => {
+    try {
+      const { stderr } = await promisify(execFile)(process.execPath, [join(repoRoot, 'dist', 'src', 'cli', 'main.js'), ...args]);
+      return { code: 0, stderr };
+    } catch (e) {
+      return { code: (e as { code?: number }).code ?? -1, stderr: (e as { stderr?: string }).stderr ?? '' };
+    }
+  };
+  try {
+    const c1 = join(dir, 'synth-ni.json');
+    const s = await kiln(['synth-c1', '--ni', '--sector-size', '2KiB', '--out', c1]);
+    assert.equal(s.code, 0, s.stderr);
+    assert.match(s.stderr, /13 × 2 challenges are stated, not derived from its comm_r/);
+    const t0 = performance.now();
+    const p = await kiln(['prove', '--c1', c1, '--params-dir', join(dir, 'none'), '--cache-dir', join(dir, 'cache'), '--backend', 'native']);
+    assert.equal(p.code, 1, p.stderr);
+    assert.match(p.stderr, /derived from replica_id and comm_r \(NI-PoRep; .*kiln prove --insecure-stated-challenges/);
+    assert.ok(performance.now() - t0 < 60_000, 'refused before the shape and parameters');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

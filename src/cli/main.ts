@@ -133,9 +133,11 @@ program
   .option('--backend <name>', 'compute backend: auto (the GPU when usable, else the CPU), cuda, native or reference', 'auto')
   .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')
   .option('--json', 'print the result and span tree as JSON')
+  .option('--insecure-stated-challenges', 'INSECURE, benchmarks only: prove an NI-PoRep C1 of `kiln synth-c1 --ni` with the challenges it states')
   .action(async (opts) => {
     const { runProve } = await import('./porep-commands.js');
     await runProve({
+      statedNiChallenges: Boolean(opts.insecureStatedChallenges),
       c1: opts.c1,
       out: opts.out,
       paramsDir: opts.paramsDir,
@@ -152,9 +154,10 @@ program
   .requiredOption('--proof <file>', 'proof file (192 B per partition)')
   .option('--params-dir <dir>', 'Filecoin parameter cache', defaultParamsDir())
   .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', defaultCacheDir())
+  .option('--insecure-stated-challenges', 'INSECURE, benchmarks only: the public inputs of an NI-PoRep C1 of `kiln synth-c1 --ni` from the challenges it states')
   .action(async (opts) => {
     const { runVerify } = await import('./porep-commands.js');
-    const ok = await runVerify({ c1: opts.c1, proof: opts.proof, paramsDir: opts.paramsDir, cacheDir: opts.cacheDir });
+    const ok = await runVerify({ c1: opts.c1, proof: opts.proof, paramsDir: opts.paramsDir, cacheDir: opts.cacheDir, statedNiChallenges: Boolean(opts.insecureStatedChallenges) });
     if (!ok) process.exitCode = 1;
   });
 

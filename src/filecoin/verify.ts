@@ -27,7 +27,7 @@ export function hasDerivedChallenges(c1: C1Output): boolean {
 /** What a failed challenge check says the challenge is derived from. */
 function derivedFrom(c1: C1Output): string {
   if (c1.registeredProof.challengeDerivation !== 'non-interactive') return 'replica_id and seed';
-  return 'replica_id and comm_r (NI-PoRep; a kiln synth-c1 --ni C1 states its own: [kiln] insecure_stated_ni_challenges, benchmarks only)';
+  return 'replica_id and comm_r (NI-PoRep; a kiln synth-c1 --ni C1 states its own: [kiln] insecure_stated_ni_challenges or kiln prove --insecure-stated-challenges, benchmarks only)';
 }
 
 export function columnHash(rows: readonly bigint[]): bigint {
