@@ -4,11 +4,12 @@
  * the CLI's cache directory). Prints what the bench client prints and appends the figures.
  *   node dist/bench/engine.js [--cache-dir DIR] [--count 4] [--concurrency 2] [--no-write]
  */
-import { mkdtempSync, rmSync, symlinkSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { benchBatch, benchSingle } from '../src/client/bench.js';
 import { runDaemon } from '../src/server/daemon.js';
+import { defaultCacheDir } from '../src/engine/config.js';
 import { appendResults, markdownTable, repoRoot } from './report.js';
 
 const argv = process.argv;
@@ -16,15 +17,13 @@ const opt = (name: string, dflt: string): string => {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : dflt;
 };
-const cacheDir = opt('--cache-dir', path.join(os.homedir(), '.cache', 'kiln'));
+const cacheDir = opt('--cache-dir', defaultCacheDir());
 const count = Number(opt('--count', '4'));
 const concurrency = Number(opt('--concurrency', '2'));
 const c1 = path.resolve(repoRoot, '..', 'shared', 'fixtures', '2KiB.commit2in.json');
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-bench-engine-'));
-  mkdirSync(cacheDir, { recursive: true });
-  symlinkSync(cacheDir, path.join(dir, 'kiln-cache')); // <param_cache>/kiln-cache = the CLI's cache
   const daemon = await runDaemon({
     listen: `unix://${path.join(dir, 'kiln.sock')}`,
     httpListen: '',
@@ -32,6 +31,8 @@ async function main(): Promise<void> {
     handleSignals: false,
     configure: (c) => {
       c.srs.param_cache = dir;
+      c.kiln.cache_dir = cacheDir; // the CLI's cache: shapes and development parameters made once
+      c.daemon.state_dir = ''; // a bench's jobs: in memory (a journal would bring an interrupted run's jobs back)
       c.srs.dev_params = true;
     },
   });

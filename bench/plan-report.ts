@@ -14,9 +14,16 @@ export interface PartitionFigures {
   prove: number;
   deviceWait: number;
   streamWait: number;
+  /** In the prove span: the circuit's upload to the device (its first proof, unless PreloadSRS did it) and the
+   *  call's time the device did not time (a thread of libuv's pool, the results' conversion). */
+  circuitUpload: number;
+  hostWait: number;
   phases: number;
   verify: number;
 }
+
+/** Children of a prove span that are waits, not the backend's phases. */
+const PROVE_WAITS = new Set(['device_wait', 'circuit_upload', 'host_wait']);
 
 const sec = (ms: number): string => (ms / 1000).toFixed(2);
 const gib = (b: number): string => (b / 2 ** 30).toFixed(1);
@@ -25,8 +32,8 @@ export const median = (xs: number[]): number => {
   return s.length ? s[s.length >> 1]! : NaN;
 };
 
-/** Per partition of a finished job: synth, lane wait, prove (wall), the device wait inside it, the
- *  backend's phases (sum, device wait excluded), verify. */
+/** Per partition of a finished job: synth, lane wait, prove (wall), the waits inside it (device, circuit
+ *  upload, host), the backend's phases (sum, waits excluded), verify. */
 export function partitionFigures(job: Job): PartitionFigures[] {
   const out: PartitionFigures[] = [];
   for (const p of job.span.children.filter((c) => c.name.startsWith('partition['))) {
@@ -38,7 +45,9 @@ export function partitionFigures(job: Job): PartitionFigures[] {
       prove: prove?.durationMs ?? NaN,
       deviceWait: prove?.children.find((c) => c.name === 'device_wait')?.durationMs ?? 0,
       streamWait: prove?.children.find((c) => c.name === 'stream_wait')?.durationMs ?? 0,
-      phases: prove ? prove.children.filter((c) => c.name !== 'device_wait').reduce((t, c) => t + c.durationMs, 0) : NaN,
+      circuitUpload: prove?.children.find((c) => c.name === 'circuit_upload')?.durationMs ?? 0,
+      hostWait: prove?.children.find((c) => c.name === 'host_wait')?.durationMs ?? 0,
+      phases: prove ? prove.children.filter((c) => !PROVE_WAITS.has(c.name)).reduce((t, c) => t + c.durationMs, 0) : NaN,
       verify: child('verify')?.durationMs ?? NaN,
     });
   }
@@ -93,6 +102,7 @@ export function partitionRows(parts: PartitionFigures[]): string[][] {
   return [
     [`synthesis per partition (median of ${parts.length})`, `${sec(m('synth'))} s`],
     ['prove per partition (median): wall / waiting for the device / GPU phases', `${sec(m('prove'))} s / ${sec(m('deviceWait'))} s / ${sec(m('phases'))} s`],
+    ['inside prove, the most: circuit upload / waiting for a native thread (host_wait)', `${sec(Math.max(...parts.map((p) => p.circuitUpload)))} s / ${sec(Math.max(...parts.map((p) => p.hostWait)))} s`],
     ['verify per partition (median)', `${m('verify').toFixed(0)} ms`],
   ];
 }

@@ -22,7 +22,7 @@
  * --dir holds the C1, the shape cache and the development parameters (~47 GB at 32 GiB); it is
  * removed at the end unless --keep.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connectEngine } from '../src/client/bench.js';
@@ -35,10 +35,9 @@ import { resultToWire } from '../src/server/grpc.js';
 import { writeChunksAtomic } from '../src/util/files.js';
 import { loadPorepVerifyingKey, porepCircuitId, porepVerifyingKeySource, verifyPorep } from '../src/kinds/porep-c2.js';
 import type { BackendName } from '../src/backend/select.js';
-import { runDaemon } from '../src/server/daemon.js';
 import { formatSpanTree } from '../src/util/timing.js';
 import { median, partitionFigures, planLine, planRows } from './plan-report.js';
-import { appendResults, benchDaemonEnv, commitLine, machineLine, markdownTable } from './report.js';
+import { benchDaemon, commitLine, machineLine, writeSection } from './report.js';
 
 const argv = process.argv;
 const opt = (name: string, dflt: string): string => {
@@ -77,20 +76,8 @@ async function main(): Promise<void> {
   log(`synth-c1: ${sec(synthC1Ms)} s, ${(c1Bytes.length / 2 ** 20).toFixed(1)} MiB`);
 
   // 2. the daemon, in this process
-  let benchEnvLine = '';
-  const daemon = await runDaemon({
-    listen: `unix://${path.join(dir, 'kiln.sock')}`,
-    httpListen: '',
-    logLevel: process.env.KILN_LOG_LEVEL ?? 'info',
-    backend: backendName,
-    handleSignals: false,
-    configure: (c) => {
-      c.srs.param_cache = dir;
-      c.srs.dev_params = true;
-      c.kiln.insecure_stated_ni_challenges = ni; // the synthetic NI C1's challenges are stated (see above)
-      benchEnvLine = benchDaemonEnv(c);
-    },
-  });
+  // the synthetic NI C1's challenges are stated (see above)
+  const { daemon, envLine: benchEnvLine } = await benchDaemon(dir, backendName, { configure: (c) => (c.kiln.insecure_stated_ni_challenges = ni) });
   const circuitId = porepCircuitId(size.sectorSize);
   const rows: (string | number)[][] = [];
   const notes: string[] = benchEnvLine ? [benchEnvLine] : [];
@@ -168,7 +155,7 @@ async function main(): Promise<void> {
     const prove = median(parts.map((p) => p.prove));
     const phases = median(parts.map((p) => p.phases));
     const deviceWait = median(parts.map((p) => p.deviceWait));
-    const gap = median(parts.map((p) => p.prove - p.phases - p.deviceWait));
+    const gap = median(parts.map((p) => p.prove - p.phases - p.deviceWait - p.circuitUpload - p.hostWait));
     const gpuSum = parts.reduce((t, p) => t + p.phases, 0);
     const perPart = parts.length / done.length;
     const verify = median(parts.map((p) => p.verify));
@@ -205,16 +192,8 @@ async function main(): Promise<void> {
     await daemon.close();
     if (!argv.includes('--keep')) rmSync(dir, { recursive: true, force: true });
   }
-  const table = markdownTable(['step', 'figure'], rows);
-  console.log(table);
-  const section = `${table}\n\n\`\`\`\n${lines.join('\n')}\n\`\`\``;
   const title = `PoRep C2 ${sectorLabel}${variant} end to end through the daemon (bench/porep32.ts${ni ? ' --ni' : ''})`;
-  if (mdFile) {
-    appendFileSync(
-      mdFile,
-      [`\n## ${title}\n`, `- date: ${new Date().toISOString()}`, `- machine: ${machineLine()}`, `- commit: ${process.env.KILN_COMMIT ?? commitLine()}`, ...notes.map((n) => `- ${n}`), '', section, ''].join('\n'),
-    );
-  } else if (!argv.includes('--no-write')) appendResults(title, section, notes);
+  writeSection(title, ['step', 'figure'], rows, lines, notes, { mdFile, write: !argv.includes('--no-write') });
   if (!ok) process.exitCode = 1;
 }
 

@@ -4,7 +4,9 @@ import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { BackendName } from '../src/backend/select.js';
 import type { EngineConfig } from '../src/engine/config.js';
+import { runDaemon, type Daemon } from '../src/server/daemon.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const RESULTS = path.join(repoRoot, 'bench', 'RESULTS.md');
@@ -79,4 +81,44 @@ export function benchDaemonEnv(c: EngineConfig): string {
   if (!Number.isInteger(n) || n < 1 || n > 16) throw new Error(`KILN_BENCH_LANES=${lanes}: an integer from 1 to 16`);
   c.gpus.gpu_workers_per_device = n;
   return `gpu_workers_per_device = ${n} (KILN_BENCH_LANES)`;
+}
+
+/** The 32 GiB benches' daemon, in this process: gRPC over a unix socket in `dir`, no HTTP, parameters from `dir`
+ *  (INSECURE development parameters and shapes made in `dir`/kiln-cache when missing), jobs in memory only,
+ *  KILN_BENCH_LANES (benchDaemonEnv); `configure` may change more. Returns it with the line of the settings taken from the environment ('' when none). */
+export async function benchDaemon(
+  dir: string,
+  backend: BackendName,
+  opts: { logLevel?: string; configure?: (c: EngineConfig) => void } = {},
+): Promise<{ daemon: Daemon; envLine: string }> {
+  let envLine = '';
+  const daemon = await runDaemon({
+    listen: `unix://${path.join(dir, 'kiln.sock')}`,
+    httpListen: '',
+    logLevel: process.env.KILN_LOG_LEVEL ?? opts.logLevel ?? 'info',
+    backend,
+    handleSignals: false,
+    configure: (c) => {
+      c.srs.param_cache = dir;
+      c.kiln.cache_dir = path.join(dir, 'kiln-cache'); // shapes and development parameters kept beside the run's files
+      c.daemon.state_dir = ''; // a bench's jobs: in memory (a journal would bring an interrupted run's jobs back)
+      c.srs.dev_params = true;
+      opts.configure?.(c);
+      envLine = benchDaemonEnv(c);
+    },
+  });
+  return { daemon, envLine };
+}
+
+/** Prints a bench's table and writes its section (the table, then `lines` as a code block) with date, machine,
+ *  commit and notes: to `mdFile` when given (the GPU machine's copy of the repository does not come back), else to
+ *  bench/RESULTS.md unless `write` is false. */
+export function writeSection(title: string, header: string[], rows: (string | number)[][], lines: readonly string[], notes: readonly string[], opts: { mdFile?: string; write: boolean }): void {
+  const table = markdownTable(header, rows);
+  console.log(table);
+  const section = `${table}\n\n\`\`\`\n${lines.join('\n')}\n\`\`\``;
+  if (opts.mdFile) {
+    const head = [`\n## ${title}\n`, `- date: ${new Date().toISOString()}`, `- machine: ${machineLine()}`, `- commit: ${process.env.KILN_COMMIT ?? commitLine()}`];
+    appendFileSync(opts.mdFile, [...head, ...notes.map((n) => `- ${n}`), '', section, ''].join('\n'));
+  } else if (opts.write) appendResults(title, section, [...notes]);
 }

@@ -14,7 +14,7 @@
  * appends a section to bench/RESULTS.md (or --md FILE). --dir holds the vanilla file, the shape cache and the
  * development parameters; it is removed at the end unless --keep.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connectEngine } from '../src/client/bench.js';
@@ -26,10 +26,9 @@ import { readVanillaFile } from '../src/filecoin/post/vanilla.js';
 import { loadPorepVerifyingKey } from '../src/kinds/porep-c2.js';
 import { snapVerifyingKeySource, verifySnap } from '../src/kinds/snap.js';
 import { readUpdateFile, runSynthSnap } from '../src/cli/snap-commands.js';
-import { runDaemon } from '../src/server/daemon.js';
 import { formatSpanTree } from '../src/util/timing.js';
 import { partitionFigures, partitionRows, planLine, planRows } from './plan-report.js';
-import { appendResults, benchDaemonEnv, commitLine, machineLine, markdownTable } from './report.js';
+import { benchDaemon, commitLine, machineLine, writeSection } from './report.js';
 
 const argv = process.argv;
 const opt = (name: string, dflt: string): string => {
@@ -74,19 +73,7 @@ async function main(): Promise<void> {
   rows.push([`synth-snap (${elements.length} partition proofs)`, `${sec(synthMs)} s`]);
 
   // 2. the daemon, in this process
-  let benchEnvLine = '';
-  const daemon = await runDaemon({
-    listen: `unix://${path.join(dir, 'kiln.sock')}`,
-    httpListen: '',
-    logLevel: process.env.KILN_LOG_LEVEL ?? 'info',
-    backend: backendName,
-    handleSignals: false,
-    configure: (c) => {
-      c.srs.param_cache = dir;
-      c.srs.dev_params = true;
-      benchEnvLine = benchDaemonEnv(c);
-    },
-  });
+  const { daemon, envLine: benchEnvLine } = await benchDaemon(dir, backendName);
   let ok = true;
   try {
     const engine = daemon.engine;
@@ -176,13 +163,7 @@ async function main(): Promise<void> {
     `every proof verified by the daemon and again from the verifying key: ${ok}`,
     ...(benchEnvLine ? [benchEnvLine] : []),
   ];
-  const table = markdownTable(['step', 'figure'], rows);
-  console.log(table);
-  const section = `${table}\n\n\`\`\`\n${lines.join('\n')}\n\`\`\``;
-  const title = `SnapDeals ${sectorLabel} end to end through the daemon (bench/snap32.ts)`;
-  if (mdFile) {
-    appendFileSync(mdFile, [`\n## ${title}\n`, `- date: ${new Date().toISOString()}`, `- machine: ${machineLine()}`, `- commit: ${process.env.KILN_COMMIT ?? commitLine()}`, ...notes.map((n) => `- ${n}`), '', section, ''].join('\n'));
-  } else if (!argv.includes('--no-write')) appendResults(title, section, notes);
+  writeSection(`SnapDeals ${sectorLabel} end to end through the daemon (bench/snap32.ts)`, ['step', 'figure'], rows, lines, notes, { mdFile, write: !argv.includes('--no-write') });
   if (!ok) process.exitCode = 1;
 }
 

@@ -6,7 +6,17 @@ import { test } from 'node:test';
 import { pino } from 'pino';
 import { nativeAvailable } from '../src/backend/native.js';
 import { selectBackend } from '../src/backend/select.js';
-import { SMALL_GPU_BUDGET_BYTES, cliLanesPerDevice, configKeys, defaultConfig, lanesForDevices, parseConfig } from '../src/engine/config.js';
+import {
+  SMALL_GPU_BUDGET_BYTES,
+  cliLanesPerDevice,
+  configKeys,
+  defaultCacheDir,
+  defaultConfig,
+  defaultParamCache,
+  lanesForDevices,
+  parseConfig,
+  stateDirOf,
+} from '../src/engine/config.js';
 import { Engine } from '../src/engine/engine.js';
 import { repoRoot } from './support.js';
 
@@ -55,7 +65,28 @@ test('keys that have no effect are warned about; [srs] param_cache defaults to $
   assert.deepEqual(w('[gpus]\ndevices = [0, 1]\nprobe_interval = "5s"\ndevice_wait = "1m"'), []);
   assert.equal(parseConfig('', { totalRamBytes: 64 * GIB, env: { FIL_PROOFS_PARAMETER_CACHE: '/srv/params' } }).config.srs.param_cache, '/srv/params');
   assert.equal(parseConfig('[srs]\nparam_cache = "/x"', { totalRamBytes: 64 * GIB, env: { FIL_PROOFS_PARAMETER_CACHE: '/srv/params' } }).config.srs.param_cache, '/x');
-  assert.equal(parseConfig('', { totalRamBytes: 64 * GIB, env: {} }).config.srs.param_cache, '/data/zk/params');
+  assert.equal(parseConfig('', { totalRamBytes: 64 * GIB, env: {} }).config.srs.param_cache, '/var/tmp/filecoin-proof-parameters');
+});
+
+test('one cache, one rule: [kiln] cache_dir is $KILN_CACHE_DIR, else ~/.cache/kiln, as the CLI\'s --cache-dir; the parameter directory is the CLI\'s --params-dir', () => {
+  const cfg = (text: string, env: NodeJS.ProcessEnv) => parseConfig(text, { totalRamBytes: 64 * GIB, env }).config;
+  assert.equal(cfg('', { KILN_CACHE_DIR: '/srv/kiln' }).kiln.cache_dir, '/srv/kiln');
+  assert.equal(cfg('', { HOME: '/home/sp' }).kiln.cache_dir, '/home/sp/.cache/kiln');
+  assert.equal(cfg('[kiln]\ncache_dir = "/x"', { KILN_CACHE_DIR: '/srv/kiln' }).kiln.cache_dir, '/x');
+  assert.throws(() => cfg('[kiln]\ncache_dir = ""', {}), /kiln\.cache_dir: must not be empty/);
+  // the CLI's defaults are the same functions of the same environment
+  for (const env of [{ KILN_CACHE_DIR: '/srv/kiln', FIL_PROOFS_PARAMETER_CACHE: '/srv/params' }, { HOME: '/home/sp' }]) {
+    assert.equal(defaultCacheDir(env), cfg('', env).kiln.cache_dir);
+    assert.equal(defaultParamCache(env), cfg('', env).srs.param_cache);
+  }
+});
+
+test('durable jobs by default: [daemon] state_dir unset is <cache_dir>/state, "" is memory only, a path is itself', () => {
+  const dir = (text: string) => stateDirOf(parseConfig(text, { totalRamBytes: 64 * GIB, env: { KILN_CACHE_DIR: '/srv/kiln' } }).config);
+  assert.equal(dir(''), '/srv/kiln/state');
+  assert.equal(dir('[kiln]\ncache_dir = "/c"'), '/c/state');
+  assert.equal(dir('[daemon]\nstate_dir = ""'), '');
+  assert.equal(dir('[daemon]\nstate_dir = "/var/lib/kiln"'), '/var/lib/kiln');
 });
 
 test('gpu_workers_per_device sets the lanes of a CPU backend too (one device): not warned as without effect; the example says so', async () => {

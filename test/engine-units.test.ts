@@ -33,7 +33,9 @@ describe('config', () => {
     const { config, warnings } = parseConfig('', { totalRamBytes: 64 * GIB });
     assert.deepEqual(warnings, []);
     assert.equal(config.daemon.listen, 'unix:///run/curio/cuzk.sock');
-    assert.equal(config.srs.param_cache, '/data/zk/params');
+    // not cuzk's /data/zk/params: the directory lotus, Curio and the CLI use ($FIL_PROOFS_PARAMETER_CACHE unset here)
+    assert.equal(parseConfig('', { totalRamBytes: 64 * GIB, env: {} }).config.srs.param_cache, '/var/tmp/filecoin-proof-parameters');
+    assert.equal(config.daemon.state_dir, undefined); // kiln's: <cache_dir>/state (durable jobs), config-example.test.ts
     assert.equal(config.memory.safety_margin, 5 * GIB);
     assert.equal(config.memory.total_budget, 59 * GIB); // auto = RAM − safety margin
     assert.equal(config.gpus.gpu_workers_per_device, 0); // unset: the engine picks 2 (cuzk's), 1 on a GPU under 40 GiB
@@ -49,7 +51,7 @@ describe('config', () => {
     assert.deepEqual(parseConfig('', { totalRamBytes: 64 * GIB }).config, defaultConfig(64 * GIB));
   });
 
-  test('a full file is read; unknown and deprecated keys are warned about', () => {
+  test('a full file is read; deprecated keys are warned about', () => {
     const { config, warnings } = parseConfig(
       `[daemon]
 listen = "127.0.0.1:9820"
@@ -76,9 +78,6 @@ enabled = false
 synthesis_lookahead = 2
 [logging]
 level = "debug"
-frobnicate = 1
-[extra]
-x = 1
 `,
       { totalRamBytes: 64 * GIB },
     );
@@ -92,9 +91,35 @@ x = 1
     assert.equal(config.pipeline.enabled, false);
     assert.equal(config.pipeline.synthesis_lookahead, 2);
     assert.equal(config.logging.level, 'debug');
-    assert.ok(warnings.some((w) => w.includes('srs.preload') && w.includes('deprecated')));
-    assert.ok(warnings.some((w) => w.includes('logging.frobnicate')));
-    assert.ok(warnings.some((w) => w.includes('[extra]')));
+    assert.equal(warnings[0], 'config srs.preload is deprecated in cuzk and ignored');
+    assert.equal(warnings.filter((w) => !/has no effect/.test(w)).length, 1);
+  });
+
+  test('an unknown key or section is an error naming file, line and column, with the key it is probably a typo of', () => {
+    const err = (text: string, file?: string): ConfigError => {
+      try {
+        parseConfig(text, { totalRamBytes: 64 * GIB, file });
+      } catch (e) {
+        assert.ok(e instanceof ConfigError, String(e));
+        return e;
+      }
+      assert.fail(`accepted: ${text}`);
+    };
+    // a typo of dev_params used to be a warning line while the default (no development parameters) applied
+    const typo = err('[daemon]\nlisten = ":9820"\n\n[srs]\n  dev_param = true\n', 'kiln.toml');
+    assert.equal(typo.message, 'kiln.toml:5:3: config srs.dev_param: unknown key; did you mean srs.dev_params?');
+    assert.equal(typo.key, 'srs.dev_param');
+    assert.equal(err('[logging]\nlevl = "debug"').message, 'config:2:1: config logging.levl: unknown key; did you mean logging.level?');
+    assert.match(err('[daemon]\nbackend = "cuda"').message, /config daemon\.backend: unknown key; did you mean kiln\.backend\? \(it belongs in \[kiln\]\)/);
+    assert.match(err('[pipeline]\nfrobnicate = 1').message, /config pipeline\.frobnicate: unknown key; \[pipeline\] has enabled, synthesis_lookahead, synthesis_concurrency$/);
+    assert.equal(err('[gpu]\ndevices = [0]', 'k.toml').message, 'k.toml:1:1: config [gpu]: unknown section; did you mean [gpus]?');
+    assert.match(err('[extra]\nx = 1').message, /^config:1:1: config \[extra\]: unknown section; the sections are \[daemon\], \[srs\]/);
+    // TOML syntax errors: file, line and column, and the lines around it
+    const syntax = err('[daemon]\nlisten = "x"\nstatus_listen = = 3\n', 'kiln.toml');
+    assert.match(syntax.message, /^kiln\.toml:3:\d+: not valid TOML: invalid value\n/);
+    assert.match(syntax.message, /status_listen = = 3/);
+    // a bad value says where it is too
+    assert.equal(err('[gpus]\n\n   devices = [0, 1, 0]', 'k.toml').message, 'k.toml:3:4: config gpus.devices: lists GPU 0 twice (each GPU is driven once, by gpu_workers_per_device lanes)');
   });
 
   test('cuzk keys kiln does not use are accepted, checked and warned about by name', () => {
@@ -102,8 +127,8 @@ x = 1
       '[gpus]\ngpu_threads = 128\n[scheduler]\nsort_by_type = false\n[logging]\nformat = "json"\nlevel = "warn"\n',
       { totalRamBytes: 64 * GIB },
     );
-    assert.equal(warnings.length, 3);
-    for (const key of ['gpus.gpu_threads', 'scheduler.sort_by_type', 'logging.format']) {
+    assert.equal(warnings.length, 2);
+    for (const key of ['gpus.gpu_threads', 'scheduler.sort_by_type']) {
       assert.ok(warnings.some((w) => w.includes(key) && w.includes('accepted for cuzk compatibility and ignored')), key);
     }
     assert.equal(config.logging.level, 'warn');
@@ -113,9 +138,32 @@ x = 1
       ['[gpus]\ngpu_threads = -1', /gpus\.gpu_threads/],
       ['[scheduler]\nsort_by_type = "yes"', /scheduler\.sort_by_type/],
       ['[logging]\nformat = 3', /logging\.format/],
+      ['[logging]\nformat = "xml"', /logging\.format: expected "json" or "text", got "xml"/],
     ] as const) {
       assert.throws(() => parseConfig(text, { totalRamBytes: 64 * GIB }), (e: unknown) => e instanceof ConfigError && re.test(e.message), text);
     }
+  });
+
+  test('[logging] format = "text" gives text lines for a person (it was accepted and ignored); "json" stays the default', async () => {
+    assert.equal(parseConfig('', { totalRamBytes: 64 * GIB }).config.logging.format, 'json');
+    for (const [v, f] of [['text', 'text'], ['pretty', 'text'], ['JSON', 'json']] as const) {
+      const { config, warnings } = parseConfig(`[logging]\nformat = "${v}"`, { totalRamBytes: 64 * GIB });
+      assert.equal(config.logging.format, f, v);
+      assert.deepEqual(warnings, [], v);
+    }
+    const { formatLogLine, createLogger } = await import('../src/util/log.js');
+    const line = formatLogLine(JSON.stringify({ level: 40, time: Date.UTC(2026, 11, 5, 10, 0, 0, 123), service: 'kiln', msg: 'GPU 1: probe failed', gpu: 1, err: 'an error', spans: { name: 'job' } }));
+    assert.equal(line, '2026-12-05T10:00:00.123Z WARN  GPU 1: probe failed  gpu=1 err="an error"');
+    // the daemon's logger with format "text" writes such lines to stdout
+    const written: string[] = [];
+    const write = process.stdout.write;
+    process.stdout.write = ((s: string) => void written.push(s)) as unknown as typeof process.stdout.write;
+    try {
+      createLogger({ level: 'info', format: 'text' }).info({ grpc: '127.0.0.1:9820' }, 'kiln daemon listening');
+    } finally {
+      process.stdout.write = write;
+    }
+    assert.match(written.join(''), /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO  kiln daemon listening  grpc=127\.0\.0\.1:9820\n$/);
   });
 
   test('bad values are refused with the key named', () => {
@@ -247,6 +295,32 @@ describe('scheduling parts', () => {
   });
 });
 
+describe('synthesis pool by rank', () => {
+  test('waiting tasks run by rank (FIFO within, unranked last); an urgent task takes the reserved worker while the others are busy; an aborted waiting task is dropped', async () => {
+    const pool = new SynthesisPool(1, { reserved: 1 });
+    const url = new URL('./pool-tasks.js', import.meta.url).href;
+    const order: string[] = [];
+    const run = (tag: string, ms: number, opts?: Parameters<SynthesisPool['run']>[1]) =>
+      pool.run<{ tag: string; startMs: number; endMs: number }>({ module: url, fn: 'sleepTask', arg: { tag, ms } }, opts).then((r) => (order.push(r.tag), r));
+    try {
+      const blocker = run('blocker', 1500); // the one general worker
+      const ac = new AbortController();
+      const job = pool.forJob([-2, 7]); // a job's view: its rank, then the task's own
+      const waiting = [run('normal seq 5', 10, { rank: [-2, 5] }), run('unranked', 10), job.run<{ tag: string }>({ module: url, fn: 'sleepTask', arg: { tag: 'job 7 partition 1', ms: 10 } }, { rank: [1] }).then((r) => order.push(r.tag)), run('normal seq 1', 10, { rank: [-2, 1] }), run('high seq 9', 10, { rank: [-3, 9] })];
+      const dropped = run('dropped', 10, { rank: [-4, 0], signal: ac.signal });
+      ac.abort(new Error('cancelled while waiting'));
+      await assert.rejects(dropped, /cancelled while waiting/);
+      const urgent = await run('urgent', 10, { rank: [-4, 0], urgent: true });
+      assert.ok(urgent.endMs < (await blocker).endMs, 'the urgent task ran beside the busy worker');
+      await Promise.all(waiting);
+      assert.deepEqual(order, ['urgent', 'blocker', 'high seq 9', 'normal seq 1', 'normal seq 5', 'job 7 partition 1', 'unranked']);
+      assert.equal(pool.reserved, 1);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
 describe('spans and traces', () => {
   const tree = (): Span => {
     const root = new Span('job', undefined, 0);
@@ -302,14 +376,22 @@ describe('PoRep adapter', () => {
   const ctx = { synthPool: new SynthesisPool(1), buffers: new BufferPool(backend, new MemoryBudget(8 * GIB), 2) };
   const plan = (kind: typeof porep, p: Parameters<typeof proofRequest>[0]) => kind.planner.plan(proofRequest(p), ctx);
 
-  test('takes the raw C1 JSON as well as the Commit2In wrapper (kiln prove --c1)', async () => {
+  test('takes the raw C1 JSON and gpuproxy\'s C2 input as well as the Commit2In wrapper (kiln prove --c1)', async () => {
     const raw = await readFile(fixture('2KiB.c1.json'));
     const work = await plan(porep, { proofKind: 1, vanillaProof: raw });
     assert.equal(work.circuitId, 'porep-2k');
     assert.equal(work.partitions, 1);
     work.dispose?.();
-    // an object that is neither is refused with the wrapper's errors
-    await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from('{"a":1}') }), /SectorNum: missing field/);
+    // gpuproxy (venus-cluster / damocles): the fixture was sealed by f01001 as sector 0
+    const gp = (sectorId: number): Buffer =>
+      Buffer.from(JSON.stringify({ c1out: JSON.parse(raw.toString('utf8')), prover_id: [233, 7, ...new Array(30).fill(0)], sector_id: sectorId, miner_id: 1001 }));
+    const gw = await plan(porep, { proofKind: 1, vanillaProof: gp(0), sectorNumber: 0 });
+    assert.equal(gw.circuitId, 'porep-2k');
+    assert.match(gw.describe ?? '', /sector 0 miner f01001/);
+    gw.dispose?.();
+    await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: gp(3) }), /inconsistent: replica_id: does not match/);
+    // an object that is none of the three is refused naming them
+    await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from('{"a":1}') }), /Commit2In wrapper .*raw C1 .*gpuproxy's C2 input/);
   });
 
   test('validates the Commit2In wrapper and the request fields, naming them', async () => {
@@ -329,7 +411,7 @@ describe('PoRep adapter', () => {
     }
   });
 
-  test('an inconsistent C1 is refused before synthesis, naming the first mismatch', async () => {
+  test('the C1 checks run partition by partition ahead of its synthesis: the plan does not wait for them; an inconsistent C1 fails its partition before synthesis, naming the first mismatch', async () => {
     const text = (await readFile(fixture('2KiB.c1.json'))).toString('utf8');
     const cases: [string, (c: any, p: any) => void, RegExp][] = [
       ['comm_r replaced', (c) => (c.comm_r[3] ^= 1), /partition 0 challenge 0 .*comm_r ≠ Poseidon2\(comm_c, comm_r_last\)/],
@@ -339,16 +421,43 @@ describe('PoRep adapter', () => {
       ['labelling parent', (_c, p) => (p.labeling_proofs[0].parents[0][0] ^= 1), /labeling_proofs\[0\]\.parents\[0\]: not the label of parent column/],
       ['drg parent index', (_c, p) => (p.replica_column_proofs.drg_parents[0].column.index ^= 1), /drg_parents\[0\]: index \d+, graph says \d+/],
     ];
-    for (const [what, mutate, re] of cases) {
+    // the partition checks wait at a gate: the plan resolves without them, the synthesis waits for them
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const checksRun: number[] = [];
+    const gated = {
+      size: 1,
+      async run<T>(task: { fn: string; module: string; arg: unknown }, opts?: Parameters<SynthesisPool['run']>[1]): Promise<T> {
+        if (task.fn === 'porepCheckPartition') {
+          await gate;
+          checksRun.push(performance.now());
+        }
+        return ctx.synthPool.run<T>(task, opts);
+      },
+    };
+    for (const [i, [what, mutate, re]] of cases.entries()) {
       const c = JSON.parse(text);
       mutate(c, c.vanilla_proofs.StackedDrg2KiBV1[0][0]);
       const t0 = performance.now();
-      await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from(JSON.stringify(c)) }), (e: unknown) => {
+      const planned = porep.planner.plan(proofRequest({ proofKind: 1, vanillaProof: Buffer.from(JSON.stringify(c)) }), { ...ctx, synthPool: gated });
+      const work = await Promise.race([planned, new Promise<never>((_, no) => setTimeout(() => no(new Error('the plan waited for the partition checks')), 10_000).unref())]);
+      const span = new Span('synth');
+      const synth = work.synthesize(0, span);
+      if (i === 0) {
+        await new Promise((r) => setTimeout(r, 50));
+        assert.equal(checksRun.length, 0, 'planned before any partition check ran');
+        assert.equal(span.children[0]?.name, 'checks');
+        assert.equal(span.children[0]?.endMs, undefined, 'the synthesis waits for its partition check');
+        open();
+      }
+      await assert.rejects(synth, (e: unknown) => {
         assert.ok(e instanceof PlanError, what);
         assert.match(e.message, /^the C1's vanilla proofs are inconsistent: /, what);
         assert.match(e.message, re, `${what}: ${e.message}`);
         return true;
       });
+      assert.equal(span.children.length, 1, 'no witness made');
+      work.dispose?.();
       assert.ok(performance.now() - t0 < 10_000, what);
     }
   });

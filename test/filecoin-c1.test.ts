@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { C1FormatError, parseC1, parseC1Value, parseCommit2In } from '../src/filecoin/c1.js';
+import { C1FormatError, parseC1, parseC1Input, parseC1Value, parseCommit2In } from '../src/filecoin/c1.js';
 import { actorIdFromAddress, proverIdFromActorId } from '../src/filecoin/graph.js';
 import { partitionPublicInputs } from '../src/filecoin/public-inputs.js';
 import { sealProofInfo } from '../src/filecoin/registry.js';
@@ -231,6 +231,40 @@ test('Commit2In wrapper errors: bad base64, bad inner JSON, wrong sizes and type
   refused(() => parseCommit2In('garbage'), '', /JSON/);
   const noMiner = parseCommit2In(wrap((x) => { delete x.Miner; }));
   assert.equal(noMiner.miner, undefined);
+});
+
+test('gpuproxy\'s C2 input {c1out, prover_id, sector_id, miner_id} is a third form: same C1, its ids checked', () => {
+  // serde's JSON of gpuproxy's C2Input (venus-cluster / damocles): SectorId and ActorID as numbers, ProverId as 32 integers
+  const gp = (edit: (x: AnyJson) => void = () => {}): string => {
+    const x: AnyJson = { c1out: fresh(), prover_id: Array.from(proverIdFromActorId(1001)), sector_id: 0, miner_id: 1001 };
+    edit(x);
+    return JSON.stringify(x);
+  };
+  const c2 = parseC1Input(gp());
+  assert.equal(c2.form, 'gpuproxy');
+  assert.deepEqual(c2.phase1Out, parseC1(c1Text));
+  assert.equal(c2.miner, 'f01001');
+  assert.equal(c2.sectorNum, 0);
+  assert.equal(c2.sectorSize, 2048);
+  assert.deepEqual([...c2.proverId!], [...proverIdFromActorId(1001)]);
+  // the fixture was sealed by f01001 as sector 0: its replica_id follows from gpuproxy's prover_id and sector_id
+  assert.deepEqual(verifyC1Header(c2.phase1Out, { proverId: c2.proverId, sectorId: c2.sectorNum }), []);
+  const other = parseC1Input(gp((x) => { x.sector_id = 5; }));
+  assert.match(verifyC1Header(other.phase1Out, { proverId: other.proverId, sectorId: other.sectorNum }).join(), /replica_id: does not match/);
+  // without miner_id (gpuproxy's stored C2Resource) the miner is read back from prover_id
+  assert.equal(parseC1Input(gp((x) => { delete x.miner_id; })).miner, 'f01001');
+  assert.equal(parseC1Input(gp((x) => { delete x.miner_id; x.prover_id[20] = 9; })).miner, undefined);
+  // refusals name the field inside the gpuproxy object
+  refused(() => parseC1Input(gp((x) => { x.miner_id = 1002; })), 'prover_id', /not miner_id 1002's prover id/);
+  refused(() => parseC1Input(gp((x) => { x.prover_id = x.prover_id.slice(1); })), 'prover_id', /32 bytes/);
+  refused(() => parseC1Input(gp((x) => { x.sector_id = 'two'; })), 'sector_id', /non-negative integer/);
+  refused(() => parseC1Input(gp((x) => { delete x.sector_id; })), 'sector_id', /missing/);
+  refused(() => parseC1Input(gp((x) => { x.c1out.comm_r = [1]; })), 'c1out.comm_r', /32 bytes/);
+  refused(() => parseC1Input(gp((x) => { x.c1out = 'x'; })), 'c1out', /object/);
+  // the other two forms are unchanged, and an object that is none of the three is refused naming them
+  assert.equal(parseC1Input(wrapperText).form, 'commit2in');
+  assert.equal(parseC1Input(c1Text).form, 'c1');
+  refused(() => parseC1Input('{"c1": {}, "sector": 2}'), '', /Commit2In wrapper .*raw C1 .*gpuproxy's C2 input \{c1out, prover_id, sector_id, miner_id\}; this object has the keys c1, sector/);
 });
 
 test('registry: sizes, layers, partitions, challenges (FACTS §1)', () => {

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  allSealProofs, allSectorSizes, parseSectorSize, sealProofById, sealProofInfo, sectorSizeByBytes, sectorSizeByCircuitLabel,
+  allSealProofs, allSectorSizes, parseSectorSize, sealProofById, sectorSizeRefusal, sealProofInfo, sectorSizeByBytes, sectorSizeByCircuitLabel,
 } from '../src/filecoin/registry.js';
 import { SealOptionError, sectorSizeLabel } from '../src/filecoin/seal/index.js';
 import { parsePorepSectorSize, porepCircuitId, porepInfoForCircuit, porepInfoForSize } from '../src/kinds/porep-c2.js';
@@ -47,18 +47,22 @@ test('20 registered seal proofs: ids 0-19 by version then size, names and porep 
   assert.equal(sealProofById(20), undefined);
 });
 
-test('one parser of sector sizes: labels in any case, units, byte counts; unknown sizes refused by each caller in its words', () => {
+test('one parser of sector sizes: what people type (KiB, KB, K, G, bytes), in any case; one wording for a refusal', () => {
   const cases: [string | number, number | undefined][] = [
-    ['2KiB', 2 * KiB], ['2kib', 2 * KiB], ['2 KiB', 2 * KiB], ['2K', 2 * KiB], ['2048', 2 * KiB], [2048, 2 * KiB],
-    ['8MiB', 8 * MiB], ['512M', 512 * MiB], ['32GiB', 32 * GiB], [' 64gib ', 64 * GiB], [String(64 * GiB), 64 * GiB],
-    ['4KiB', undefined], ['1GiB', undefined], [4096, undefined], ['', undefined], ['lots', undefined], ['2 KB', undefined], ['-2KiB', undefined],
+    ['2KiB', 2 * KiB], ['2kib', 2 * KiB], ['2 KiB', 2 * KiB], ['2K', 2 * KiB], ['2KB', 2 * KiB], ['2 kb', 2 * KiB], ['2048', 2 * KiB],
+    ['2048B', 2 * KiB], [2048, 2 * KiB], ['8MiB', 8 * MiB], ['8MB', 8 * MiB], ['512M', 512 * MiB], ['32GiB', 32 * GiB], ['32G', 32 * GiB],
+    ['32GB', 32 * GiB], ['32g', 32 * GiB], [' 64gib ', 64 * GiB], [String(64 * GiB), 64 * GiB],
+    ['4KiB', undefined], ['1GiB', undefined], [4096, undefined], ['', undefined], ['lots', undefined], ['2 KiBs', undefined], ['-2KiB', undefined], ['2iB', undefined],
   ];
   for (const [text, bytes] of cases) assert.equal(parseSectorSize(text)?.sectorSize, bytes, JSON.stringify(text));
   assert.equal(sectorSizeLabel('64gib'), '64GiB');
+  assert.equal(sectorSizeLabel('32G'), '32GiB');
   assert.equal(sectorSizeLabel(8 * MiB), '8MiB');
-  assert.throws(() => sectorSizeLabel('4KiB'), (e: unknown) => e instanceof SealOptionError && /unknown sector size "4KiB" \(expected one of 2KiB, 8MiB, 512MiB, 32GiB, 64GiB\)/.test(e.message));
-  assert.throws(() => sectorSizeLabel(4096), /unknown sector size 4096 bytes/);
+  const wording = /: not a Filecoin sector size \(2KiB, 8MiB, 512MiB, 32GiB, 64GiB; also written 2KB, 2K, 32G or in bytes, 2048\)$/;
+  assert.equal(sectorSizeRefusal('3KiB', '--sector-size'), "--sector-size '3KiB': not a Filecoin sector size (2KiB, 8MiB, 512MiB, 32GiB, 64GiB; also written 2KB, 2K, 32G or in bytes, 2048)");
+  assert.throws(() => sectorSizeLabel('4KiB'), (e: unknown) => e instanceof SealOptionError && e.message === sectorSizeRefusal('4KiB', '--sector-size'));
+  assert.throws(() => sectorSizeLabel(4096), (e: unknown) => e instanceof Error && e.message.startsWith('4096 bytes: ') && wording.test(e.message));
   assert.equal(parsePorepSectorSize('32GiB'), 32 * GiB);
-  assert.throws(() => parsePorepSectorSize('lots'), /bad sector size 'lots'/);
-  assert.throws(() => parsePorepSectorSize('4KiB'), /no PoRep circuit for sector size 4KiB/);
+  assert.equal(parsePorepSectorSize('2KB'), 2 * KiB);
+  for (const bad of ['lots', '4KiB']) assert.throws(() => parsePorepSectorSize(bad), (e: unknown) => e instanceof Error && e.message === sectorSizeRefusal(bad, '--sector-size'));
 });

@@ -33,7 +33,7 @@ import { recordShape } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
 import type { Span } from '../src/util/timing.js';
-import { repoRoot } from './support.js';
+import { repoRoot, testDaemonDirs } from './support.js';
 
 const GIB = 1024 ** 3;
 const CONSTRAINTS = 1000;
@@ -577,7 +577,7 @@ async function withDaemon(
       c.gpus.gpu_workers_per_device = 1;
       c.gpus.probe_interval_ms = 50;
       c.synthesis.threads = 1;
-      c.srs.param_cache = join(dir, 'params');
+      testDaemonDirs(c, join(dir, 'params'));
       configure?.(c);
     },
   });

@@ -26,8 +26,8 @@ before(async () => {
   const circuit = new DemoCircuit({ constraints: 60, bitsPerWord: 4, publicInputs: 2 });
   const shape = recordShape((cs) => circuit.synthesize(cs));
   good = encodeParams(await insecureDevSetup(shape, new NativeBackend()));
-  await mkdir(join(dir, 'kiln-cache', 'dev-params'), { recursive: true });
-  await writeFile(join(dir, 'kiln-cache', 'dev-params', 'dev-0123456789abcdef0123.params'), good);
+  await mkdir(join(dir, 'cache', 'dev-params'), { recursive: true });
+  await writeFile(join(dir, 'cache', 'dev-params', 'dev-0123456789abcdef0123.params'), good);
   await writeFile(join(dir, 'porep-2k.params'), good);
   await writeFile(join(dir, official2k), good.subarray(0, good.length - 10)); // truncated
   await writeFile(join(dir, 'v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-00.params'), good);
@@ -39,10 +39,10 @@ after(async () => {
 });
 
 test('files by circuit, header/size checks, unknown v28 names and wrong meta flagged', async () => {
-  const r = await paramsReport({ dir });
+  const r = await paramsReport({ dir, cacheDir: join(dir, 'cache') });
   const by = new Map(r.files.map((f) => [f.file, f]));
   assert.equal(r.files.length, 5);
-  const dev = by.get(join('kiln-cache', 'dev-params', 'dev-0123456789abcdef0123.params'))!;
+  const dev = by.get(join('dev-params', 'dev-0123456789abcdef0123.params'))!; // the kiln cache's, not the parameter directory's
   assert.match(dev.serves, /INSECURE development parameters/);
   assert.deepEqual(dev.problems, []);
   const layout = await readParamsLayout(join(dir, 'porep-2k.params'));
@@ -94,15 +94,18 @@ test('--deep checks every point and finds a point off the curve that the header 
   }
 });
 
-test('kiln params on the command line: report on stdout, exit code 1 on problems, a clear error for a missing directory', async () => {
+test('kiln params on the command line: report on stdout, exit code 1 on problems; on a fresh machine (no directory) what to fetch', async () => {
   const bin = join(repoRoot, 'dist', 'src', 'cli', 'main.js');
-  const r = await run(process.execPath, [bin, 'params', '--dir', dir]).catch((e: { code: number; stdout: string }) => e);
+  const r = await run(process.execPath, [bin, 'params', '--dir', dir, '--cache-dir', join(dir, 'cache')]).catch((e: { code: number; stdout: string }) => e);
   assert.equal((r as { code?: number }).code, 1);
-  assert.match((r as { stdout: string }).stdout, /parameter cache .*: 5 file\(s\)/);
+  assert.match((r as { stdout: string }).stdout, /parameter cache .*: 4 file\(s\)/);
+  assert.match((r as { stdout: string }).stdout, /kiln cache .*: 1 development parameter file\(s\) \(INSECURE\)/);
   assert.doesNotMatch((r as { stdout: string }).stdout, /\x1b\[/, 'no progress-bar control characters when stdout is not a terminal');
-  const missing = await run(process.execPath, [bin, 'params', '--dir', join(dir, 'nope')]).catch((e: { code: number; stderr: string }) => e);
-  assert.equal((missing as { code?: number }).code, 1);
-  assert.match((missing as { stderr: string }).stderr, /no such directory/);
+  // the README's `kiln params --sample 1000` with nothing fetched yet: no failure, what is missing and how to get it
+  const fresh = await run(process.execPath, [bin, 'params', '--sample', '1000'], { env: { ...process.env, FIL_PROOFS_PARAMETER_CACHE: join(dir, 'nope'), KILN_CACHE_DIR: join(dir, 'no-cache') } });
+  assert.match(fresh.stdout, /parameter cache .*nope: does not exist/);
+  assert.match(fresh.stdout, /a 32 GiB sector needs 4 files: v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-0-sha256_hasher-[0-9a-f]{64}\.params \(porep-32g\), .*\(winning-32g\), .*\(wpost-32g\), .*\(snap-32g\)/);
+  assert.match(fresh.stdout, /`curio fetch-params 32GiB` or `lotus fetch-params 32GiB`/);
   const help = await run(process.execPath, [bin, 'params', '--help']);
   assert.match(help.stdout, /--deep/);
 });

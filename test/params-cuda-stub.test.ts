@@ -128,15 +128,21 @@ async function randomParams(seed: number): Promise<Parameters> {
   return p;
 }
 
+/** Random parameters (randomParams) written to `<dir>/p.params`. */
+async function paramsFile(dir: string, seed: number): Promise<{ params: Parameters; path: string }> {
+  const params = await randomParams(seed);
+  const path = join(dir, 'p.params');
+  await writeFile(path, encodeParams(params));
+  return { params, path };
+}
+
 const KEYS = ['h', 'l', 'a', 'bG1', 'bG2'] as const;
 const stub = (s: PointSection): StubBases => s.device!.handle as unknown as StubBases;
 
 test('CudaBackend as the loader target: sections streamed to (stub) device memory, MSMs equal the CPU', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kiln-params-cuda-stub-'));
   try {
-    const params = await randomParams(31);
-    const path = join(dir, 'p.params');
-    await writeFile(path, encodeParams(params));
+    const { params, path } = await paramsFile(dir, 31);
     const { addon, live, pinned } = stubAddon();
     const gpu = new CudaBackend({ addon, cpu });
     // through loadParams (the engine's and the CLI's path): every section on the device
@@ -204,9 +210,7 @@ test('CudaBackend as the loader target: sections streamed to (stub) device memor
 test('CudaBackend.provePartition hands the resident sections to the device prover; srsHostBytes is the staging only', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kiln-params-cuda-stub-'));
   try {
-    const params = await randomParams(33);
-    const path = join(dir, 'p.params');
-    await writeFile(path, encodeParams(params));
+    const { params, path } = await paramsFile(dir, 33);
     const { addon, live, proved } = stubAddon();
     const gpu = new CudaBackend({ addon, cpu });
     const dev = await loadParams(path, gpu);
@@ -235,6 +239,52 @@ test('CudaBackend.provePartition hands the resident sections to the device prove
   }
 });
 
+test('CudaBackend: a proof says what the device did not time (the circuit\'s upload, the wait for a thread), so its span adds up; prepareCircuit uploads the circuit ahead', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kiln-params-cuda-stub-'));
+  try {
+    const { path } = await paramsFile(dir, 34);
+    const { addon } = stubAddon();
+    // the circuit's upload takes 300 ms; a proof's call 200 ms, of which the device timed 20 ms of waiting and 60 ms of work
+    let uploads = 0;
+    addon.uploadCircuit = (async () => {
+      uploads++;
+      await new Promise((r) => setTimeout(r, 300));
+      return {};
+    }) as unknown as CudaAddon['uploadCircuit'];
+    const msm = { classify: 0, batchAdd: 0, msm: 0, window: 0, ones: 0, others: 0, pippenger: { sort: 0, accumulate: 0, buckets: 0, windows: 0 } };
+    const point = new Uint8Array(96);
+    addon.provePartition = (async () => {
+      await new Promise((r) => setTimeout(r, 200));
+      return {
+        h: point, l: point, a: point, b1: point, b2: new Uint8Array(192),
+        timings: { wait: 20, copy: 0, upload: 5, matvec: 5, ntt: 10, msmH: 10, msmL: 10, msmA: 5, msmB1: 5, msmB2: 10, total: 60, msm: { h: msm, l: msm, a: msm, b1: msm, b2: msm } },
+      };
+    }) as unknown as CudaAddon['provePartition'];
+    const gpu = new CudaBackend({ addon, cpu });
+    const dev = await loadParams(path, gpu);
+    const shape = recordShape((cs) => new DemoCircuit({ constraints: 8, bitsPerWord: 2, publicInputs: 1 }).synthesize(cs));
+    const input = { ...partitionInput(dev as AnyParameters, shape, new Uint8Array((shape.numInputs + shape.numAux) * 32)), srs: dev };
+    const first = (await gpu.provePartition(input)).timings;
+    assert.equal(uploads, 1);
+    assert.ok(first.circuit_upload! >= 290, `first proof: circuit_upload ${first.circuit_upload} ms`);
+    assert.ok(first.host_wait! >= 100 && first.host_wait! < 200, `host_wait ${first.host_wait} ms: the call's 200 ms less the 80 the device timed`);
+    const again = (await gpu.provePartition(input)).timings;
+    assert.equal(uploads, 1, 'uploaded once');
+    assert.ok(again.circuit_upload! < 50, `later proof: circuit_upload ${again.circuit_upload} ms`);
+    // ahead of the first proof (the SRS cache does it when it loads the parameters)
+    const shape2 = recordShape((cs) => new DemoCircuit({ constraints: 8, bitsPerWord: 2, publicInputs: 1 }).synthesize(cs));
+    await gpu.prepareCircuit({ ...input, shape: shape2 });
+    assert.equal(uploads, 2);
+    const third = (await gpu.provePartition({ ...input, shape: shape2 })).timings;
+    assert.equal(uploads, 2);
+    assert.ok(third.circuit_upload! < 50, `prepared: circuit_upload ${third.circuit_upload} ms`);
+    gpu.evictAll();
+    for (const k of KEYS) (dev as Parameters<PointSection>)[k].release();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test('the engine\'s SRS cache over the CUDA backend: development parameters streamed to the device, the staging reserved, the device vectors freed on eviction', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kiln-params-cuda-stub-'));
   try {
@@ -251,7 +301,9 @@ test('the engine\'s SRS cache over the CUDA backend: development parameters stre
       0,
     );
     (gpu as unknown as { srsHostBytes: (n: number) => number }).srsHostBytes = (n: number) => Math.min(n, 1000); // as for a 44 GiB SRS: the staging only
-    const e = await cache.acquire('demo', new Span('t'));
+    const loadSpan = new Span('t');
+    const e = await cache.acquire('demo', loadSpan);
+    assert.ok(loadSpan.children.some((c) => c.name === 'circuit_upload'), 'the circuit goes to the device with its parameters, not in its first proof');
     assert.equal(budget.reserved, 1000);
     assert.equal(e.sizeBytes, srsBytes);
     assert.equal(live.size, 5);

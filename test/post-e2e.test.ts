@@ -33,7 +33,7 @@ import { postVerifyingKeySource, verifyPoSt } from '../src/kinds/post.js';
 import { createPoStKind } from '../src/kinds/post-planner.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
 import { testRandomness } from './post-support.js';
-import { repoRoot } from './support.js';
+import { repoRoot, testDaemonDirs } from './support.js';
 
 const CLI = join(repoRoot, 'dist', 'src', 'cli', 'main.js');
 const run = promisify(execFile);
@@ -103,15 +103,17 @@ for (const type of ['window', 'winning'] as const) {
     assert.match(p.stderr, /INSECURE development parameters/);
     assert.match(p.stdout, /msm_h/); // the timing breakdown
     assert.equal(readFileSync(proof).length, 192);
+    assert.match(p.stdout, /, verified \(INSECURE development parameters .*: never accepted on chain\)$/m); // the result line says it
     const again = await kiln(['prove-post', ...postArgs(type), '--json']); // parameters cached: the proof alone
     assert.equal(again.code, 0, again.stderr);
     const j = JSON.parse(again.stdout);
     assert.equal(j.bytes, 192);
+    assert.equal(j.insecure, true);
     console.log(`# 2 KiB ${type}: kiln prove-post ${(again.ms / 1000).toFixed(1)} s wall (engine job ${(j.ms / 1000).toFixed(1)} s)`);
 
     const ok = await kiln(['verify-post', ...postArgs(type), '--proof', proof]);
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);
-    assert.match(ok.stdout, /^valid/m);
+    assert.match(ok.stdout, /^valid \(INSECURE development verifying key .*: never accepted on chain\)$/m);
     const other = Buffer.from(testRandomness(22)).toString('hex');
     const bad = await kiln(['verify-post', ...postArgs(type, other), '--proof', proof]);
     assert.equal(bad.code, 1, bad.stdout + bad.stderr);
@@ -164,7 +166,7 @@ describe('the daemon over gRPC', () => {
       handleSignals: false,
       shutdownGraceSeconds: 5,
       configure: (c) => {
-        c.srs.param_cache = join(dir, 'params');
+        testDaemonDirs(c, join(dir, 'params'));
         c.srs.dev_params = true;
         c.gpus.gpu_workers_per_device = 1;
         c.synthesis.threads = 1;

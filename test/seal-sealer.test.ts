@@ -135,7 +135,7 @@ test('Commit2In wrapper has lotus-bench key order and a compact Phase1Out', () =
 });
 
 test('bad options give clear errors', () => {
-  assert.throws(() => sealSector({ sectorSize: '3KiB' }), (e: Error) => e instanceof SealOptionError && /unknown sector size "3KiB"/.test(e.message));
+  assert.throws(() => sealSector({ sectorSize: '3KiB' }), (e: Error) => e instanceof SealOptionError && /--sector-size '3KiB': not a Filecoin sector size/.test(e.message));
   assert.throws(() => sealSector({ sectorSize: '32GiB' }), /synth-c1/);
   assert.throws(() => sealSector({}), /sector size or a registered proof/);
   assert.throws(() => sealSector({ registeredProof: 'StackedDrg2KiBV9' }), /unknown registered proof/);
@@ -149,7 +149,7 @@ test('bad options give clear errors', () => {
   assert.throws(() => parseHex32('00', 'ticket'), /ticket: expected 32 bytes \(64 hex digits\), got 2 digits/);
   assert.throws(() => sealSector({ sectorSize: '2KiB', ticket: new Uint8Array(31) }), /ticket: expected 32 bytes/);
   assert.throws(() => sealSector({ sectorSize: '2KiB', miner: 'f1abc' }), /miner: not an ID address/);
-  assert.throws(() => synthC1({ sectorSize: '1TiB' }), /unknown sector size/);
+  assert.throws(() => synthC1({ sectorSize: '1TiB' }), /'1TiB': not a Filecoin sector size/);
   assert.equal(sectorSizeLabel('64gib'), '64GiB');
   assert.equal(sectorSizeLabel(8 << 20), '8MiB');
 });

@@ -23,7 +23,7 @@ import { WitnessGenerator } from '../src/r1cs/witness.js';
 import { Journal, decodeRequest, encodeRequest } from '../src/engine/journal.js';
 import { Priority, ProofKind, proofRequest } from '../src/engine/types.js';
 import { runDaemon } from '../src/server/daemon.js';
-import { fixture, repoRoot } from './support.js';
+import { fixture, repoRoot, testDaemonDirs } from './support.js';
 
 type Msg = Record<string, any>;
 const STATUS = { COMPLETED: 1, FAILED: 2, CANCELLED: 3, TIMEOUT: 4 };
@@ -223,8 +223,8 @@ test('listen first, recover behind: with 60 unfinished 2 KiB PoRep jobs in the j
     demo: { constraints: 1000, partitions: 1, cacheDir: join(dir, 'demo') },
     logger: (await import('pino')).pino({ level: 'info' }, { write: (m: string) => void log.push(m) }),
     configure: (c) => {
+      testDaemonDirs(c, join(dir, 'params'));
       c.daemon.state_dir = state;
-      c.srs.param_cache = join(dir, 'params');
       c.srs.dev_params = true;
     },
   });

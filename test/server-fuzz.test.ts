@@ -15,7 +15,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { malformedCase, MALFORMED_CLASSES } from '../src/client/malformed.js';
 import { runDaemon } from '../src/server/daemon.js';
-import { fixture, repoRoot, rng } from './support.js';
+import { fixture, repoRoot, rng, testDaemonDirs } from './support.js';
 
 type Msg = Record<string, any>;
 const CASES = Number(process.env.KILN_FUZZ_CASES ?? 2000);
@@ -31,7 +31,7 @@ test(`fuzz: ${CASES} malformed requests (seed ${SEED}) each get a clean error; t
     handleSignals: false,
     demo: { constraints: 500, partitions: 1, cacheDir: join(dir, 'params') },
     configure: (c) => {
-      c.srs.param_cache = join(dir, 'params');
+      testDaemonDirs(c, join(dir, 'params'));
       c.synthesis.threads = 1;
       c.kiln.job_retention_s = 5; // finished jobs are forgotten quickly: memory must come back
     },

@@ -17,6 +17,7 @@ import { nativeAvailable } from '../src/backend/native.js';
 import { selectBackend } from '../src/backend/select.js';
 import { connectEngine } from '../src/client/bench.js';
 import { runDaemon, type Daemon, type DaemonStop } from '../src/server/daemon.js';
+import { testDaemonDirs } from './support.js';
 
 /** A backend whose `quotient` (one native step of every partition proof) holds until released. */
 function gatedBackend(): { backend: Backend; inside: () => number; release: () => void } {
@@ -67,7 +68,7 @@ async function daemonMidProof(proverWaitSeconds: number): Promise<{ d: Daemon; g
     devices: [gated.backend],
     demo: { constraints: 1000, partitions: 1, cacheDir: join(dir, 'params') },
     configure: (c) => {
-      c.srs.param_cache = join(dir, 'params');
+      testDaemonDirs(c, join(dir, 'params'));
       c.synthesis.threads = 1;
     },
   });

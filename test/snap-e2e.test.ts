@@ -25,7 +25,7 @@ import { snapVerifyingKeySource, verifySnap } from '../src/kinds/snap.js';
 import { readUpdateFile } from '../src/cli/snap-commands.js';
 import { buildRequest } from '../src/client/bench.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
-import { repoRoot } from './support.js';
+import { repoRoot, testDaemonDirs } from './support.js';
 
 const CLI = join(repoRoot, 'dist', 'src', 'cli', 'main.js');
 const run = promisify(execFile);
@@ -84,15 +84,17 @@ test('kiln update → prove-snap → verify-snap (2 KiB); another update\'s inpu
   assert.match(p.stderr, /INSECURE development parameters/);
   assert.match(p.stdout, /msm_h/); // the timing breakdown
   assert.equal(readFileSync(proof).length, 192);
+  assert.match(p.stdout, /, verified \(INSECURE development parameters .*: never accepted on chain\)$/m); // the result line says it
   const again = await kiln(['prove-snap', '--update', update, ...dirs(), '--backend', 'native', '--json']); // parameters cached
   assert.equal(again.code, 0, again.stderr);
   const j = JSON.parse(again.stdout);
   assert.equal(j.bytes, 192);
+  assert.equal(j.insecure, true);
   console.log(`# 2 KiB SnapDeals: kiln prove-snap ${(again.ms / 1000).toFixed(1)} s wall (engine job ${(j.ms / 1000).toFixed(1)} s)`);
 
   const ok = await kiln(['verify-snap', '--update', update, ...dirs(), '--proof', proof]);
   assert.equal(ok.code, 0, ok.stdout + ok.stderr);
-  assert.match(ok.stdout, /^valid/m);
+  assert.match(ok.stdout, /^valid \(INSECURE development verifying key .*: never accepted on chain\)$/m);
   const bad = await kiln(['verify-snap', '--update', join(dir, 'upd2', 'update.json'), ...dirs(), '--proof', proof]);
   assert.equal(bad.code, 1, bad.stdout + bad.stderr);
   assert.match(bad.stdout, /INVALID/);
@@ -129,7 +131,7 @@ describe('the daemon over gRPC', () => {
       handleSignals: false,
       shutdownGraceSeconds: 5,
       configure: (c) => {
-        c.srs.param_cache = join(dir, 'params');
+        testDaemonDirs(c, join(dir, 'params'));
         c.srs.dev_params = true;
         c.gpus.gpu_workers_per_device = 1;
         c.synthesis.threads = 1;

@@ -23,10 +23,11 @@ import { RECENT_FINISHED_JOBS } from '../src/engine/jobs.js';
 import { ProofKind, proofRequest, type ProofWork } from '../src/engine/types.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
 import { statusTimeline, type Timeline } from '../src/server/status-page.js';
+import { STATUS_PAGE_JS } from '../src/server/status-page-assets.js';
 import { TIMELINE_LIVE_JOBS } from '../src/util/limits.js';
 import { pino } from 'pino';
 import { performance } from 'node:perf_hooks';
-import { repoRoot } from './support.js';
+import { repoRoot, testDaemonDirs } from './support.js';
 
 const run = promisify(execFile);
 const XSS = '<img src=x id=pwned onerror="document.body.dataset.pwned=1">';
@@ -70,7 +71,7 @@ before(async () => {
     demo: { constraints: 1000, partitions: 2, cacheDir: dir },
     devices: [Object.assign(selectBackend(nativeAvailable() ? 'native' : 'reference'), { memoryPlan: () => PLAN })],
     configure: (c) => {
-      c.srs.param_cache = dir;
+      testDaemonDirs(c, dir);
       c.synthesis.threads = 1;
     },
   });
@@ -111,6 +112,85 @@ test('GET / serves the page with a strict CSP; its script and stylesheet; /statu
   assert.ok(tl.lanes.some((l) => /^prover \d+$/.test(l.lane) && l.busyMs > 0));
   const st = (await (await fetch(`${base}/status`)).json()) as { devices: { memoryPlan: DeviceMemoryPlanStatus | null }[] };
   assert.deepEqual(st.devices.map((dev) => dev.memoryPlan), [PLAN], "/status: the device's memory plan");
+});
+
+/** A stand-in for the few DOM calls the page's script makes (createElement, createTextNode, getElementById,
+ *  appendChild, removeChild, setAttribute, style.setProperty): runs STATUS_PAGE_JS in node over given /status and
+ *  /status/timeline answers, one render, and returns each element by id. The browser test runs the real thing. */
+interface FakeNode {
+  tag: string;
+  text?: string;
+  className: string;
+  attrs: Record<string, string>;
+  children: FakeNode[];
+}
+async function renderPage(status: unknown, timeline: unknown): Promise<Map<string, FakeNode>> {
+  const byId = new Map<string, FakeNode>();
+  const el = (tag: string): FakeNode & Record<string, unknown> => {
+    const n: FakeNode & Record<string, unknown> = {
+      tag,
+      nodeType: 1,
+      className: '',
+      attrs: {},
+      children: [],
+      style: { setProperty: () => {} },
+      appendChild: (c: FakeNode) => void n.children.push(c),
+      removeChild: (c: FakeNode) => void n.children.splice(n.children.indexOf(c), 1),
+      setAttribute: (k: string, v: string) => void (n.attrs[k] = v),
+    };
+    Object.defineProperty(n, 'firstChild', { get: () => n.children[0] ?? null });
+    return n;
+  };
+  const body = el('body');
+  const document = {
+    body,
+    createElement: el,
+    createTextNode: (t: string) => ({ tag: '#text', text: t, className: '', attrs: {}, children: [], nodeType: 3 }),
+    getElementById: (id: string) => byId.get(id) ?? byId.set(id, el('div')).get(id),
+  };
+  let rendered!: () => void;
+  const done = new Promise<void>((r) => (rendered = r));
+  const answers: Record<string, unknown> = { '/status': status, '/status/timeline': timeline };
+  const context = {
+    document,
+    location: { hash: '' },
+    fetch: async (path: string) => ({ ok: true, status: 200, json: async () => answers[path] }),
+    setTimeout: () => rendered(), // the next poll: the first render is done
+    console,
+  };
+  const { runInNewContext } = await import('node:vm');
+  runInNewContext(STATUS_PAGE_JS, context);
+  await done;
+  assert.equal(body.attrs['data-ready'], 'true', 'the page rendered');
+  return byId;
+}
+
+/** The text of a node and its children. */
+const textOf = (n: FakeNode | undefined): string => (n === undefined ? '' : (n.text ?? '') + n.children.map(textOf).join(''));
+
+test('INSECURE development parameters: /status says which circuits and how many proofs; the page shows a banner and marks each such proof', async () => {
+  const r = await benchSingle({ addr: d.grpcAddress, type: 'demo', out: () => {} });
+  const st = (await (await fetch(`${base}/status`)).json()) as {
+    insecure: { devParams: boolean; circuits: string[]; proofs: number; warning: string | null };
+    jobs: { id: string; insecureParams: boolean }[];
+  };
+  // the demo kind has development parameters only ([srs] dev_params is false here: the circuits used say it)
+  assert.equal(st.insecure.devParams, false);
+  assert.ok(st.insecure.circuits.includes('demo-1000'), JSON.stringify(st.insecure));
+  assert.ok(st.insecure.proofs >= 1);
+  assert.match(st.insecure.warning!, /^INSECURE development parameters in use \(.*demo-1000.*\): \d+ proof\(s\) made with them; such proofs are never accepted on chain$/);
+  assert.equal(st.jobs.find((j) => j.id === r.job_id)!.insecureParams, true);
+  const tl = await (await fetch(`${base}/status/timeline`)).json();
+  const page = await renderPage(st, tl);
+  const banner = page.get('insecure')!.children[0]!;
+  assert.equal(banner.className, 'insecure-banner');
+  assert.equal(textOf(banner), st.insecure.warning);
+  assert.match(textOf(page.get('proofs')), /completed INSECURE/);
+  // without INSECURE parameters: no banner, no mark
+  const official = { ...st, insecure: { ...st.insecure, circuits: [], proofs: 0, warning: null }, jobs: st.jobs.map((j) => ({ ...j, insecureParams: false })) };
+  const plain = await renderPage(official, tl);
+  assert.deepEqual(plain.get('insecure')!.children, []);
+  assert.doesNotMatch(textOf(plain.get('proofs')), /INSECURE/);
 });
 
 test('the page in headless chromium: a running job\'s partition spans as bars, live polling, escaped strings, a screenshot', async (t) => {
@@ -175,6 +255,8 @@ test('the page in headless chromium: a running job\'s partition spans as bars, l
     assert.match(running, /style="left: [\d.]+%; width: [\d.]+%;"/);
     // queued jobs by kind and priority
     assert.match(dom, /<tr data-kind="demo"><td>demo<\/td>/);
+    // the demo kind's INSECURE development parameters: a banner over the page
+    assert.match(dom, /<div class="insecure-banner" role="alert" data-circuits="[^"]*demo-4000[^"]*">INSECURE development parameters in use/);
     // escaping: the hostile request id is text, never an element or a handler
     assert.doesNotMatch(dom, /id="pwned"/);
     assert.doesNotMatch(dom, /data-pwned/);

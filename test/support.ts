@@ -1,17 +1,41 @@
 /**
  * The one support module of the tests: a seeded random stream and the paths of the repository, the
- * shared fixtures and the shared reference scripts. No tests here.
+ * shared fixtures and the shared reference scripts, the directories of a test daemon. No tests here.
  *
  * Tests compile to dist/test/ (and dist/test/gpu/); every path here is computed from this module's
  * own location (dist/test/support.js), so it is the same whichever test imports it.
+ *
+ * Importing it gives the test process (and every `kiln` process it starts) a temporary kiln cache,
+ * KILN_CACHE_DIR, unless one is set: kiln's defaults ([kiln] cache_dir, the CLI's --cache-dir, the
+ * daemon's state_dir under it) are ~/.cache/kiln, and no test writes to the home directory.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FR_MODULUS, G1, G2 } from '../src/field/layout.js';
 import type { Backend } from '../src/backend/backend.js';
+import type { EngineConfig } from '../src/engine/config.js';
 import type { VerifyingKey } from '../src/groth16/keys.js';
+
+if (!process.env.KILN_CACHE_DIR) {
+  const cache = mkdtempSync(path.join(tmpdir(), 'kiln-test-cache-'));
+  process.env.KILN_CACHE_DIR = cache;
+  process.on('exit', () => rmSync(cache, { recursive: true, force: true }));
+}
+
+/**
+ * A test daemon's directories (runDaemon's `configure`): Filecoin parameters in `paramsDir`, kiln's own
+ * files in `cacheDir` (default `<paramsDir>/kiln-cache`), jobs in memory only (`[daemon] state_dir = ""`):
+ * daemons of one test file share no journal, and nothing lands in the home directory. Tests of durable
+ * jobs set state_dir after it.
+ */
+export function testDaemonDirs(c: EngineConfig, paramsDir: string, cacheDir = path.join(paramsDir, 'kiln-cache')): void {
+  c.srs.param_cache = paramsDir;
+  c.kiln.cache_dir = cacheDir;
+  c.daemon.state_dir = '';
+}
 
 /** The repository root (the folder that holds package.json). */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -159,4 +183,10 @@ export function slowProver(backend: Backend, ms: number, calls: string[] = []): 
       };
     },
   }) as Backend;
+}
+
+/** A task for engine/task-worker.ts runOffThread (tests of its progress channel): reports 1..n, returns n. */
+export function progressTask(arg: { n: number }, progress: (p: unknown) => void): number {
+  for (let k = 1; k <= arg.n; k++) progress({ step: `step ${k}`, done: k, total: arg.n });
+  return arg.n;
 }

@@ -85,6 +85,12 @@ export interface PartitionSums {
     device_wait?: number;
     /** GPU ms the compute waited for streamed data (SRS sections, matrices) not hidden under compute. */
     stream_wait?: number;
+    /** ms the call spent bringing the circuit's matrices to the device (its first proof, unless
+     *  prepareCircuit did it ahead) and the SRS sections it did not hold yet. */
+    circuit_upload?: number;
+    /** ms of the call that the device's own timings do not cover: waiting for a thread of the pool native
+     *  calls share (libuv's), the results' conversion. The prover's span then accounts for the whole call. */
+    host_wait?: number;
   };
 }
 
@@ -267,6 +273,11 @@ export interface Backend extends PointCodec {
    *  intermediate vectors leaving the backend (the CUDA backend keeps them on the device). The
    *  prover uses it when present; the result equals the step-by-step path's. */
   provePartition?(input: PartitionInput): Promise<PartitionSums>;
+
+  /** Optional: brings a circuit to the device ahead of its first proof, as provePartition would (the CUDA
+   *  backend's matrices: seconds for a 32 GiB circuit, which were a hole in that proof's span). The SRS
+   *  cache calls it when it loads the circuit's parameters onto this device (PreloadSRS included). */
+  prepareCircuit?(input: Pick<PartitionInput, 'shape' | 'logN' | 'aIdx' | 'bIdx'>): Promise<void>;
 
   /** Optional: the INSECURE development setup computed on the backend's device (the CUDA backend),
    *  its five query sections written to `input.path` (groth16/setup-gpu.ts drives it and writes the

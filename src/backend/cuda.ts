@@ -698,6 +698,12 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
     return p;
   }
 
+  /** Backend.prepareCircuit: the circuit's matrices uploaded (or, when its plan streams them, made ready
+   *  to stream) now, as its first proof would. */
+  async prepareCircuit(input: Pick<PartitionInput, 'shape' | 'logN' | 'aIdx' | 'bIdx'>): Promise<void> {
+    await this.circuitFor(input);
+  }
+
   /** The whole partition on the device (see the file comment); timings are CUDA events. The
    *  circuit's memory plan decides what streams; a proof that runs out of device memory is retried
    *  once with a smaller plan (the pool trimmed, the quotient in place, less MSM scratch). */
@@ -708,6 +714,7 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
       throw new RangeError(`provePartition: witness has ${input.witness?.length} bytes, the circuit has ${nv} variables`);
     }
     const entry = this.planOf(input);
+    const t0 = performance.now();
     const handles = [
       await this.preloadSection(srs.h, 1),
       await this.preloadSection(srs.l, 1),
@@ -716,6 +723,7 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
       await this.preloadSection(srs.bG2, 2),
     ];
     const circuit = await this.circuitFor(input);
+    const t1 = performance.now();
     let r: Awaited<ReturnType<CudaAddon['provePartition']>>;
     for (;;) {
       const plan = entry.plan;
@@ -748,6 +756,9 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
     if (process.env.KILN_GPU_DETAIL === '1') {
       process.stderr.write(`kiln gpu-detail ${JSON.stringify({ plan: entry.plan.summary, msmScratchBytes: entry.plan.msmScratchBytes, total: t.total, matvec: t.matvec, ntt: t.ntt, streamWait: t.streamWait, msm: m })}\n`);
     }
+    // the call's wall time less what the device timed (its wait for the device, its events): a thread of
+    // libuv's pool to run on (shared with every native call and file read), the results' conversion
+    const hostWait = Math.max(0, performance.now() - t1 - (t.wait ?? 0) - t.total);
     this.lastPartition = { streamedBytes: t.streamedBytes ?? 0, copyMs: t.streamCopy ?? 0, gpuMs: t.total };
     const streamWait = t.streamedBytes ? { stream_wait: t.streamWait ?? 0 } : {};
     return {
@@ -767,6 +778,8 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
         msm_b2: t.msmB2 - m.b2.batchAdd,
         batch_add: m.h.batchAdd + m.l.batchAdd + m.a.batchAdd + m.b1.batchAdd + m.b2.batchAdd,
         ...streamWait,
+        circuit_upload: t1 - t0,
+        host_wait: hostWait,
       },
       gpu: t,
     };

@@ -2,6 +2,7 @@
  * `kiln demo-circuit`: proves the built-in synthetic DemoCircuit (src/r1cs/demo-circuit.ts) with
  * cached INSECURE development parameters: shape, witness, prove, verify (fast; no Filecoin data).
  */
+import { spanTreeText } from './options.js';
 import { existsSync } from 'node:fs';
 import type { Backend } from '../backend/backend.js';
 import { describeBackend } from '../backend/select.js';
@@ -10,7 +11,8 @@ import { devParamsPath } from '../groth16/setup.js';
 import { DemoCircuit } from '../r1cs/demo-circuit.js';
 import { recordShape } from '../r1cs/shape.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
-import { Span, formatSpanTree } from '../util/timing.js';
+import { Span } from '../util/timing.js';
+import { paramsWords } from './insecure.js';
 
 export interface DemoRun {
   constraints: number;
@@ -50,11 +52,11 @@ export async function runDemoCircuit(o: DemoRun): Promise<void> {
   root.end();
   const proofBytes = encodeProof(result.proof);
   if (o.json) {
-    console.log(JSON.stringify({ verified: ok, proof: Buffer.from(proofBytes).toString('hex'), spans: root.toJSON() }, null, 2));
+    console.log(JSON.stringify({ verified: ok, proof: Buffer.from(proofBytes).toString('hex'), insecure: true, spans: root.toJSON() }, null, 2));
   } else {
-    console.log(formatSpanTree(root));
+    console.log(spanTreeText(root));
     console.log(`proof (${proofBytes.length} B): ${Buffer.from(proofBytes).toString('hex')}`);
-    console.log(ok ? 'verified: yes' : 'verified: NO');
+    console.log(ok ? `verified: yes (${paramsWords({ kind: 'dev', path: devParamsPath(shape, o.cacheDir) })})` : 'verified: NO');
   }
   if (!ok) throw new Error('the proof did not verify');
 }

@@ -4,9 +4,11 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { selectBackend } from '../backend/select.js';
+import { defaultCacheDir as cacheDirOf, defaultParamCache } from '../engine/config.js';
 import { registerPostCommands } from './post-commands.js';
 import { registerPostVanillaCommands } from './post-vanilla-commands.js';
 import { registerSnapCommands } from './snap-commands.js';
+import { ENVIRONMENT_HELP, hiddenAlias, markRequiredOptions } from './options.js';
 
 const program = new Command();
 program
@@ -28,7 +30,7 @@ program
   .description(
     'the main job: seal a 2 KiB sector (random data), prove its C1 with the StackedDrg circuit, verify, and print ' +
       'the timing breakdown. The first run generates INSECURE development parameters for the 2 KiB circuit ' +
-      '(a few minutes, cached) unless official ones are in --params-dir.',
+      '(about 5 minutes on 2 cores, 10 on a busy machine; peak RSS 2.7 GB; cached) unless official ones are in --params-dir.',
   )
   .option('--params-dir <dir>', 'Filecoin parameter cache', defaultParamsDir())
   .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters, the sealed C1)', defaultCacheDir())
@@ -40,11 +42,11 @@ program
     await runMainJob({ paramsDir: opts.paramsDir, cacheDir: opts.cacheDir, backend: selectBackend(opts.backend, { device: Number(opts.device) }), json: Boolean(opts.json) });
   });
 
-program
+const demoCircuit = program
   .command('demo-circuit')
   .description('prove and verify the built-in synthetic demo circuit (bits, packing, multiplications): a quick smoke test')
   .option('--constraints <n>', 'number of constraints', positiveInt, 65_000)
-  .option('--seed <n>', 'seed of the witness', positiveInt, 1)
+  .option('--rng-seed <n>', 'seed of the witness', positiveInt, 1)
   .option('--backend <name>', 'compute backend: auto (the GPU when usable, else the CPU), cuda, native or reference', 'auto')
   .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')
   .option('--cache-dir <dir>', 'where development parameters are cached', defaultCacheDir())
@@ -53,7 +55,7 @@ program
     const { runDemoCircuit } = await import('./demo-circuit-command.js');
     await runDemoCircuit({
       constraints: opts.constraints,
-      seed: opts.seed,
+      seed: opts.rngSeed,
       backend: selectBackend(opts.backend, { device: Number(opts.device) }),
       cacheDir: opts.cacheDir,
       json: Boolean(opts.json),
@@ -71,7 +73,7 @@ program
     console.log(JSON.stringify({ auto: chosen, cpu: { backend: cpu.backend, threads: cpu.threads, features: cpu.cpuFeatures ?? [] }, cuda: gpu }, null, 2));
   });
 
-program
+const seal = program
   .command('seal')
   .description(
     'seal a small sector for real (SDR labels, trees, comm_r) and run commit phase 1: writes a lotus-bench style ' +
@@ -80,10 +82,10 @@ program
   .requiredOption('--sector-size <size>', '2KiB | 8MiB | 512MiB (512MiB takes about an hour on 2 cores)')
   .requiredOption('--out <file>', 'where to write the Commit2In JSON')
   .option('--data <file>', 'sector data: sector-size bytes of Fr32 nodes, or 127/128 of that (padded)')
-  .option('--miner <addr>', 'miner ID address (f0…) or actor id', 'f01000')
-  .option('--sector <n>', 'sector number', '0')
+  .option('--miner-id <f0…|n>', 'the miner: its ID address (f0…) or actor id', 'f01000')
+  .option('--sector-number <n>', 'the sector\'s number', '0')
   .option('--ticket <hex>', '32-byte ticket (default: derived from --rng-seed)')
-  .option('--seed <hex>', '32-byte interactive seed (default: lotus-bench\'s)')
+  .option('--seed <hex>', 'the PoRep interactive seed (the C1\'s seed), 32 bytes of hex (default: lotus-bench\'s)')
   .option('--rng-seed <s>', 'seed of the random data and default ticket (default: random without --data, "0" with it)')
   .option('--sector-dir <dir>', 'also keep what PoSt proofs need (replica, tree_r_last, comm_c) in DIR, for `kiln gen-vanilla`')
   .option('--ni', 'NI-PoRep (registered proofs 15-19, StackedDrg…V1_2_Feat_NonInteractivePoRep): challenges from comm_r, 13 partitions')
@@ -93,8 +95,8 @@ program
       ni: Boolean(opts.ni),
       sectorSize: opts.sectorSize,
       data: opts.data,
-      miner: opts.miner,
-      sector: opts.sector,
+      miner: opts.minerId,
+      sector: opts.sectorNumber,
       ticket: opts.ticket,
       seed: opts.seed,
       rngSeed: opts.rngSeed,
@@ -122,7 +124,7 @@ program
 program
   .command('prove')
   .description(
-    'PoRep C2: prove every partition of a C1 output (lotus-bench/Curio Commit2In wrapper or raw C1 JSON), verify each ' +
+    'PoRep C2: prove every partition of a C1 output (lotus-bench/Curio Commit2In wrapper, raw C1 JSON or gpuproxy\'s C2 input), verify each ' +
       'proof, write the concatenated proof (192 B per partition) and print the timing breakdown. Without official ' +
       'parameters in --params-dir it generates INSECURE development parameters (once, cached) and says so.',
   )
@@ -165,7 +167,8 @@ program
   .command('circuit-info')
   .description(
     'figures of the PoRep partition circuit as JSON: constraints (with and without the prover\'s input constraints), ' +
-      'public inputs, aux variables, A and B densities. Counts without storing, so 32GiB fits in memory (about a minute).',
+      'public inputs, aux variables, A and B densities. Counts without storing, so 32GiB fits in memory; a 32GiB ' +
+      'partition takes many minutes (17 on 2 cores), with progress on stderr.',
   )
   .option('--sector-size <size>', '2KiB | 8MiB | 512MiB | 32GiB | 64GiB')
   .option('--c1 <file>', 'take the sector size from a C1 output file instead')
@@ -183,7 +186,15 @@ program
     }
     if (!opts.sectorSize && !opts.c1) throw new InvalidArgumentError('give --sector-size, --c1 or --circuit');
     const { runCircuitInfo } = await import('./porep-commands.js');
-    console.log(JSON.stringify(runCircuitInfo({ sectorSize: opts.sectorSize, c1: opts.c1 }), null, 2));
+    const { commandProgress } = await import('../util/progress.js');
+    const ui = commandProgress(false);
+    let info: Record<string, unknown>;
+    try {
+      info = runCircuitInfo({ sectorSize: opts.sectorSize, c1: opts.c1 }, ui.progress);
+    } finally {
+      ui.stop();
+    }
+    console.log(JSON.stringify(info, null, 2));
   });
 
 program
@@ -249,13 +260,14 @@ program
     }
   });
 
-program
+const params = program
   .command('params')
   .description(
     'list the parameter cache: each .params/.vk/.meta file, the circuit it serves (official v28 names computed from each ' +
       'circuit\'s identifier), its header and sizes checked; --sample/--deep check points on the curve and in the subgroup',
   )
-  .option('--dir <dir>', 'parameter cache (default $FIL_PROOFS_PARAMETER_CACHE or /var/tmp/filecoin-proof-parameters)')
+  .option('--params-dir <dir>', 'Filecoin parameter cache (default $FIL_PROOFS_PARAMETER_CACHE or /var/tmp/filecoin-proof-parameters)')
+  .option('--cache-dir <dir>', 'kiln cache whose INSECURE development parameters (dev-params/) are listed too', defaultCacheDir())
   .option('--sample <n>', 'check n points of every section (spread over it)', positiveInt)
   .option('--deep', 'check every point (slow for official files: tens of GB)')
   .option('--counts', 'count each PoRep circuit and check ic, h and l against it (~10 s a small size, minutes for 32 GiB)')
@@ -264,7 +276,7 @@ program
     const { cliProgressRenderer } = await import('../util/progress.js');
     const bar = cliProgressRenderer();
     try {
-      const ok = await runParamsCommand({ dir: o.dir ?? defaultParamsDir(), deep: Boolean(o.deep), sample: o.sample, counts: Boolean(o.counts), progress: bar.progress, out: bar.log });
+      const ok = await runParamsCommand({ dir: o.paramsDir ?? defaultParamsDir(), cacheDir: o.cacheDir, deep: Boolean(o.deep), sample: o.sample, counts: Boolean(o.counts), progress: bar.progress, out: bar.log });
       if (!ok) process.exitCode = 1;
     } finally {
       bar.stop();
@@ -289,41 +301,48 @@ bench
   .command('single')
   .description('submit one proof and wait; prints cuzk-bench\'s result block (status, job_id, timings, wall time, proof), then kiln\'s lines')
   .requiredOption('--type <kind>', 'porep | snap | wpost | winning')
-  .option('--c1 <file>', 'C1 output (Commit2In wrapper or raw JSON) for porep')
-  .option('--vanilla <file>', 'vanilla proof file for snap/wpost/winning')
-  .option('--update <file>', 'snap: update.json (kiln update / synth-snap) with the commitments and the vanilla file')
-  .option('--priority <p>', 'low | normal | high | critical')
-  .option('--request-id <id>', 'request id (a repeated id returns the existing job)')
-  .option('--randomness <hex>', 'wpost/winning: 32-byte randomness as hex')
+  .option('--c1 <file>', 'C1 output (Commit2In wrapper, raw C1 JSON or gpuproxy\'s C2 input); required with --type porep')
+  .option('--vanilla <file>', 'vanilla proof file; required with --type wpost and winning, and with snap unless --update names it')
+  .option('--update <file>', 'snap: update.json (kiln update / synth-snap) with the commitments and the vanilla file; required with --type snap')
+  .option('--priority <p>', 'low | normal | high | critical (default: the kind\'s: critical for winning, high for wpost, normal for porep and snap)')
+  .option('--request-id <id>', 'request id (a repeated id returns the existing job; default: none)')
+  .option('--randomness <hex>', '32-byte randomness as hex; required with --type wpost and winning')
   .option('--registered-proof <id|name>', 'wpost/winning: RegisteredPoStProof (default: from the vanilla proofs\' size)')
-  .option('--miner-id <n>', 'wpost/winning: the miner\'s actor id')
-  .option('--partition-index <k>', 'wpost: the partition index')
+  .option('--miner-id <f0…|n>', 'wpost/winning: the miner, an ID address or actor id (default: 0)')
+  .option('--partition-index <k>', 'wpost: the partition index (default: 0)')
   .action(async (o) => {
     const { benchSingle } = await import('../client/bench.js');
-    await benchSingle({ addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, priority: o.priority, requestId: o.requestId, ...postBenchOptions(o) });
+    const { commandProgress } = await import('../util/progress.js');
+    const waiting = commandProgress(false);
+    const r = await benchSingle({
+      addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, priority: o.priority, requestId: o.requestId, waiting, ...postBenchOptions(o),
+    }).finally(waiting.stop);
+    // cuzk-bench's lines are printed either way; a job that did not complete is the command's failure
+    if (r.status !== 1) process.exitCode = 1;
   });
 bench
   .command('batch')
   .description('submit N proofs with J in flight; prints cuzk-bench\'s batch lines and summary (wall/prove times, proofs/min), then kiln\'s lines')
   .requiredOption('--type <kind>', 'porep | snap | wpost | winning')
-  .option('--c1 <file>', 'C1 output for porep')
-  .option('--vanilla <file>', 'vanilla proof file')
-  .option('--update <file>', 'snap: update.json (kiln update / synth-snap)')
+  .option('--c1 <file>', 'C1 output (Commit2In wrapper, raw C1 JSON or gpuproxy\'s C2 input); required with --type porep')
+  .option('--vanilla <file>', 'vanilla proof file; required with --type wpost and winning, and with snap unless --update names it')
+  .option('--update <file>', 'snap: update.json (kiln update / synth-snap); required with --type snap')
   .option('-c, --count <n>', 'number of proofs', positiveInt, 4)
   .option('-j, --concurrency <n>', 'proofs in flight', positiveInt, 2)
-  .option('--randomness <hex>', 'wpost/winning: 32-byte randomness as hex')
+  .option('--randomness <hex>', '32-byte randomness as hex; required with --type wpost and winning')
   .option('--registered-proof <id|name>', 'wpost/winning: RegisteredPoStProof (default: from the vanilla proofs\' size)')
-  .option('--miner-id <n>', 'wpost/winning: the miner\'s actor id')
-  .option('--partition-index <k>', 'wpost: the partition index')
+  .option('--miner-id <f0…|n>', 'wpost/winning: the miner, an ID address or actor id (default: 0)')
+  .option('--partition-index <k>', 'wpost: the partition index (default: 0)')
   .action(async (o) => {
     const { benchBatch } = await import('../client/bench.js');
     const { cliProgressRenderer } = await import('../util/progress.js');
     const bar = cliProgressRenderer();
     try {
-      await benchBatch({
+      const r = await benchBatch({
         addr: addr(), type: o.type, c1: o.c1, vanilla: o.vanilla, update: o.update, count: o.count, concurrency: o.concurrency,
         out: bar.log, onProgress: (done, total) => bar.progress('proofs', done, total), ...postBenchOptions(o),
       });
+      if (r.failed > 0) process.exitCode = 1;
     } finally {
       bar.stop();
     }
@@ -369,17 +388,26 @@ bench
 
 registerPostVanillaCommands(program);
 
+// old spellings (scripts keep working), hidden from --help; then "(required)" on every required option
+hiddenAlias(demoCircuit, '--seed <n>', 'rngSeed', positiveInt);
+hiddenAlias(seal, '--miner <addr>', 'minerId');
+hiddenAlias(seal, '--sector <n>', 'sectorNumber');
+hiddenAlias(params, '--dir <dir>', 'paramsDir');
+markRequiredOptions(program);
+program.addHelpText('after', ENVIRONMENT_HELP);
+
 /** The bench's WinningPoSt / WindowPoSt request options. */
 function postBenchOptions(o: Record<string, string | undefined>): { randomness?: string; registeredProof?: string; minerId?: string; partitionIndex?: string } {
   return { randomness: o.randomness, registeredProof: o.registeredProof, minerId: o.minerId, partitionIndex: o.partitionIndex };
 }
 
+/** The daemon's defaults ([srs] param_cache, [kiln] cache_dir): one rule for both (config.ts). */
 function defaultParamsDir(): string {
-  return process.env.FIL_PROOFS_PARAMETER_CACHE ?? '/var/tmp/filecoin-proof-parameters';
+  return defaultParamCache(process.env);
 }
 
 function defaultCacheDir(): string {
-  return process.env.KILN_CACHE_DIR ?? `${process.env.HOME ?? '/tmp'}/.cache/kiln`;
+  return cacheDirOf(process.env);
 }
 
 program.parseAsync(process.argv).catch((err: unknown) => {

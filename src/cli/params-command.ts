@@ -2,7 +2,7 @@
  * `kiln params [--dir D] [--deep | --sample N]`: what the parameter cache holds. Each file is named
  * with the circuit it serves (official v28 names are computed from each circuit's identifier:
  * filecoin/params-names.ts; kiln's `<circuit id>.params`; `dev-<digest>.params` development files in
- * `kiln-cache/dev-params`), and checked: a .params file's count fields against its size (the native
+ * the kiln cache's `dev-params`), and checked: a .params file's count fields against its size (the native
  * reader's layout check: every section fits, b_g2 = b_g1, nothing trails), its verifying key's points,
  * h + 1 a power of two; with `--counts`, ic, h and l against the PoRep circuit (counted, not stored);
  * a .vk file's points; a .meta file's sector size. With `--sample N`, N points
@@ -19,6 +19,7 @@ import { checkParamsPoints, inspectParamsFile } from '../groth16/params-native.j
 import { domainSize } from '../groth16/queries.js';
 import { allSealProofs, sectorSizeByBytes } from '../filecoin/registry.js';
 import { porepCircuitSizes } from '../kinds/porep-c2.js';
+import { CLI_WITHOUT, checkParamsDir, paramsDirAdvice } from '../kinds/params-dir.js';
 
 /** Circuit sizes counted once per run. */
 const circuitSizes = new Map<string, { numConstraints: number; numInputs: number; numAux: number }>();
@@ -26,6 +27,8 @@ import type { ProgressFn } from '../util/progress.js';
 
 export interface ParamsCommandOptions {
   dir: string;
+  /** The kiln cache (`[kiln] cache_dir`, --cache-dir): its `dev-params` folder is listed too. */
+  cacheDir?: string;
   /** Check every point (curve and subgroup). */
   deep?: boolean;
   /** Check this many points of each section (ignored with deep). */
@@ -52,6 +55,10 @@ export interface ParamsFileReport {
 
 export interface ParamsReport {
   dir: string;
+  /** Whether `dir` exists (a fresh machine has none: the report says what to fetch). */
+  exists: boolean;
+  /** The kiln cache whose `dev-params` files are listed (as `dev-params/<name>`). */
+  cacheDir?: string;
   files: ParamsFileReport[];
   /** Official circuits with no .params file by their official name. */
   missing: OfficialCircuit[];
@@ -155,10 +162,12 @@ async function checkParams(r: ParamsFileReport, o: ParamsCommandOptions, backend
   r.points = { checked, total, ms: performance.now() - t0 };
 }
 
-/** Lists and checks the parameter cache `o.dir` (and its kiln-cache/dev-params). */
+/** Lists and checks the parameter cache `o.dir` (and the development parameters of the kiln cache). */
 export async function paramsReport(o: ParamsCommandOptions): Promise<ParamsReport> {
-  if (!existsSync(o.dir) || !statSync(o.dir).isDirectory()) throw new Error(`${o.dir}: no such directory (set --dir or FIL_PROOFS_PARAMETER_CACHE)`);
-  const dirs = [o.dir, join(o.dir, 'kiln-cache', 'dev-params')].filter((d) => existsSync(d));
+  const exists = existsSync(o.dir) && statSync(o.dir).isDirectory();
+  if (existsSync(o.dir) && !exists) throw new Error(`${o.dir}: not a directory (set --dir or FIL_PROOFS_PARAMETER_CACHE)`);
+  const devDir = o.cacheDir === undefined ? undefined : join(o.cacheDir, 'dev-params');
+  const dirs = [o.dir, ...(devDir === undefined ? [] : [devDir])].filter((d) => existsSync(d));
   const backend = nativeAvailable() ? new NativeBackend() : undefined;
   const files: ParamsFileReport[] = [];
   for (const d of dirs) {
@@ -167,7 +176,7 @@ export async function paramsReport(o: ParamsCommandOptions): Promise<ParamsRepor
       const st = statSync(path);
       if (!st.isFile() || !/\.(params|vk|meta)$/.test(file)) continue;
       const desc = describe(file);
-      const r: ParamsFileReport = { file: d === o.dir ? file : join('kiln-cache', 'dev-params', file), path, bytes: st.size, ...desc, notes: [] };
+      const r: ParamsFileReport = { file: d === o.dir ? file : join('dev-params', file), path, bytes: st.size, ...desc, notes: [] };
       if (file.endsWith('.params')) await checkParams(r, o, backend);
       else if (file.endsWith('.vk')) {
         try {
@@ -192,14 +201,16 @@ export async function paramsReport(o: ParamsCommandOptions): Promise<ParamsRepor
   }
   const present = new Set(files.map((f) => f.file));
   const missing = allOfficialCircuits().filter((c) => !present.has(c.fileName));
-  return { dir: o.dir, files, missing, ok: files.every((f) => f.problems.length === 0) };
+  return { dir: o.dir, exists, cacheDir: o.cacheDir, files, missing, ok: files.every((f) => f.problems.length === 0) };
 }
 
 const GiB = 2 ** 30;
 const fmtBytes = (n: number): string => (n >= GiB ? `${(n / GiB).toFixed(1)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`);
 
 export function formatParamsReport(r: ParamsReport): string[] {
-  const out = [`parameter cache ${r.dir}: ${r.files.length} file(s)`];
+  const dev = r.files.filter((f) => f.file.startsWith('dev-params/')).length;
+  const out = [`parameter cache ${r.dir}: ${r.exists ? `${r.files.length - dev} file(s)` : 'does not exist'}`];
+  if (r.cacheDir !== undefined) out.push(`kiln cache ${r.cacheDir}: ${dev} development parameter file(s) (INSECURE) in dev-params/`);
   for (const f of r.files) {
     out.push('');
     out.push(`${f.problems.length ? 'BAD ' : 'ok  '}${f.file}  ${fmtBytes(f.bytes)}`);
@@ -218,6 +229,8 @@ export function formatParamsReport(r: ParamsReport): string[] {
   out.push('');
   const porep = r.missing.filter((m) => m.kind === 'porep');
   out.push(`official files present: ${allOfficialCircuits().length - r.missing.length} of ${allOfficialCircuits().length}` + (porep.length ? `; PoRep circuits without their official file: ${porep.map((m) => m.circuitId).join(', ')}` : ''));
+  // by sector size: what is there, what a size needs, how to fetch it (the daemon says the same at start)
+  out.push(...paramsDirAdvice(checkParamsDir(r.dir), CLI_WITHOUT).lines);
   out.push(r.ok ? 'all files check out' : `${r.files.filter((f) => f.problems.length).length} file(s) with problems`);
   return out;
 }

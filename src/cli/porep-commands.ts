@@ -1,7 +1,8 @@
 /**
  * `kiln prove`, `kiln verify`, `kiln circuit-info`, `kiln setup`: PoRep C2 from a C1 file on this machine.
  */
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spanTreeText } from './options.js';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import { describeBackend } from '../backend/select.js';
@@ -17,23 +18,22 @@ import {
   verifyPorep,
 } from '../kinds/porep-c2.js';
 import { ensureDevParamsFile } from '../groth16/setup.js';
-import { type LocalProof, proveC1Locally } from './local-engine.js';
+import { paramsWords, verdictLine } from './insecure.js';
+import { type LocalProof, type LocalProveOptions, proveC1Locally } from './local-engine.js';
 import { DensityCounter } from '../r1cs/density.js';
-import { formatSpanTree } from '../util/timing.js';
-import { cliProgressRenderer } from '../util/progress.js';
+import { CountingSystem } from '../r1cs/counter.js';
+import type { SealProofInfo } from '../filecoin/registry.js';
+import { cliProgressRenderer, commandProgress, type ProgressFn } from '../util/progress.js';
+import { readOptionFile } from '../util/files.js';
 
-/** Reads a C1 file's bytes, with an error naming the file. */
-function readC1Bytes(path: string): Uint8Array {
-  try {
-    return readFileSync(path);
-  } catch (e) {
-    throw new Error(`cannot read ${path}: ${(e as Error).message}`);
-  }
-}
-
-/** Reads a C1 file: the lotus-bench / Curio Commit2In wrapper or the raw C1 JSON. */
+/** Reads a `--c1` file in any of its forms (Commit2In wrapper, raw C1, gpuproxy's C2 input); errors name the option and the file. */
 export function readC1File(path: string): C1Output {
-  return parseC1Input(readC1Bytes(path)).phase1Out;
+  const bytes = readOptionFile('--c1', path);
+  try {
+    return parseC1Input(bytes).phase1Out;
+  } catch (e) {
+    throw new Error(`--c1 ${path}: ${(e as Error).message}`);
+  }
 }
 
 export interface ProveOptions {
@@ -47,14 +47,8 @@ export interface ProveOptions {
   statedNiChallenges?: boolean;
 }
 
-export interface ProveC1Options {
-  paramsDir: string;
-  cacheDir: string;
-  backend: Backend;
-  /** Progress lines (to stderr). */
-  say: (msg: string) => void;
-  statedNiChallenges?: boolean;
-}
+/** What proveC1 needs: the in-process engine's options (local-engine.ts). */
+export type ProveC1Options = LocalProveOptions;
 
 /** Proves a C1 (wrapper or raw JSON bytes) through the in-process engine (cli/local-engine.ts):
  *  shape, parameters, every partition synthesised, proved and verified. */
@@ -67,18 +61,16 @@ export async function proveC1(input: Uint8Array, o: ProveC1Options): Promise<Loc
 }
 
 export async function runProve(o: ProveOptions): Promise<void> {
-  const say = (m: string): void => {
-    if (!o.json) console.error(m);
-  };
-  const { bytes, source, span } = await proveC1(readC1Bytes(o.c1), { ...o, say });
+  const ui = commandProgress(o.json);
+  const { bytes, source, span } = await proveC1(readOptionFile('--c1', o.c1), { ...o, say: ui.say, progress: ui.progress, label: `--c1 ${o.c1}` }).finally(ui.stop);
   if (o.out) writeFileSync(o.out, bytes);
   const hex = Buffer.from(bytes).toString('hex');
   if (o.json) {
-    console.log(JSON.stringify({ proof: hex, bytes: bytes.length, params: source, spans: span.toJSON() }, null, 2));
+    console.log(JSON.stringify({ proof: hex, bytes: bytes.length, params: source, insecure: source.kind === 'dev', spans: span.toJSON() }, null, 2));
     return;
   }
-  console.log(formatSpanTree(span));
-  console.log(`proof: ${bytes.length} B${o.out ? ` written to ${o.out}` : ''}, every partition verified`);
+  console.log(spanTreeText(span));
+  console.log(`proof: ${bytes.length} B${o.out ? ` written to ${o.out}` : ''}, every partition verified (${paramsWords(source)})`);
   if (!o.out) console.log(hex);
 }
 
@@ -100,11 +92,11 @@ export async function runVerify(o: VerifyOptions): Promise<boolean> {
   const vk = await loadPorepVerifyingKey(source).catch((e: unknown) => {
     throw new Error(`no verifying key for ${info.name}: ${(e as Error).message}`);
   });
-  const proofBytes = new Uint8Array(readFileSync(o.proof));
+  const proofBytes = new Uint8Array(readOptionFile('--proof', o.proof));
   const results = verifyPorep(c1, proofBytes, vk);
   results.forEach((ok, k) => console.log(`partition ${k}: ${ok ? 'valid' : 'INVALID'}`));
   const all = results.every(Boolean);
-  console.log(all ? `valid (${source.kind} verifying key ${source.path})` : 'INVALID');
+  console.log(verdictLine(all, source));
   return all;
 }
 
@@ -113,12 +105,38 @@ export interface CircuitInfoOptions {
   c1?: string;
 }
 
+/** The progress stage of circuit-info's count. */
+export const COUNT_STAGE = 'counting constraints';
+
+/** The partition circuit's constraint count from one and two challenges (its challenges are identical segments:
+ *  replicateLastShapeSegment relies on it too), when it has more than two: the total a progress bar counts to. */
+function expectedConstraints(info: SealProofInfo): number | undefined {
+  const c = info.challengesPerPartition;
+  if (c === undefined || c <= 2) return undefined;
+  const count = (k: number): number => {
+    const cs = new CountingSystem();
+    stackedShapeCircuit(info, k).synthesize(cs);
+    return cs.numConstraints;
+  };
+  const one = count(1);
+  return one + (c - 1) * (count(2) - one);
+}
+
 /** Counts (never stores) the partition circuit: constraints with and without the prover's input
- *  constraints, public inputs, aux variables, A/B densities. */
-export function runCircuitInfo(o: CircuitInfoOptions): Record<string, unknown> {
+ *  constraints, public inputs, aux variables, A/B densities. The count of a 32 GiB partition takes many
+ *  minutes (17 on the 2-core dev machine): `progress` gets the constraints counted so far, against the total
+ *  from one and two challenges. */
+export function runCircuitInfo(o: CircuitInfoOptions, progress?: ProgressFn): Record<string, unknown> {
   const info = o.c1 ? readC1File(o.c1).registeredProof : porepInfoForSize(parsePorepSectorSize(o.sectorSize ?? ''));
   const t0 = performance.now();
-  const dc = new DensityCounter();
+  const total = progress !== undefined ? (expectedConstraints(info) ?? 0) : 0;
+  const dc = new (class extends DensityCounter {
+    override enforce(...args: Parameters<DensityCounter['enforce']>): void {
+      super.enforce(...args);
+      if ((this.numConstraints & 0x3fff) === 0) progress?.(COUNT_STAGE, this.numConstraints, total);
+    }
+  })();
+  progress?.(COUNT_STAGE, 0, total);
   stackedShapeCircuit(info).synthesize(dc);
   const d = dc.densityCounts();
   const withInputs = d.constraints + d.inputs;

@@ -6,18 +6,33 @@
  * verified before it is returned). Without official parameters in --params-dir, INSECURE development parameters
  * are generated once into --cache-dir and said so.
  */
-import { writeFileSync, readFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { readOptionFile } from '../util/files.js';
+import { commandProgress } from '../util/progress.js';
+import { parseMinerId, spanTreeText } from './options.js';
 
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Backend } from '../backend/backend.js';
 import type { PoStProofInfo } from '../filecoin/post/types.js';
 import type { ParamsSource } from '../kinds/porep-c2.js';
 import type { Span } from '../util/timing.js';
+import { paramsWords, verdictLine } from './insecure.js';
+import type { ProgressFn } from '../util/progress.js';
 
 export interface PoStCommandDefaults {
   paramsDir: () => string;
   cacheDir: () => string;
   selectBackend: (name: string, opts: { device: number }) => Backend;
+}
+
+/** Runs `fn` (a reader of a file an option names, whose errors start with the file's name) with the option in
+ *  front of its errors: `--vanilla v.json: …`. */
+export function withOption<T>(option: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw new Error(`${option} ${(e as Error).message}`);
+  }
 }
 
 /** 32 bytes from hex (optional 0x). */
@@ -27,10 +42,18 @@ export function parseRandomness(hex: string): Uint8Array {
   return new Uint8Array(Buffer.from(h, 'hex'));
 }
 
-async function postInfo(type: string, registeredProof: string): Promise<PoStProofInfo> {
+/** The proof: --registered-proof when given, else what the vanilla file's sector proofs determine by their size. */
+async function postInfo(type: string, registeredProof: string | undefined, vanilla: { file: string; elements: readonly Uint8Array[] }): Promise<PoStProofInfo> {
   if (type !== 'window' && type !== 'winning') throw new InvalidArgumentError(`--type must be window or winning, got '${type}'`);
   const { parsePoStProof } = await import('../kinds/post.js');
   const { postProofName } = await import('../filecoin/post/registry.js');
+  if (registeredProof === undefined) {
+    const { postProofForVanilla } = await import('../filecoin/post/vanilla.js');
+    const bytes = vanilla.elements[0]?.length ?? 0;
+    const found = postProofForVanilla(type, bytes);
+    if (found === undefined) throw new InvalidArgumentError(`--vanilla ${vanilla.file}: ${bytes}-byte sector proofs match no ${type} PoSt proof; give --registered-proof`);
+    return found;
+  }
   const info = parsePoStProof(registeredProof);
   if (!info) throw new InvalidArgumentError(`--registered-proof '${registeredProof}' is not a RegisteredPoStProof (0–14, or a name such as StackedDrgWindow2KiBV1_1)`);
   if (info.type !== type) throw new InvalidArgumentError(`--registered-proof ${postProofName(info)} is a ${info.type === 'winning' ? 'WinningPoSt' : 'WindowPoSt'} proof, not --type ${type}`);
@@ -48,7 +71,7 @@ export interface ProvePoStOptions {
   vanilla: string;
   randomness: string;
   minerId?: string;
-  registeredProof: string;
+  registeredProof?: string;
   partitionIndex?: string;
   out?: string;
   paramsDir: string;
@@ -67,9 +90,10 @@ export interface PoStLocalProof {
 /** Proves one PoSt partition through an in-process engine (dev parameters allowed, INSECURE, and said so). */
 export async function provePoStLocally(
   req: { info: PoStProofInfo; vanillaProofs: Uint8Array[]; randomness: Uint8Array; minerId: number; partitionIndex: number },
-  o: { paramsDir: string; cacheDir: string; backend: Backend; say: (m: string) => void },
+  o: { paramsDir: string; cacheDir: string; backend: Backend; say: (m: string) => void; label?: string; progress?: ProgressFn },
 ): Promise<PoStLocalProof> {
-  const { default: pino } = await import('pino');
+  const { cliEngineLogger } = await import('../util/log.js');
+  const { userInputError, watchJob } = await import('./local-engine.js');
   const { cliLanesPerDevice, defaultConfig } = await import('../engine/config.js');
   const { Engine } = await import('../engine/engine.js');
   const { AwaitStatus, ProofKind, proofRequest } = await import('../engine/types.js');
@@ -78,11 +102,11 @@ export async function provePoStLocally(
   config.srs.param_cache = o.paramsDir;
   config.srs.dev_params = true;
   config.gpus.gpu_workers_per_device = cliLanesPerDevice(o.backend);
-  const kind = createPoStKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`) });
+  const kind = createPoStKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`), progress: o.progress });
   const engine = new Engine({
     config,
     backend: o.backend,
-    logger: pino({ level: 'error', base: undefined }, pino.destination(2)),
+    logger: cliEngineLogger(),
     planners: [kind.winning, kind.window],
     providers: [kind.circuits],
     defaultMetrics: false,
@@ -99,8 +123,9 @@ export async function provePoStLocally(
         partitionIndex: req.partitionIndex,
       }),
     );
-    const r = await engine.await(job.id);
-    if (r === undefined || r.status !== AwaitStatus.COMPLETED) throw new Error(r?.errorMessage || `job ${job.id} did not complete`);
+    const unwatch = watchJob(job, o.progress, 'proving');
+    const r = await engine.await(job.id).finally(unwatch);
+    if (r === undefined || r.status !== AwaitStatus.COMPLETED) throw new Error(userInputError(r?.errorMessage || `job ${job.id} did not complete`, o.label));
     const source = job.work ? kind.paramsSource(job.work.circuitId) : undefined;
     if (source === undefined) throw new Error('internal: the job completed without parameters');
     return { bytes: r.proof, source, span: job.span, ms: performance.now() - t0 };
@@ -110,28 +135,26 @@ export async function provePoStLocally(
 }
 
 export async function runProvePoSt(o: ProvePoStOptions): Promise<void> {
-  const say = (m: string): void => {
-    if (!o.json) console.error(m);
-  };
-  const info = await postInfo(o.type, o.registeredProof);
+  const ui = commandProgress(o.json);
+  const say = ui.say;
   const randomness = parseRandomness(o.randomness);
-  const minerId = nonNegative('--miner-id', o.minerId);
+  const minerId = parseMinerId('--miner-id', o.minerId);
   const partitionIndex = nonNegative('--partition-index', o.partitionIndex);
   const { readVanillaFile } = await import('../filecoin/post/vanilla.js');
   const { postProofName, postCircuitId } = await import('../filecoin/post/registry.js');
   const { describeBackend } = await import('../backend/select.js');
-  const { formatSpanTree } = await import('../util/timing.js');
-  const vanillaProofs = readVanillaFile(o.vanilla);
+  const vanillaProofs = withOption('--vanilla', () => readVanillaFile(o.vanilla));
+  const info = await postInfo(o.type, o.registeredProof, { file: o.vanilla, elements: vanillaProofs });
   say(`${postProofName(info)} (${postCircuitId(info)}): ${vanillaProofs.length} vanilla proof(s) from ${o.vanilla}, backend ${describeBackend(o.backend)}`);
-  const r = await provePoStLocally({ info, vanillaProofs, randomness, minerId, partitionIndex }, { ...o, say });
+  const r = await provePoStLocally({ info, vanillaProofs, randomness, minerId, partitionIndex }, { ...o, say, progress: ui.progress, label: `--vanilla ${o.vanilla}` }).finally(ui.stop);
   if (o.out) writeFileSync(o.out, r.bytes);
   const hex = Buffer.from(r.bytes).toString('hex');
   if (o.json) {
-    console.log(JSON.stringify({ proof: hex, bytes: r.bytes.length, registeredProof: postProofName(info), params: r.source, ms: Math.round(r.ms), spans: r.span.toJSON() }, null, 2));
+    console.log(JSON.stringify({ proof: hex, bytes: r.bytes.length, registeredProof: postProofName(info), params: r.source, insecure: r.source.kind === 'dev', ms: Math.round(r.ms), spans: r.span.toJSON() }, null, 2));
     return;
   }
-  console.log(formatSpanTree(r.span));
-  console.log(`proof: ${r.bytes.length} B${o.out ? ` written to ${o.out}` : ''}, verified (${r.source.kind === 'dev' ? 'INSECURE development' : 'official'} parameters ${r.source.path})`);
+  console.log(spanTreeText(r.span));
+  console.log(`proof: ${r.bytes.length} B${o.out ? ` written to ${o.out}` : ''}, verified (${paramsWords(r.source)})`);
   if (!o.out) console.log(hex);
 }
 
@@ -139,7 +162,7 @@ export interface VerifyPoStOptions {
   type: string;
   vanilla: string;
   randomness: string;
-  registeredProof: string;
+  registeredProof?: string;
   partitionIndex?: string;
   proof: string;
   paramsDir: string;
@@ -151,27 +174,28 @@ export interface VerifyPoStOptions {
  * the randomness and the partition index, as a chain verifier derives them. Returns true when valid.
  */
 export async function runVerifyPoSt(o: VerifyPoStOptions): Promise<boolean> {
-  const info = await postInfo(o.type, o.registeredProof);
   const randomness = parseRandomness(o.randomness);
   const partitionIndex = nonNegative('--partition-index', o.partitionIndex);
   const { readVanillaFile, parsePoStSectorProof } = await import('../filecoin/post/vanilla.js');
   const { postVerifyingKeySource, verifyPoSt } = await import('./../kinds/post.js');
   const { loadPorepVerifyingKey } = await import('../kinds/porep-c2.js');
   const { postProofName } = await import('../filecoin/post/registry.js');
-  const sectors = readVanillaFile(o.vanilla).map((b, k) => {
+  const elements = withOption('--vanilla', () => readVanillaFile(o.vanilla));
+  const info = await postInfo(o.type, o.registeredProof, { file: o.vanilla, elements });
+  const sectors = elements.map((b, k) => {
     try {
       return parsePoStSectorProof(b, info);
     } catch (e) {
-      throw new Error(`${o.vanilla}: element ${k}: ${(e as Error).message}`);
+      throw new Error(`--vanilla ${o.vanilla}: element ${k}: ${(e as Error).message}`);
     }
   });
   const source = postVerifyingKeySource(info, o.paramsDir, o.cacheDir);
   const vk = await loadPorepVerifyingKey(source).catch((e: unknown) => {
     throw new Error(`no verifying key for ${postProofName(info)}: ${(e as Error).message}`);
   });
-  const proof = new Uint8Array(readFileSync(o.proof));
+  const proof = new Uint8Array(readOptionFile('--proof', o.proof));
   const ok = await verifyPoSt(info, sectors, { randomness, partitionIndex }, proof, vk);
-  console.log(ok ? `valid (${source.kind} verifying key ${source.path})` : 'INVALID');
+  console.log(verdictLine(ok, source));
   return ok;
 }
 
@@ -214,7 +238,7 @@ export function registerPostCommands(program: Command, d: PoStCommandDefaults): 
       .requiredOption('--type <type>', 'window | winning')
       .requiredOption('--vanilla <file>', 'vanilla proofs: a JSON array of base64 bincode FallbackPoStSectorProofs (cuzk-bench, kiln gen-vanilla / synth-post) or one raw element')
       .requiredOption('--randomness <hex>', '32-byte randomness as hex (a field element: Curio masks the last byte with 0x3f)')
-      .requiredOption('--registered-proof <id|name>', 'RegisteredPoStProof: 0–4 Winning, 5–9 Window V1, 10–14 Window V1_1, or a name such as StackedDrgWindow2KiBV1_1')
+      .option('--registered-proof <id|name>', 'RegisteredPoStProof: 0–4 Winning, 5–9 Window V1, 10–14 Window V1_1, or a name such as StackedDrgWindow2KiBV1_1 (default: the one the vanilla proofs\' size determines: Winning…V1, Window…V1_1)')
       .option('--partition-index <k>', 'WindowPoSt partition index (V1 challenges depend on it)', '0')
       .option('--params-dir <dir>', 'Filecoin parameter cache (official files by their v28 names)', d.paramsDir())
       .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', d.cacheDir());
@@ -227,7 +251,7 @@ export function registerPostCommands(program: Command, d: PoStCommandDefaults): 
           '(once, cached) and says so.',
       ),
   )
-    .option('--miner-id <n>', 'the miner\'s actor id (for the record; the circuit does not use it)', '0')
+    .option('--miner-id <f0…|n>', 'the miner, an ID address or actor id (for the record; the circuit does not use it)', '0')
     .option('--out <file>', 'where to write the proof (default: print it as hex)')
     .option('--backend <name>', 'compute backend: auto (the GPU when usable, else the CPU), cuda, native or reference', 'auto')
     .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')

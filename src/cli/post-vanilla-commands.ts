@@ -7,7 +7,8 @@ import { writeFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError } from 'commander';
 import { allPoStProofs, postProofById, postProofName } from '../filecoin/post/registry.js';
 import type { PoStProofInfo, PoStType } from '../filecoin/post/types.js';
-import { parseSectorSize } from '../filecoin/registry.js';
+import { parseSectorSize, sectorSizeRefusal } from '../filecoin/registry.js';
+import { hiddenAlias } from './options.js';
 
 /** `--type`: window | winning (cuzk-bench's wpost/winning too). */
 export function parsePoStType(v: string): PoStType {
@@ -65,7 +66,7 @@ export async function runGenVanilla(o: GenVanillaOptions, log: (s: string) => vo
   const { readSectorDir } = await import('../filecoin/seal/sector-store.js');
   const { windowPoStVanilla, winningPoStVanilla } = await import('../filecoin/post/generate.js');
   const { vanillaFileText } = await import('../filecoin/post/vanilla.js');
-  if (o.sectors.length === 0) throw new Error('give at least one --sector DIR');
+  if (o.sectors.length === 0) throw new Error('give at least one --sector-dir DIR');
   const sectors = o.sectors.map((d) => readSectorDir(d));
   const size = sectors[0]!.info.sectorSize;
   const info = resolvePoStProof(o.type, size, o.registeredProof);
@@ -108,7 +109,7 @@ export async function runSynthPost(o: SynthPostCliOptions, log: (s: string) => v
   const { synthPoSt, synthPoStLabel } = await import('../filecoin/post/synthetic.js');
   const { vanillaFileText } = await import('../filecoin/post/vanilla.js');
   const size = parseSectorSize(o.sectorSize);
-  if (size === undefined) throw new Error(`--sector-size ${o.sectorSize}: expected 2KiB, 8MiB, 512MiB, 32GiB or 64GiB`);
+  if (size === undefined) throw new Error(sectorSizeRefusal(o.sectorSize, '--sector-size'));
   const info = resolvePoStProof(o.type, size.sectorSize, o.registeredProof);
   const t0 = performance.now();
   const r = synthPoSt({
@@ -116,7 +117,7 @@ export async function runSynthPost(o: SynthPostCliOptions, log: (s: string) => v
     randomness: parseRandomness(o.randomness),
     sectors: o.sectors,
     partitionIndex: o.partition,
-    firstSectorId: o.firstSector !== undefined ? parseU64(o.firstSector, '--first-sector') : undefined,
+    firstSectorId: o.firstSector !== undefined ? parseU64(o.firstSector, '--first-sector-number') : undefined,
     rngSeed: o.rngSeed,
     threads: o.threads,
   });
@@ -144,7 +145,7 @@ const collect = (v: string, prev: string[] | undefined): string[] => [...(prev ?
 
 /** Registers gen-vanilla and synth-post on the kiln program. */
 export function registerPostVanillaCommands(program: Command): void {
-  program
+  const gen = program
     .command('gen-vanilla')
     .description(
       'WindowPoSt or WinningPoSt vanilla proofs of sectors sealed with `kiln seal --sector-dir DIR`: challenges from ' +
@@ -153,15 +154,16 @@ export function registerPostVanillaCommands(program: Command): void {
         'the challenged sector of the set.',
     )
     .requiredOption('--type <type>', 'window | winning', parsePoStType)
-    .requiredOption('--sector <dir>', 'a sector directory (repeat for several sectors)', collect)
+    .requiredOption('--sector-dir <dir>', 'a sealed sector\'s directory, from kiln seal --sector-dir (repeat for several sectors)', collect)
     .requiredOption('--randomness <hex>', '32-byte randomness, a canonical field element (Curio masks byte 31 with 0x3f)')
     .option('--registered-proof <id|name>', 'RegisteredPoStProof id 0–14 or name (default: Window…V1_1 / Winning…V1 of the sector size)')
     .requiredOption('--out <file>', 'output file (window: repeat once per partition, or one name numbered -p<k>)', collect)
     .action(async (opts) => {
-      await runGenVanilla({ type: opts.type, sectors: opts.sector, randomness: opts.randomness, registeredProof: opts.registeredProof, out: opts.out });
+      await runGenVanilla({ type: opts.type, sectors: opts.sectorDir, randomness: opts.randomness, registeredProof: opts.registeredProof, out: opts.out });
     });
+  hiddenAlias(gen, '--sector <dir>', 'sectorDir', collect);
 
-  program
+  const synth = program
     .command('synth-post')
     .description(
       'synthetic WindowPoSt / WinningPoSt vanilla proofs of full size without sealing (e.g. a 2349-sector 32GiB ' +
@@ -174,15 +176,17 @@ export function registerPostVanillaCommands(program: Command): void {
     .requiredOption('--out <file>', 'output file')
     .option('--sectors <n>', 'sectors (window: default the partition size, 2349 for 32GiB; winning: 1)', positiveInt)
     .option('--registered-proof <id|name>', 'RegisteredPoStProof id 0–14 or name (default: Window…V1_1 / Winning…V1)')
-    .option('--partition <k>', 'partition index (V1 window challenges depend on it)', nonNegativeInt)
-    .option('--first-sector <id>', 'id of the first sector, the others follow', '1')
+    .option('--partition-index <k>', 'WindowPoSt partition index (V1 window challenges depend on it)', nonNegativeInt, 0)
+    .option('--first-sector-number <n>', 'number of the first sector, the others follow', '1')
     .option('--rng-seed <s>', 'seed of every pseudo-random value', '0')
     .option('--threads <n>', 'Poseidon worker threads (default: all cores)', positiveInt)
     .action(async (opts) => {
       await runSynthPost({
         type: opts.type, sectorSize: opts.sectorSize, sectors: opts.sectors, randomness: opts.randomness,
-        registeredProof: opts.registeredProof, partition: opts.partition, firstSector: opts.firstSector,
+        registeredProof: opts.registeredProof, partition: opts.partitionIndex, firstSector: opts.firstSectorNumber,
         rngSeed: opts.rngSeed, threads: opts.threads, out: opts.out,
       });
     });
+  hiddenAlias(synth, '--partition <k>', 'partitionIndex', nonNegativeInt);
+  hiddenAlias(synth, '--first-sector <id>', 'firstSectorNumber');
 }

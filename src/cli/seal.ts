@@ -1,7 +1,6 @@
 /** `kiln seal` and `kiln synth-c1`: C1 inputs that nobody hands you. */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { writeChunksAtomic } from '../util/files.js';
+import { readOptionFile, writeChunksAtomic } from '../util/files.js';
 import { cliProgressRenderer, parseHex32, sealSector, synthC1, writeSectorDir } from '../filecoin/seal/index.js';
 import type { SealProofVersion } from '../filecoin/registry.js';
 
@@ -25,7 +24,7 @@ const version = (ni: boolean | undefined): SealProofVersion => (ni ? 'V1_2_Feat_
 
 /** Seals a small sector and writes its Commit2In; returns the wrapper text. */
 export function runSeal(o: SealCliOptions, quiet = false): string {
-  const data = o.data !== undefined ? new Uint8Array(readFileSync(o.data)) : undefined;
+  const data = o.data !== undefined ? new Uint8Array(readOptionFile('--data', o.data)) : undefined;
   // Random data (and ticket) when no data file is given, unless --rng-seed pins them.
   const rngSeed = o.rngSeed ?? (data === undefined ? randomBytes(16).toString('hex') : '0');
   const bar = quiet ? undefined : cliProgressRenderer();
@@ -84,7 +83,7 @@ export function runSynthC1(o: SynthCliOptions): void {
     if (!r.challengesDerived) {
       console.error(
         `  its ${r.info.partitions} × ${r.info.challengesPerPartition} challenges are stated, not derived from its comm_r (a synthetic sector's comm_r depends on them): ` +
-          'the daemon proves it only with [kiln] insecure_stated_ni_challenges = true (INSECURE, benchmarks only)',
+          'the daemon proves it only with [kiln] insecure_stated_ni_challenges = true, kiln prove with --insecure-stated-challenges (INSECURE, benchmarks only)',
       );
     }
   } finally {

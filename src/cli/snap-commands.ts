@@ -14,11 +14,17 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
+import { readOptionFile } from '../util/files.js';
+import { commandProgress } from '../util/progress.js';
+import { withOption } from './post-commands.js';
+import { hiddenAlias, spanTreeText } from './options.js';
 import type { Backend } from '../backend/backend.js';
 import type { ParamsSource } from '../kinds/porep-c2.js';
 import type { SnapProofInfo } from '../filecoin/snap/registry.js';
 import type { SnapPublic } from '../filecoin/snap/vanilla.js';
 import type { Span } from '../util/timing.js';
+import { paramsWords, verdictLine } from './insecure.js';
+import type { ProgressFn } from '../util/progress.js';
 
 export interface SnapCommandDefaults {
   paramsDir: () => string;
@@ -72,11 +78,11 @@ export async function readUpdateFile(path: string): Promise<{ u: UpdateFile; inf
   try {
     u = JSON.parse(readFileSync(path, 'utf8')) as UpdateFile;
   } catch (e) {
-    throw new Error(`${path}: not a readable update file (${(e as Error).message})`);
+    throw new Error(`--update ${path}: not a readable update file (${(e as Error).message})`);
   }
-  if (u?.format !== UPDATE_JSON_FORMAT) throw new Error(`${path}: format is '${u?.format}', expected ${UPDATE_JSON_FORMAT}`);
+  if (u?.format !== UPDATE_JSON_FORMAT) throw new Error(`--update ${path}: format is '${u?.format}', expected ${UPDATE_JSON_FORMAT}`);
   const info = snapProofById(u.registeredUpdateProof);
-  if (!info) throw new Error(`${path}: registeredUpdateProof ${u.registeredUpdateProof} is not a RegisteredUpdateProof (0–4)`);
+  if (!info) throw new Error(`--update ${path}: registeredUpdateProof ${u.registeredUpdateProof} is not a RegisteredUpdateProof (0–4)`);
   const raw = { commROld: parseCommHex(u.commROld, 'commROld'), commDNew: parseCommHex(u.commDNew, 'commDNew'), commRNew: parseCommHex(u.commRNew, 'commRNew') };
   return {
     u,
@@ -126,7 +132,7 @@ export async function runUpdate(o: UpdateOptions, say: (m: string) => void = con
   const info = snapProofBySectorSize(s.info.sectorSize);
   if (!info) throw new Error(`${o.sectorDir}: no RegisteredUpdateProof for ${s.info.sectorSize}-byte sectors`);
   const p = info.params;
-  const data = prepareSectorData(new Uint8Array(readFileSync(o.data)), s.info.sectorSize);
+  const data = prepareSectorData(new Uint8Array(readOptionFile('--data', o.data)), s.info.sectorSize);
   const labelsROld = Array.from({ length: p.sectorNodes }, (_, i) => sectorTreeLeaf(s, i));
   const labelsDNew = Array.from({ length: p.sectorNodes }, (_, i) => frFromBytesLE(data.subarray(i * 32, i * 32 + 32)));
   const h = snapHDefault(p.sectorNodes);
@@ -153,14 +159,14 @@ export interface SynthSnapOptions {
 
 /** `kiln synth-snap`: returns the update.json path. */
 export async function runSynthSnap(o: SynthSnapOptions, say: (m: string) => void = console.error): Promise<string> {
-  const { parseSectorSize } = await import('../filecoin/registry.js');
+  const { parseSectorSize, sectorSizeRefusal } = await import('../filecoin/registry.js');
   const { snapProofBySectorSize, snapHDefault } = await import('../filecoin/snap/registry.js');
   const { syntheticSnapUpdate } = await import('../filecoin/snap/synthetic.js');
   const { snapPartitionProof } = await import('../filecoin/snap/update.js');
   const { checkSnapPartition, serializeSnapPartitionProof } = await import('../filecoin/snap/vanilla.js');
   const { vanillaFileText } = await import('../filecoin/post/vanilla.js');
   const size = parseSectorSize(o.sectorSize);
-  if (!size) throw new InvalidArgumentError(`--sector-size '${o.sectorSize}' is not one of 2KiB, 8MiB, 512MiB, 32GiB, 64GiB`);
+  if (!size) throw new InvalidArgumentError(sectorSizeRefusal(o.sectorSize, '--sector-size'));
   const info = snapProofBySectorSize(size.sectorSize)!;
   const p = info.params;
   const h = o.h === undefined ? snapHDefault(p.sectorNodes) : Number(o.h);
@@ -190,9 +196,10 @@ export interface SnapLocalProof {
 /** Proves a SnapDeals update through an in-process engine (dev parameters allowed, INSECURE, and said so). */
 export async function proveSnapLocally(
   req: { info: SnapProofInfo; vanillaProofs: Uint8Array[]; raw: { commROld: Uint8Array; commDNew: Uint8Array; commRNew: Uint8Array } },
-  o: { paramsDir: string; cacheDir: string; backend: Backend; say: (m: string) => void },
+  o: { paramsDir: string; cacheDir: string; backend: Backend; say: (m: string) => void; label?: string; progress?: ProgressFn },
 ): Promise<SnapLocalProof> {
-  const { default: pino } = await import('pino');
+  const { cliEngineLogger } = await import('../util/log.js');
+  const { userInputError, watchJob } = await import('./local-engine.js');
   const { cliLanesPerDevice, defaultConfig } = await import('../engine/config.js');
   const { Engine } = await import('../engine/engine.js');
   const { AwaitStatus, ProofKind, proofRequest } = await import('../engine/types.js');
@@ -201,11 +208,11 @@ export async function proveSnapLocally(
   config.srs.param_cache = o.paramsDir;
   config.srs.dev_params = true;
   config.gpus.gpu_workers_per_device = cliLanesPerDevice(o.backend);
-  const kind = createSnapKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`) });
+  const kind = createSnapKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`), progress: o.progress });
   const engine = new Engine({
     config,
     backend: o.backend,
-    logger: pino({ level: 'error', base: undefined }, pino.destination(2)),
+    logger: cliEngineLogger(),
     planners: [kind.planner],
     providers: [kind.circuits],
     defaultMetrics: false,
@@ -222,8 +229,9 @@ export async function proveSnapLocally(
         commRNew: req.raw.commRNew,
       }),
     );
-    const r = await engine.await(job.id);
-    if (r === undefined || r.status !== AwaitStatus.COMPLETED) throw new Error(r?.errorMessage || `job ${job.id} did not complete`);
+    const unwatch = watchJob(job, o.progress, 'proving');
+    const r = await engine.await(job.id).finally(unwatch);
+    if (r === undefined || r.status !== AwaitStatus.COMPLETED) throw new Error(userInputError(r?.errorMessage || `job ${job.id} did not complete`, o.label));
     const source = job.work ? kind.paramsSource(job.work.circuitId) : undefined;
     if (source === undefined) throw new Error('internal: the job completed without parameters');
     return { bytes: r.proof, source, span: job.span, ms: performance.now() - t0 };
@@ -243,25 +251,25 @@ export interface ProveSnapOptions {
 }
 
 export async function runProveSnap(o: ProveSnapOptions): Promise<void> {
-  const say = (m: string): void => {
-    if (!o.json) console.error(m);
-  };
+  const ui = commandProgress(o.json);
+  const say = ui.say;
   const { info, raw, vanillaPath } = await readUpdateFile(o.update);
   const { readVanillaFile } = await import('../filecoin/post/vanilla.js');
   const { describeBackend } = await import('../backend/select.js');
-  const { formatSpanTree } = await import('../util/timing.js');
   const vfile = o.vanilla ?? vanillaPath;
-  const vanillaProofs = readVanillaFile(vfile);
+  // the vanilla file is the user's --vanilla, or the one --update's update.json names
+  const label = o.vanilla !== undefined ? `--vanilla ${vfile}` : `${vfile} (named by --update ${o.update})`;
+  const vanillaProofs = withOption(o.vanilla !== undefined ? '--vanilla' : `(named by --update ${o.update})`, () => readVanillaFile(vfile));
   say(`${info.name} (${info.circuitId}): ${vanillaProofs.length} partition proof(s) from ${vfile}, backend ${describeBackend(o.backend)}`);
-  const r = await proveSnapLocally({ info, vanillaProofs, raw }, { ...o, say });
+  const r = await proveSnapLocally({ info, vanillaProofs, raw }, { ...o, say, progress: ui.progress, label }).finally(ui.stop);
   if (o.out) writeFileSync(o.out, r.bytes);
   const hex = Buffer.from(r.bytes).toString('hex');
   if (o.json) {
-    console.log(JSON.stringify({ proof: hex, bytes: r.bytes.length, registeredProof: info.name, params: r.source, ms: Math.round(r.ms), spans: r.span.toJSON() }, null, 2));
+    console.log(JSON.stringify({ proof: hex, bytes: r.bytes.length, registeredProof: info.name, params: r.source, insecure: r.source.kind === 'dev', ms: Math.round(r.ms), spans: r.span.toJSON() }, null, 2));
     return;
   }
-  console.log(formatSpanTree(r.span));
-  console.log(`proof: ${r.bytes.length} B (${info.params.partitionCount} partition${info.params.partitionCount > 1 ? 's' : ''})${o.out ? ` written to ${o.out}` : ''}, verified (${r.source.kind === 'dev' ? 'INSECURE development' : 'official'} parameters ${r.source.path})`);
+  console.log(spanTreeText(r.span));
+  console.log(`proof: ${r.bytes.length} B (${info.params.partitionCount} partition${info.params.partitionCount > 1 ? 's' : ''})${o.out ? ` written to ${o.out}` : ''}, verified (${paramsWords(r.source)})`);
   if (!o.out) console.log(hex);
 }
 
@@ -274,9 +282,9 @@ export async function runVerifySnap(o: { update: string; proof: string; paramsDi
   const vk = await loadPorepVerifyingKey(source).catch((e: unknown) => {
     throw new Error(`no verifying key for ${info.name}: ${(e as Error).message}`);
   });
-  const proof = new Uint8Array(readFileSync(o.proof));
+  const proof = new Uint8Array(readOptionFile('--proof', o.proof));
   const ok = verifySnap(info, pub, proof, vk);
-  console.log(ok ? `valid (${source.kind} verifying key ${source.path})` : 'INVALID');
+  console.log(verdictLine(ok, source));
   return ok;
 }
 
@@ -328,16 +336,17 @@ export function registerSnapCommands(program: Command, d: SnapCommandDefaults): 
     .action(async (opts) => {
       await runUpdate({ sectorDir: opts.sectorDir, data: opts.data, out: opts.out });
     });
-  program
+  const synth = program
     .command('synth-snap')
     .description('synthetic, consistent SnapDeals vanilla proofs of any size (32 GiB: 16 partitions of 86 challenges) for benches: update.json and vanilla.json into --out')
     .option('--sector-size <size>', 'sector size (2KiB, 8MiB, 512MiB, 32GiB, 64GiB)', '32GiB')
     .requiredOption('--out <dir>', 'output directory')
-    .option('--seed <n>', 'deterministic seed', '1')
+    .option('--rng-seed <n>', 'seed of every pseudo-random value', '1')
     .option('--h <n>', 'high bits selecting rho (default h_default: 10 for 32 GiB, 1 for 2 KiB)')
     .action(async (opts) => {
-      await runSynthSnap({ sectorSize: opts.sectorSize, out: opts.out, seed: opts.seed, h: opts.h });
+      await runSynthSnap({ sectorSize: opts.sectorSize, out: opts.out, seed: opts.rngSeed, h: opts.h });
     });
+  hiddenAlias(synth, '--seed <n>', 'rngSeed');
   const common = (c: Command): Command =>
     c
       .requiredOption('--update <file>', 'update.json (kiln update / kiln synth-snap): registered proof, comm_r_old, comm_d_new, comm_r_new, vanilla file')

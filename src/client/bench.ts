@@ -9,13 +9,16 @@
  *   status  --addr A          preload --addr A --circuit ID     evict --addr A --circuit ID
  *   cancel  --addr A --job ID metrics --addr A                  trace --http H JOB --out FILE
  *
- * `--addr` is host:port or unix:///path (as Curio dials). For `--type porep`, `--c1` may be either a
- * Commit2In wrapper or a raw C1 JSON (SealCommitPhase1Output), which is wrapped here like Curio does.
+ * `--addr` is host:port or unix:///path (as Curio dials). For `--type porep`, `--c1` may be a Commit2In wrapper,
+ * a raw C1 JSON (SealCommitPhase1Output, wrapped here like Curio does) or gpuproxy's C2 input (sent as it is).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
 import { parseSectorSize } from '../filecoin/registry.js';
-import { MAX_MESSAGE_BYTES, loadProvingEngine } from '../server/proto.js';
+import { type Commit2In, parseC1Input } from '../filecoin/c1.js';
+import { readOptionFile } from '../util/files.js';
+import type { ProgressFn } from '../util/progress.js';
+import { INSECURE_TRAILER, INSECURE_TRAILER_TEXT, MAX_MESSAGE_BYTES, loadProvingEngine } from '../server/proto.js';
 
 type Msg = Record<string, any>;
 export type BenchType = 'porep' | 'snap' | 'wpost' | 'winning' | 'demo';
@@ -27,6 +30,8 @@ const PRIORITIES: Record<string, number> = { low: 1, normal: 2, high: 3, critica
 
 export interface BenchConnection {
   call(method: string, req: Msg, timeoutMs?: number): Promise<Msg>;
+  /** The answer and the call's trailing metadata (kiln's INSECURE mark on a result: proto.ts INSECURE_TRAILER). */
+  callWithTrailers(method: string, req: Msg, timeoutMs?: number): Promise<{ response: Msg; trailers: grpc.Metadata }>;
   close(): void;
 }
 
@@ -37,6 +42,9 @@ export function setAuthToken(token: string): void {
   authToken = token;
 }
 
+type UnaryCb = (e: grpc.ServiceError | null, r: Msg) => void;
+type UnaryFn = (req: Msg, ...rest: [grpc.Metadata, grpc.CallOptions, UnaryCb] | [grpc.CallOptions, UnaryCb]) => grpc.ClientUnaryCall;
+
 /** A ProvingEngine client (no TLS, 256 MiB messages, as Curio's). */
 export function connectEngine(addr: string): BenchConnection {
   const { Client } = loadProvingEngine();
@@ -44,21 +52,47 @@ export function connectEngine(addr: string): BenchConnection {
   const client = new Client(target, grpc.credentials.createInsecure(), {
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-  }) as unknown as Record<string, (req: Msg, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: Msg) => void) => void> & grpc.Client;
+  }) as unknown as Record<string, UnaryFn> & grpc.Client;
+  const fail = (e: grpc.ServiceError): Error => connectionError(addr, e);
+  const callWithTrailers = (method: string, req: Msg, timeoutMs?: number): Promise<{ response: Msg; trailers: grpc.Metadata }> =>
+    new Promise((resolve, reject) => {
+      const opts: grpc.CallOptions = timeoutMs ? { deadline: Date.now() + timeoutMs } : {};
+      // grpc-js calls back with the answer, then emits 'status' with the trailers
+      let response: Msg | undefined;
+      const cb: UnaryCb = (e, r) => (e ? reject(fail(e)) : void (response = r));
+      const fn = client[method]!.bind(client);
+      const call = authToken !== '' ? fn(req, bearerMetadata(authToken), opts, cb) : fn(req, opts, cb);
+      call.on('status', (st: grpc.StatusObject) => {
+        if (response !== undefined) resolve({ response, trailers: st.metadata });
+      });
+    });
   return {
-    call: (method, req, timeoutMs) =>
-      new Promise((resolve, reject) =>
-        authToken !== ''
-          ? (client[method] as unknown as (r: Msg, md: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: Msg) => void) => void)(
-              req,
-              bearerMetadata(authToken),
-              timeoutMs ? { deadline: Date.now() + timeoutMs } : {},
-              (e, r) => (e ? reject(e) : resolve(r)),
-            )
-          : client[method](req, timeoutMs ? { deadline: Date.now() + timeoutMs } : {}, (e, r) => (e ? reject(e) : resolve(r))),
-      ),
+    call: (method, req, timeoutMs) => callWithTrailers(method, req, timeoutMs).then((r) => r.response),
+    callWithTrailers,
     close: () => client.close(),
   };
+}
+
+/** The INSECURE mark of a result (proto.ts INSECURE_TRAILER), or undefined for official parameters. */
+export function insecureMark(trailers: grpc.Metadata): string | undefined {
+  const v = trailers.get(INSECURE_TRAILER)[0];
+  return v === undefined ? undefined : String(v);
+}
+
+/** A gRPC error in words for the person running the bench: an unreachable daemon names the address and what to
+ *  check, a refused token says so; other errors (the daemon's answers) keep their text and code. */
+export function connectionError(addr: string, e: grpc.ServiceError): Error {
+  let text: string | undefined;
+  if (e.code === grpc.status.UNAVAILABLE) {
+    const socket = addr.startsWith('unix:') ? addr.replace(/^unix:(\/\/)?/, '') : undefined;
+    text =
+      `no kiln daemon answers at ${addr} (${e.details.replace(/^No connection established\. Last error: (Error: )?/, '').replace(/\.?\s*Resolution note:\s*$/, '')}). Check that \`kiln daemon\` is running and that --addr is its ` +
+      `[daemon] listen address (or its --listen)${socket !== undefined ? `; the socket ${socket} must exist and be open to this user (the daemon creates it 0600)` : ''}`;
+  } else if (e.code === grpc.status.UNAUTHENTICATED) {
+    text = `the daemon at ${addr} refused the call: ${e.details} (it has [daemon] auth_token set: pass --token-file with that token)`;
+  }
+  if (text === undefined) return e;
+  return Object.assign(new Error(text), { code: e.code, details: e.details });
 }
 
 function bearerMetadata(token: string): grpc.Metadata {
@@ -85,21 +119,24 @@ export interface SubmitOptions {
   minerId?: string;
   partitionIndex?: string;
   out?: Out;
+  /** single: shows the wait for the daemon's answer (a bar with the time spent, or a line now and then), stopped
+   *  before the result is printed. */
+  waiting?: { progress: ProgressFn | undefined; stop(): void };
 }
 
 /** wpost/winning: the vanilla file's elements (cuzk-bench's JSON of base64 bincode proofs, or one raw element) as
  *  `vanilla_proofs`, with randomness, registered_proof, miner_id and partition_index. */
 async function postRequestFields(o: SubmitOptions, req: Msg): Promise<void> {
-  const { parseVanillaFile, postSectorProofSize } = await import('../filecoin/post/vanilla.js');
-  const { allPoStProofs } = await import('../filecoin/post/registry.js');
+  const { parseVanillaFile, postProofForVanilla } = await import('../filecoin/post/vanilla.js');
   const { parsePoStProof } = await import('../kinds/post.js');
-  const elements = parseVanillaFile(new Uint8Array(await readFile(o.vanilla!)), o.vanilla);
+  const { parseMinerId } = await import('../cli/options.js');
+  const elements = parseVanillaFile(new Uint8Array(readOptionFile('--vanilla', o.vanilla!)), o.vanilla);
   const type = o.type === 'winning' ? 'winning' : 'window';
   let info = o.registeredProof !== undefined ? parsePoStProof(o.registeredProof) : undefined;
   if (o.registeredProof !== undefined && info === undefined) throw new Error(`--registered-proof ${o.registeredProof}: not a RegisteredPoStProof (0–14 or a name)`);
   if (info === undefined) {
-    info = allPoStProofs().find((p) => p.type === type && (type === 'winning' || p.api === 'V1_2') && postSectorProofSize(p) === elements[0]!.length);
-    if (info === undefined) throw new Error(`${o.vanilla}: ${elements[0]!.length}-byte vanilla proofs match no ${type} proof size; give --registered-proof`);
+    info = postProofForVanilla(type, elements[0]!.length);
+    if (info === undefined) throw new Error(`--vanilla ${o.vanilla}: ${elements[0]!.length}-byte vanilla proofs match no ${type} proof size; give --registered-proof`);
   }
   if (o.randomness === undefined) throw new Error(`--type ${o.type} needs --randomness HEX (32 bytes)`);
   const hex = o.randomness.replace(/^0x/i, '');
@@ -113,7 +150,7 @@ async function postRequestFields(o: SubmitOptions, req: Msg): Promise<void> {
   req.registered_proof = info.id;
   req.sector_size = info.size.sectorSize;
   req.randomness = Buffer.from(hex, 'hex');
-  req.miner_id = int('--miner-id', o.minerId);
+  req.miner_id = parseMinerId('--miner-id', o.minerId);
   req.partition_index = int('--partition-index', o.partitionIndex);
 }
 
@@ -129,18 +166,19 @@ export async function buildRequest(o: SubmitOptions): Promise<Msg> {
   }
   if (o.type === 'porep') {
     if (o.c1 === undefined) throw new Error('--type porep needs --c1 FILE');
-    const bytes = await readFile(o.c1);
-    const json = JSON.parse(bytes.toString('utf8')) as Msg;
-    if (typeof json.Phase1Out === 'string') {
-      req.vanilla_proof = bytes;
-      req.sector_size = json.SectorSize;
-      req.sector_number = json.SectorNum;
-    } else {
-      // raw C1: wrap it as Curio does (Go's json.Marshal base64-encodes []byte)
-      const size = parseSectorSize(String(json.registered_proof).replace(/^StackedDrg(\w+?)V1.*$/, '$1'))?.sectorSize ?? 0;
-      req.vanilla_proof = Buffer.from(JSON.stringify({ SectorNum: 0, Phase1Out: bytes.toString('base64'), SectorSize: size }));
-      req.sector_size = size;
+    const bytes = readOptionFile('--c1', o.c1);
+    // any of the three forms (Commit2In wrapper, raw C1, gpuproxy's C2 input), checked here so that a bad file is named
+    // with its option rather than by the daemon's gRPC field
+    let c2: Commit2In;
+    try {
+      c2 = parseC1Input(bytes);
+    } catch (e) {
+      throw new Error(`--c1 ${o.c1}: ${(e as Error).message}`);
     }
+    // a raw C1 is wrapped as Curio does (Go's json.Marshal base64-encodes []byte); the other two go as they are
+    req.vanilla_proof = c2.form === 'c1' ? Buffer.from(JSON.stringify({ SectorNum: 0, Phase1Out: bytes.toString('base64'), SectorSize: c2.sectorSize })) : bytes;
+    req.sector_size = c2.sectorSize;
+    req.sector_number = c2.sectorNum;
   } else if (o.type === 'snap' && o.update !== undefined) {
     const { readUpdateFile } = await import('../cli/snap-commands.js');
     const { readVanillaFile } = await import('../filecoin/post/vanilla.js');
@@ -212,12 +250,16 @@ export async function benchSingle(o: SubmitOptions): Promise<Msg> {
   const c = connectEngine(o.addr);
   try {
     const t0 = performance.now();
-    const r = (await c.call('Prove', { submit: req })).result as Msg;
+    o.waiting?.progress?.(`${o.type} proof in the daemon`, 0, 0);
+    const answer = await c.callWithTrailers('Prove', { submit: req }).finally(() => o.waiting?.stop());
+    const r = answer.response.result as Msg;
     const wall = performance.now() - t0;
     for (const l of formatProofResult(r, wall)) out(l);
     const proof = Buffer.from(r.proof ?? []);
     out('');
     out('--- kiln ---');
+    const insecure = insecureMark(answer.trailers);
+    if (insecure !== undefined) out(`INSECURE:   this proof was ${insecure}`);
     out(`request_id: ${req.request_id || '(none)'}`);
     out(`wall:       ${wall.toFixed(1)} ms`);
     if (proof.length > 256) out(`proof hex:  ${proof.toString('hex')}`);
@@ -266,6 +308,8 @@ export async function benchBatch(o: BatchOptions): Promise<BatchResult> {
   const results: { i: number; r: Msg; wallS: number }[] = [];
   const byIndex: ({ i: number; r: Msg; wallS: number } | undefined)[] = [];
   let printed = 0;
+  /** Proofs made with INSECURE development parameters. */
+  let insecure = 0;
   const t0 = performance.now();
   try {
     const worker = async (): Promise<void> => {
@@ -273,8 +317,10 @@ export async function benchBatch(o: BatchOptions): Promise<BatchResult> {
         const req: Msg = { ...base, request_id: base.request_id ? `${base.request_id}-${i}` : '' };
         if (o.type === 'demo' && base.vanilla_proof.length === 0) req.vanilla_proof = Buffer.from(JSON.stringify({ seed: i + 1 }));
         const t = performance.now();
-        const r = (await c.call('Prove', { submit: req })).result as Msg;
+        const answer = await c.callWithTrailers('Prove', { submit: req });
+        const r = answer.response.result as Msg;
         const wallS = (performance.now() - t) / 1000;
+        if (insecureMark(answer.trailers) !== undefined) insecure++;
         byIndex[i] = { i, r, wallS };
         // cuzk-bench prints in submission order (it awaits its handles in order)
         for (; printed < o.count && byIndex[printed]; printed++) {
@@ -311,6 +357,7 @@ export async function benchBatch(o: BatchOptions): Promise<BatchResult> {
     const mean = (f: (r: Msg) => number): string => (ok.reduce((a, x) => a + f(x.r), 0) / ok.length).toFixed(0);
     out('');
     out('--- kiln ---');
+    if (insecure > 0) out(`INSECURE:      ${insecure} of ${ok.length} proofs ${INSECURE_TRAILER_TEXT}`);
     out(`synth time:    avg=${mean((r) => Number(r.synthesis_ms))} ms`);
     out(`srs load:      avg=${mean((r) => Number(r.srs_load_ms))} ms`);
     out(`queue wait:    avg=${mean((r) => Number(r.queue_wait_ms))} ms`);

@@ -3,23 +3,31 @@
  * config.rs at curio e0294b0f) plus a few kiln keys, marked below. Read once by the daemon and
  * passed down; nothing else reads the file or the environment.
  *
- * Unknown sections/keys are reported as warnings (cuzk's deprecated keys too, and the cuzk keys
- * kiln accepts but does not use: IGNORED below); a value of the wrong type or out of range is
- * refused with a ConfigError naming `section.key`. Keys that are read but have no effect with the rest
+ * An unknown section or key is refused with a ConfigError naming it, the file, line and column, and the key
+ * it is probably a typo of (a typo of `dev_params` would otherwise silently change behaviour); cuzk's
+ * deprecated keys and the cuzk keys kiln accepts but does not use (IGNORED below) are warnings, so that a
+ * cuzk config still works. A value of the wrong type or out of range is refused with a ConfigError naming
+ * `section.key` (and where it is). Keys that are read but have no effect with the rest
  * of the file (safety_margin beside an explicit total_budget, …) are warned about too (noEffectWarnings).
  */
 import type { MemoryLimit } from '../backend/cuda.js';
 import { BACKEND_NAMES, type BackendName } from '../backend/select.js';
 import { readFile } from 'node:fs/promises';
-import { totalmem } from 'node:os';
+import { homedir, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
+import type { LogFormat } from '../util/log.js';
+import { closest } from '../util/suggest.js';
 
 export class ConfigError extends Error {
   constructor(
+    /** `section.key` (`[section]` for a section, '' for the file as a whole). */
     readonly key: string,
-    detail: string,
+    readonly detail: string,
+    /** `file:line:column` where the file is known (loadConfig, parseConfig with `file`). */
+    readonly location?: string,
   ) {
-    super(`config ${key}: ${detail}`);
+    super([location, key === '' ? '' : `config ${key}`, detail].filter((x) => x).join(': '));
     this.name = 'ConfigError';
   }
 }
@@ -34,8 +42,9 @@ export interface EngineConfig {
     status_listen: string;
     /** kiln: jobs waiting (planning + queued) beyond which SubmitProof answers RESOURCE_EXHAUSTED. */
     max_queued_jobs: number;
-    /** kiln: directory of the job journal (durable jobs); '' = jobs live in memory only. */
-    state_dir: string;
+    /** kiln: directory of the job journal (durable jobs); '' = jobs live in memory only; undefined (the
+     *  key unset) = `<[kiln] cache_dir>/state` (stateDirOf). */
+    state_dir: string | undefined;
     /** kiln: bearer token every gRPC call must carry (`authorization: Bearer <token>`) and that the
      *  HTTP server asks for job details; '' = none. */
     auth_token: string;
@@ -50,9 +59,11 @@ export interface EngineConfig {
     status_hosts: string[];
   };
   srs: {
-    /** Directory of the Filecoin .params/.vk files (cuzk default /data/zk/params). */
+    /** Directory of the Filecoin .params/.vk files: $FIL_PROOFS_PARAMETER_CACHE, else
+     *  /var/tmp/filecoin-proof-parameters (where lotus, Curio and `kiln --params-dir` look; cuzk's own
+     *  default /data/zk/params is not kiln's). Only official files are read here; kiln writes nothing in it. */
     param_cache: string;
-    /** kiln: allow INSECURE development parameters (generated and cached in param_cache) for
+    /** kiln: allow INSECURE development parameters (generated and cached in [kiln] cache_dir) for
      *  circuits without official parameters. Default false. Tests and benches only. */
     dev_params: boolean;
   };
@@ -97,6 +108,8 @@ export interface EngineConfig {
   };
   logging: {
     level: LogLevel;
+    /** "json" (default: one JSON object a line, for log collectors) or "text" (a line for a person; "pretty" too). */
+    format: LogFormat;
   };
   kiln: {
     /** Compute backend: 'auto' (default: the GPU when one is usable, else the CPU), 'cuda' (the GPU;
@@ -105,6 +118,10 @@ export interface EngineConfig {
     backend: BackendName;
     /** How long finished jobs are kept for AwaitProof / traces (seconds, default 600). */
     job_retention_s: number;
+    /** kiln's own files (compiled shapes, INSECURE development parameters, the job journal's default
+     *  state_dir): $KILN_CACHE_DIR, else ~/.cache/kiln. The same directory as the CLI's --cache-dir
+     *  default, so what `kiln setup` makes the daemon uses. */
+    cache_dir: string;
     /** INSECURE, benchmarks only (default false): prove an NI-PoRep C1 with the challenges its vanilla
      *  proofs state instead of those derived from its comm_r (`kiln synth-c1 --ni` C1s cannot derive
      *  theirs; filecoin/c1.ts withStatedChallenges). Every other check stays. */
@@ -114,10 +131,24 @@ export interface EngineConfig {
 
 const GIB = 1024 ** 3;
 
-/** `[srs] param_cache`'s default: `$FIL_PROOFS_PARAMETER_CACHE` when set (as the CLI and rust-fil-proofs
- *  read it), else cuzk's /data/zk/params. */
+/** The Filecoin parameter directory of lotus, Curio and rust-fil-proofs when $FIL_PROOFS_PARAMETER_CACHE is unset. */
+export const FILECOIN_PARAMS_DIR = '/var/tmp/filecoin-proof-parameters';
+
+/** `[srs] param_cache`'s default and the CLI's --params-dir: `$FIL_PROOFS_PARAMETER_CACHE` when set (as
+ *  rust-fil-proofs reads it), else /var/tmp/filecoin-proof-parameters. */
 export function defaultParamCache(env: NodeJS.ProcessEnv = process.env): string {
-  return env.FIL_PROOFS_PARAMETER_CACHE || '/data/zk/params';
+  return env.FIL_PROOFS_PARAMETER_CACHE || FILECOIN_PARAMS_DIR;
+}
+
+/** `[kiln] cache_dir`'s default and the CLI's --cache-dir: `$KILN_CACHE_DIR`, else ~/.cache/kiln. */
+export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.KILN_CACHE_DIR || join(env.HOME || homedir(), '.cache', 'kiln');
+}
+
+/** The job journal's directory: `[daemon] state_dir` when set ('' = none: jobs in memory only), else
+ *  `<[kiln] cache_dir>/state` (durable by default). */
+export function stateDirOf(config: Pick<EngineConfig, 'daemon' | 'kiln'>): string {
+  return config.daemon.state_dir ?? join(config.kiln.cache_dir, 'state');
 }
 
 export function defaultConfig(totalRamBytes = totalmem(), env: NodeJS.ProcessEnv = process.env): EngineConfig {
@@ -127,7 +158,7 @@ export function defaultConfig(totalRamBytes = totalmem(), env: NodeJS.ProcessEnv
       listen: 'unix:///run/curio/cuzk.sock',
       status_listen: '',
       max_queued_jobs: 1024,
-      state_dir: '',
+      state_dir: undefined,
       auth_token: '',
       auth_token_file: '',
       tls_cert: '',
@@ -146,8 +177,8 @@ export function defaultConfig(totalRamBytes = totalmem(), env: NodeJS.ProcessEnv
     scheduler: { max_batch_size: 1, max_batch_wait_ms: 10_000 },
     synthesis: { threads: 0 },
     pipeline: { enabled: true, synthesis_lookahead: 1, synthesis_concurrency: 1 },
-    logging: { level: 'info' },
-    kiln: { backend: 'auto', job_retention_s: 600, insecure_stated_ni_challenges: false },
+    logging: { level: 'info', format: 'json' },
+    kiln: { backend: 'auto', job_retention_s: 600, cache_dir: defaultCacheDir(env), insecure_stated_ni_challenges: false },
   };
 }
 
@@ -163,10 +194,10 @@ const DEPRECATED = new Set([
 ]);
 
 /** cuzk keys kiln accepts (their values still checked) for cuzk compatibility but does not use:
- *  gpus.gpu_threads (CUDA threads per GPU worker: kiln's kernels size their own launches),
- *  scheduler.sort_by_type (kiln's queue orders by priority, then arrival) and logging.format
- *  (kiln logs JSON lines). Each one set in a file is reported as a warning naming it. */
-const IGNORED = new Set(['gpus.gpu_threads', 'scheduler.sort_by_type', 'logging.format']);
+ *  gpus.gpu_threads (CUDA threads per GPU worker: kiln's kernels size their own launches) and
+ *  scheduler.sort_by_type (kiln's queue orders by priority, then arrival). Each one set in a file is
+ *  reported as a warning naming it. */
+const IGNORED = new Set(['gpus.gpu_threads', 'scheduler.sort_by_type']);
 
 const SIZE_UNITS: Record<string, number> = {
   '': 1,
@@ -257,15 +288,63 @@ export interface ParsedConfig {
   warnings: string[];
 }
 
-/** Parses TOML text into a config (defaults for every missing key). */
-export function parseConfig(text: string, opts: { totalRamBytes?: number; env?: NodeJS.ProcessEnv } = {}): ParsedConfig {
+/** Parses TOML text into a config (defaults for every missing key). Errors say where: `file:line:column`
+ *  (`file` defaults to "config"). */
+export function parseConfig(text: string, opts: { totalRamBytes?: number; env?: NodeJS.ProcessEnv; file?: string } = {}): ParsedConfig {
+  const file = opts.file ?? 'config';
   let doc: Record<string, unknown>;
   try {
     doc = parseToml(text) as Record<string, unknown>;
   } catch (e) {
-    throw new ConfigError('(file)', `not valid TOML: ${(e as Error).message.split('\n')[0]}`);
+    const t = e as Error & { line?: number; column?: number; codeblock?: string };
+    const reason = t.message.split('\n')[0]!.replace(/^Invalid TOML document: /, '');
+    const where = t.line !== undefined ? `${file}:${t.line}:${t.column ?? 1}` : file;
+    throw new ConfigError('', `not valid TOML: ${reason}${t.codeblock ? `\n${t.codeblock.replace(/\n+$/, '')}` : ''}`, where);
   }
-  return configFromObject(doc, opts);
+  try {
+    return configFromObject(doc, opts);
+  } catch (e) {
+    if (!(e instanceof ConfigError) || e.location !== undefined) throw e;
+    const at = keyPosition(text, e.key);
+    throw new ConfigError(e.key, e.detail, at ? `${file}:${at.line}:${at.column}` : file);
+  }
+}
+
+/** Line and column (1-based) of `section.key` (or `[section]`) in TOML text: the key's line in its table. */
+function keyPosition(text: string, key: string): { line: number; column: number } | undefined {
+  const m = /^\[?([A-Za-z0-9_-]+)\]?(?:\.([A-Za-z0-9_-]+))?/.exec(key);
+  if (!m) return undefined;
+  const [, section, name] = m;
+  let current = '';
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const header = /^\s*\[\s*([A-Za-z0-9_-]+)\s*\]/.exec(line);
+    if (header) {
+      current = header[1]!;
+      if (name === undefined && current === section) return { line: i + 1, column: line.indexOf('[') + 1 };
+      continue;
+    }
+    if (name !== undefined && current === section) {
+      const kv = new RegExp(`^(\\s*)["']?${name}["']?\\s*=`).exec(line);
+      if (kv) return { line: i + 1, column: kv[1]!.length + 1 };
+    }
+  }
+  return undefined;
+}
+
+/** What an unknown `section.key` is probably a typo of: a key of its section, the same key in another section,
+ *  or the closest key anywhere; else the section's keys. */
+function unknownKeyHint(section: string, key: string, handlers: Record<string, Record<string, unknown>>): string {
+  const own = Object.keys(handlers[section]!);
+  const near = closest(key, own);
+  if (near !== undefined) return `did you mean ${section}.${near}?`;
+  const elsewhere = Object.keys(handlers).find((sec) => key in handlers[sec]!);
+  if (elsewhere !== undefined) return `did you mean ${elsewhere}.${key}? (it belongs in [${elsewhere}])`;
+  const all = Object.entries(handlers).flatMap(([sec, hs]) => Object.keys(hs).map((k) => `${sec}.${k}`));
+  const anywhere = closest(`${section}.${key}`, all);
+  if (anywhere !== undefined) return `did you mean ${anywhere}?`;
+  return `[${section}] has ${own.join(', ')}`;
 }
 
 /** Validates an already-parsed TOML document. */
@@ -343,7 +422,11 @@ export function configFromObject(
         }
         c.logging.level = s as LogLevel;
       },
-      format: (v, k) => str(v, k),
+      format: (v, k) => {
+        const f = str(v, k).toLowerCase();
+        if (f !== 'json' && f !== 'text' && f !== 'pretty') throw new ConfigError(k, `expected "json" or "text", got ${JSON.stringify(v)}`);
+        c.logging.format = f === 'json' ? 'json' : 'text';
+      },
     },
     kiln: {
       backend: (v, k) => {
@@ -353,6 +436,10 @@ export function configFromObject(
         c.kiln.backend = v as BackendName;
       },
       job_retention_s: (v, k) => (c.kiln.job_retention_s = int(v, k, 0, 7 * 86_400)),
+      cache_dir: (v, k) => {
+        c.kiln.cache_dir = str(v, k);
+        if (c.kiln.cache_dir === '') throw new ConfigError(k, 'must not be empty (kiln keeps its shapes and development parameters there)');
+      },
       insecure_stated_ni_challenges: (v, k) => (c.kiln.insecure_stated_ni_challenges = bool(v, k)),
     },
   };
@@ -361,8 +448,8 @@ export function configFromObject(
   for (const [section, body] of Object.entries(doc)) {
     const hs = handlers[section];
     if (hs === undefined) {
-      warnings.push(`unknown config section [${section}] ignored`);
-      continue;
+      const near = closest(section, Object.keys(handlers));
+      throw new ConfigError(`[${section}]`, `unknown section; ${near !== undefined ? `did you mean [${near}]?` : `the sections are ${Object.keys(handlers).map((x) => `[${x}]`).join(', ')}`}`);
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ConfigError(section, 'expected a table');
     for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
@@ -372,7 +459,7 @@ export function configFromObject(
         h(value, full);
         if (IGNORED.has(full)) warnings.push(`config ${full} is accepted for cuzk compatibility and ignored by kiln`);
       } else if (DEPRECATED.has(full)) warnings.push(`config ${full} is deprecated in cuzk and ignored`);
-      else warnings.push(`unknown config key ${full} ignored`);
+      else throw new ConfigError(full, `unknown key; ${unknownKeyHint(section, key, handlers)}`);
     }
   }
   warnings.push(...noEffectWarnings(doc, c));
@@ -390,9 +477,9 @@ export async function loadConfig(path?: string, opts: { totalRamBytes?: number }
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    throw new ConfigError('(file)', `cannot read ${path}: ${(e as Error).message}`);
+    throw new ConfigError('', `cannot read the config file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, path);
   }
-  return parseConfig(text, opts);
+  return parseConfig(text, { ...opts, file: path });
 }
 
 /** Every `section.key` the parser reads (its schema); kiln.example.toml lists each (a test checks). */

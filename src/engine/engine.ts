@@ -16,6 +16,13 @@
  *     [prove] (+ the prover's phases) → [verify] → release
  *   → [assemble] the partition proofs concatenated → COMPLETED.
  *
+ * Priorities (queue.ts ranks: [-priority, submission order, partition]) reach every queue: jobs, partition
+ * slots, synthesis and verification tasks, lanes. Up to maxInFlight jobs run, and a job of higher priority
+ * than one running starts beyond it (a WinningPoSt never waits for a PoRep to end); within a priority jobs
+ * start in submission order, a later one waiting for an earlier one still being planned. A CRITICAL job
+ * (WinningPoSt) plans and synthesises on the synthesis pool's reserved worker, takes its partition slot in
+ * overdraft, and holds free lanes from lower-priority work until its partition is ready (lanes.ts).
+ *
  * Concurrency: `lanes` prover lanes (devices × gpu_workers_per_device; one device on the CPU) take
  * synthesised partitions from a priority queue (job priority, then submission order), so the
  * proving of one partition (native code, off the JS thread) overlaps synthesis of the next
@@ -29,7 +36,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Backend, DeviceMemoryPlanStatus } from '../backend/backend.js';
-import type { Span } from '../util/timing.js';
+import { Span } from '../util/timing.js';
 import { lanesForDevices, type EngineConfig } from './config.js';
 import { Job, JobRegistry, CancelledError, InvalidRequestError, OverloadError, RequestIdConflictError, UnavailableError, errorText, requestDigest, requestIdConflict, type JobResult } from './jobs.js';
 import { MAX_REQUEST_ID_BYTES, STATUS_JOBS_DEFAULT, STATUS_JOBS_MAX, boundText, waitMs } from '../util/limits.js';
@@ -120,6 +127,8 @@ export class Engine {
   private planning = 0;
   /** Jobs restored from the journal (restore()) until they are queued or finished. */
   private readonly restoring = new Set<Job>();
+  /** Jobs not planned yet (recovering or planning): a later job of the same priority starts after them. */
+  private readonly unplanned = new Set<Job>();
   /** replanRestored() while it runs (close() waits for it before closing the journal). */
   private replanning: Promise<unknown> | undefined;
   /** AwaitProof calls waiting, woken when close() ends (their jobs will not finish here). A set
@@ -128,6 +137,9 @@ export class Engine {
   /** close()'s outcome (a second call returns the first one's). */
   private closeDone: Promise<{ stillRunning: string[] }> | undefined;
   totals = { completed: 0, failed: 0, cancelled: 0 };
+  /** Proofs completed since the start with INSECURE development parameters, and their circuits. */
+  private insecureProofs = 0;
+  private readonly insecureCircuits = new Set<string>();
   readonly journal: Journal | undefined;
 
   constructor(opts: EngineOptions) {
@@ -157,7 +169,8 @@ export class Engine {
     const pipelineDepth = opts.config.pipeline.enabled ? opts.config.pipeline.synthesis_lookahead + 1 : 1;
     this.buffers = new BufferPool(this.backend, this.budget, pipelineDepth + this.laneCount);
     this.srs = new SrsCache(() => this.providers, this.budget, backends, opts.config.memory.eviction_min_idle_ms);
-    this.synthPool = new SynthesisPool(opts.config.synthesis.threads);
+    // one reserved worker: a WinningPoSt's plan and witness never wait for a long check on every other worker
+    this.synthPool = new SynthesisPool(opts.config.synthesis.threads, { reserved: 1 });
     this.maxInFlight = this.laneCount + (opts.config.pipeline.enabled ? opts.config.pipeline.synthesis_concurrency : 0);
     this.partitionSlots = new RankedSemaphore(this.laneCount + (opts.config.pipeline.enabled ? opts.config.pipeline.synthesis_lookahead : 0));
     this.lanes = new ProverLanes({
@@ -182,7 +195,8 @@ export class Engine {
   /** Adds (or replaces) the planner of a proof kind. Tests register the demo kind this way. */
   registerPlanner(p: Planner): void {
     this.planners.set(p.kind, p);
-    p.warm?.({ synthPool: this.synthPool, buffers: this.buffers });
+    // at the kind's own priority: a latency-critical kind warms the reserved worker its jobs will use
+    p.warm?.({ synthPool: this.synthPool.forJob([-p.defaultPriority], isUrgent(p.defaultPriority)), buffers: this.buffers });
   }
 
   registerCircuits(p: CircuitProvider): void {
@@ -250,9 +264,13 @@ export class Engine {
     const kindName = this.kindName(req.proofKind);
     const priority = restored?.priority ?? this.priorityOf(req.proofKind, req.priority);
     const job = restored ?? new Job(`${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`, req.requestId, req.proofKind, kindName, priority, this.seq++);
+    // a restored job's wait for its replan, from its restore to now
+    if (restored !== undefined) new Span('recover', job.span, job.span.startMs).end();
     job.state = 'planning';
     job.digest = digest;
     this.jobs.add(job);
+    this.unplanned.add(job);
+    if (isUrgent(priority)) this.lanes.expectUrgent(job);
 
     if (planner === undefined) {
       const what = req.proofKind === ProofKind.UNSPECIFIED ? 'proof_kind is PROOF_KIND_UNSPECIFIED' : `unknown proof_kind ${req.proofKind}`;
@@ -261,7 +279,9 @@ export class Engine {
     }
     const validate = job.span.child('validate');
     try {
-      job.work = await planner.plan(req, { synthPool: this.synthPool, buffers: this.buffers });
+      // the job's tasks rank by its priority and submission order in the synthesis pool
+      const synthPool = this.synthPool.forJob([-priority, job.seq], isUrgent(priority));
+      job.work = await planner.plan(req, { synthPool, buffers: this.buffers, span: validate });
     } catch (e) {
       validate.end();
       // a shutdown cut its planning short (the synthesis pool closed): a recorded job resumes at the next start
@@ -281,7 +301,7 @@ export class Engine {
     if (this.journal !== undefined && !job.journaled) {
       // durable before SubmitProof answers: the request file and the accept record are fsync'd
       try {
-        await this.journal.accept(journalHeader(job), req);
+        await job.span.time('journal', () => this.journal!.accept(journalHeader(job), req));
         job.journaled = true;
       } catch (e) {
         this.finish(job, 'failed', `the job could not be recorded durably: ${errorText(e)}`);
@@ -296,6 +316,7 @@ export class Engine {
     job.queueSpan = job.span.child('queue');
     this.queue.push(job);
     this.restoring.delete(job);
+    this.unplanned.delete(job);
     const queuePosition = this.queue.position(job);
     this.log.debug({ job: job.id, requestId: job.requestId, kind: kindName, priority: PRIORITY_NAMES[priority], circuit: job.work.circuitId }, 'job queued');
     this.pump();
@@ -325,7 +346,7 @@ export class Engine {
       if (!job.finished && !timedOut) throw new UnavailableError(`the daemon is shutting down before job ${jobId} finished`);
       if (timedOut) {
         const shown = timeoutMs >= 2 ** 53 ? `${BigInt(Math.round(timeoutMs))}` : String(timeoutMs);
-        return { jobId, status: AwaitStatus.TIMEOUT, proof: new Uint8Array(0), errorMessage: `job ${jobId} still ${job.state} after ${shown} ms`, timings: jobTimings(job) };
+        return { jobId, status: AwaitStatus.TIMEOUT, proof: new Uint8Array(0), errorMessage: `job ${jobId} still ${job.state} after ${shown} ms`, timings: jobTimings(job), insecureParams: false };
       }
     }
     return this.resultOf(job);
@@ -334,7 +355,7 @@ export class Engine {
   resultOf(job: Job): JobResult {
     const status =
       job.state === 'completed' ? AwaitStatus.COMPLETED : job.state === 'failed' ? AwaitStatus.FAILED : job.state === 'cancelled' ? AwaitStatus.CANCELLED : AwaitStatus.UNKNOWN;
-    return { jobId: job.id, status, proof: job.proof ?? new Uint8Array(0), errorMessage: job.error ?? '', timings: job.timings };
+    return { jobId: job.id, status, proof: job.proof ?? new Uint8Array(0), errorMessage: job.error ?? '', timings: job.timings, insecureParams: job.insecureParams };
   }
 
   /** CancelProof. undefined when the job is unknown. `byUser` false: a shutdown's cancellation,
@@ -367,11 +388,22 @@ export class Engine {
   // ---------------------------------------------------------------------------------------------
   // Scheduling
 
+  /** Starts queued jobs in queue order: while fewer than maxInFlight run, or beyond that a job of higher
+   *  priority than one running; never before an earlier job of its priority still being planned (first
+   *  come, first served: a later request whose plan was quicker does not overtake it). */
   private pump(): void {
-    while (!this.closed && this.running.size < this.maxInFlight && this.queue.length > 0) {
-      const job = this.queue.shift()!;
+    while (!this.closed && this.queue.length > 0) {
+      const job = this.queue.peek()!;
+      if (this.running.size >= this.maxInFlight && !this.outranksRunning(job)) return;
+      for (const u of this.unplanned) if (u.priority === job.priority && u.seq < job.seq) return;
+      this.queue.shift();
       void this.runJob(job);
     }
+  }
+
+  private outranksRunning(job: Job): boolean {
+    for (const r of this.running) if (r.priority < job.priority) return true;
+    return false;
   }
 
   private async runJob(job: Job): Promise<void> {
@@ -394,13 +426,14 @@ export class Engine {
           lanes: this.lanes,
           laneOf: this.laneOf,
           inFlight: this.partitionSlots,
-          verify: (e, proof, inputs) => this.verifyOffThread(e, proof, inputs),
+          verify: (e, proof, inputs, j) => this.verifyOffThread(e, proof, inputs, [-j.priority, j.seq]),
         },
         job,
         work,
         entry,
       );
       job.proof = await job.span.time('assemble', () => concatBytes(...proofs));
+      job.insecureParams = this.srs.provider(work.circuitId)?.insecure?.(work.circuitId) ?? false;
     } catch (e) {
       if (e instanceof CancelledError || job.cancelRequested) outcome = 'cancelled';
       else {
@@ -415,10 +448,10 @@ export class Engine {
     this.pump();
   }
 
-  /** A partition proof checked in the verification worker (noble's pairing: tens of ms of JS). */
-  private async verifyOffThread(entry: SrsEntry, proof: Proof, inputs: bigint[]): Promise<{ ok: boolean; encoded: Uint8Array }> {
+  /** A partition proof checked in the verification worker (noble's pairing: tens of ms of JS), by rank. */
+  private async verifyOffThread(entry: SrsEntry, proof: Proof, inputs: bigint[], rank: readonly number[]): Promise<{ ok: boolean; encoded: Uint8Array }> {
     const { vk, vkId } = encodedVerifyingKey(entry.vk);
-    return this.verifyPool.run<{ ok: boolean; encoded: Uint8Array }>({ module: VERIFY_MODULE, fn: 'verifyEncoded', arg: { vk, vkId, proof: affineProof(proof), inputs } });
+    return this.verifyPool.run<{ ok: boolean; encoded: Uint8Array }>({ module: VERIFY_MODULE, fn: 'verifyEncoded', arg: { vk, vkId, proof: affineProof(proof), inputs } }, { rank });
   }
 
   /** Whether another job of the same circuit may still hand partitions to the lanes. */
@@ -436,6 +469,8 @@ export class Engine {
   private finish(job: Job, state: 'completed' | 'failed' | 'cancelled', error?: string): Promise<void> {
     if (job.finished) return Promise.resolve();
     this.restoring.delete(job);
+    this.lanes.urgentDone(job);
+    const wasUnplanned = this.unplanned.delete(job);
     job.queueSpan?.end();
     job.span.end();
     job.state = state;
@@ -447,8 +482,15 @@ export class Engine {
     } catch {
       /* ignore */
     }
-    if (state !== 'completed') job.proof = undefined;
+    if (state !== 'completed') {
+      job.proof = undefined;
+      job.insecureParams = false;
+    }
     this.totals[state]++;
+    if (job.insecureParams) {
+      this.insecureProofs++;
+      if (job.work !== undefined) this.insecureCircuits.add(job.work.circuitId);
+    }
     reportFinishedJob(job, state, job.error, this.metrics, this.log);
     // a job a shutdown interrupted stays unfinished in the journal: it resumes at the next start
     const interrupted = this.closed && state === 'cancelled' && !job.cancelledByUser;
@@ -462,11 +504,13 @@ export class Engine {
           proof: job.proof === undefined ? undefined : Buffer.from(job.proof).toString('base64'),
           error: job.error,
           timings: job.timings,
+          ...(job.insecureParams ? { insecureParams: true as const } : {}),
         })
         .catch((e: unknown) => this.log.error({ err: errorText(e) }, 'job journal'));
     }
     job.settle();
     this.jobs.retire(job, this.config.kiln.job_retention_s * 1000, (j) => this.journal?.forget(j.id));
+    if (wasUnplanned) this.pump(); // a later job of its priority may have waited for it
     return recorded;
   }
 
@@ -489,6 +533,7 @@ export class Engine {
       job.state = f.state;
       job.proof = f.proof === undefined ? undefined : new Uint8Array(Buffer.from(f.proof, 'base64'));
       job.error = f.error;
+      job.insecureParams = f.insecureParams === true;
       if (f.timings) job.timings = f.timings;
       job.span.end();
       job.settle();
@@ -498,6 +543,7 @@ export class Engine {
       const job = this.restoredJob(u);
       job.state = 'recovering';
       this.restoring.add(job);
+      this.unplanned.add(job);
       this.planning++;
     }
   }
@@ -709,17 +755,37 @@ export class Engine {
         // partitions.ts labels them `job <id> partition <k>`
         reservations: this.budget.reservations().map((r) => (hide ? { ...r, label: r.label.replace(/\bjob \S+/g, 'job') } : r)),
       },
-      synthesis: { workers: this.synthPool.size, busy: this.synthPool.busy, queued: this.synthPool.queued },
+      synthesis: { workers: this.synthPool.size, reserved: this.synthPool.reserved, busy: this.synthPool.busy, queued: this.synthPool.queued },
       witnessBuffers: { idleBytes: this.buffers.idleBytes, inUse: this.buffers.outstanding, allocated: this.buffers.allocated, reused: this.buffers.reused },
       pipeline: { ...this.config.pipeline },
       scheduler: { ...this.config.scheduler },
       totals: { ...this.totals },
+      insecure: this.insecureStatus(),
       // [daemon] state_dir: 'lost' while the journal cannot be written (new jobs refused, records kept in memory)
       durability:
         this.journal === undefined
           ? { journal: null, state: 'memory only' }
           : ((d) => (d === undefined ? { journal: this.journal!.path, state: 'ok' } : { journal: this.journal!.path, state: 'lost', error: d.error, since: new Date(d.since).toISOString(), pendingRecords: d.pending }))(this.journal.degraded),
     };
+  }
+
+  /**
+   * INSECURE development parameters in this daemon: allowed (`[srs] dev_params`), the circuits proved or
+   * loaded with them, the proofs made with them since the start; `warning` (the status page's banner) is
+   * null when none can be made.
+   */
+  insecureStatus(): { devParams: boolean; circuits: string[]; proofs: number; warning: string | null } {
+    const circuits = new Set(this.insecureCircuits);
+    for (const s of this.srs.status()) if (this.srs.provider(s.circuitId)?.insecure?.(s.circuitId)) circuits.add(s.circuitId);
+    const devParams = this.config.srs.dev_params;
+    const list = [...circuits].sort();
+    const warning =
+      list.length > 0
+        ? `INSECURE development parameters in use (${list.join(', ')}): ${this.insecureProofs} proof(s) made with them; such proofs are never accepted on chain`
+        : devParams
+          ? 'INSECURE development parameters allowed ([srs] dev_params = true): a circuit without official parameters gets them, and its proofs are never accepted on chain'
+          : null;
+    return { devParams, circuits: list, proofs: this.insecureProofs, warning };
   }
 
   /** True once close() was called: new work is refused (UNAVAILABLE). */
@@ -731,10 +797,20 @@ export class Engine {
     return Math.floor((Date.now() - this.startedAt) / 1000);
   }
 
-  /** PreloadSRS: a copy on every device in service (so no GPU loads one when the first proof comes). */
-  preloadSrs(circuitId: string): Promise<{ alreadyLoaded: boolean; loadTimeMs: number }> {
+  /** PreloadSRS: a copy on every device in service (so no GPU loads one when the first proof comes), the
+   *  circuit on each (its matrices: srs-cache.ts prepareCircuit), and its verifying key prepared in the
+   *  verification worker: a first proof finds every step warm. */
+  async preloadSrs(circuitId: string): Promise<{ alreadyLoaded: boolean; loadTimeMs: number }> {
     const healthy = this.devices.list.filter((d) => d.healthy).map((d) => d.index);
-    return this.srs.preload(circuitId, healthy.length > 0 ? healthy : undefined);
+    const r = await this.srs.preload(circuitId, healthy.length > 0 ? healthy : undefined);
+    const entry = this.srs.loaded(circuitId);
+    if (entry !== undefined) {
+      const t0 = performance.now();
+      const { vk, vkId } = encodedVerifyingKey(entry.vk);
+      await this.verifyPool.run({ module: VERIFY_MODULE, fn: 'prepareKey', arg: { vk, vkId } }, { rank: [-Priority.CRITICAL] });
+      if (!r.alreadyLoaded) r.loadTimeMs += performance.now() - t0;
+    }
+    return r;
   }
 
   /** EvictSRS: every device's copy; with `gpu` (an ordinal), only that GPU's (the others keep theirs). */
@@ -835,5 +911,8 @@ export class Engine {
     return { stillRunning };
   }
 }
+
+/** A job whose latency is critical (WinningPoSt's CRITICAL): reserved synthesis worker, slot in overdraft, lanes held. */
+const isUrgent = (priority: number): boolean => priority >= Priority.CRITICAL;
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;

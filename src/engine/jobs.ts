@@ -28,6 +28,8 @@ export interface JobResult {
   proof: Uint8Array;
   errorMessage: string;
   timings: JobTimings;
+  /** The proof was made with INSECURE development parameters (never accepted on chain). */
+  insecureParams: boolean;
 }
 
 export class CancelledError extends Error {
@@ -89,6 +91,8 @@ export class Job implements Queued {
   startedAtMs: number | undefined;
   finishedAtMs: number | undefined;
   partitionsDone = 0;
+  /** Its proof was made with INSECURE development parameters (CircuitProvider.insecure). */
+  insecureParams = false;
   /** Prover lanes proving a partition of it now. */
   readonly lanes = new Set<number>();
   /** GPU ordinals its partitions were handed to, in the order first used (SubmitProof's
@@ -137,6 +141,7 @@ export class Job implements Queued {
       finishedAtMs: this.finishedAtMs === undefined ? undefined : round(this.finishedAtMs),
       timings: this.timings,
       error: this.error,
+      insecureParams: this.insecureParams,
     };
   }
 }

@@ -27,7 +27,7 @@
  * acknowledged write survives a crash) with nothing but node:fs, and stays readable with `cat`.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, open, readFile, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rename, rm, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { requestDigest, type JobTimings } from './jobs.js';
 import { checksum, namedError, scanJournal, type DroppedRecord, type RepairedRecord, type ScannedJob } from './journal-read.js';
@@ -56,6 +56,8 @@ export interface JournalJob {
   proof?: string;
   error?: string;
   timings?: JobTimings;
+  /** The proof was made with INSECURE development parameters (absent: official ones, or an older record). */
+  insecureParams?: true;
 }
 
 export type JournalRecord =
@@ -185,6 +187,47 @@ export async function cleanTempFiles(dirs: readonly string[]): Promise<string[]>
     }
   }
   return removed;
+}
+
+/** State directories this process holds (a second daemon in the same process is refused too). */
+const heldStateDirs = new Set<string>();
+
+/**
+ * Takes `<dir>/daemon.pid` (created exclusively, holding this process id) so that two daemons never
+ * share one journal: with durable jobs the default (`<cache_dir>/state`), a second daemon started
+ * with the same defaults would otherwise append to the same journal.log. A file left by a process
+ * that is gone is taken over. `release` removes it (Daemon.close).
+ */
+export async function lockStateDir(dir: string): Promise<{ path: string; release(): Promise<void> }> {
+  const path = join(dir, 'daemon.pid');
+  const refuse = (holder: string): Error =>
+    new Error(
+      `[daemon] state_dir ${dir} is in use by ${holder} (${path}): two daemons cannot share one job journal; ` +
+        'give this one its own state_dir, or state_dir = "" for jobs in memory only',
+    );
+  if (heldStateDirs.has(path)) throw refuse('another daemon of this process');
+  await mkdir(dir, { recursive: true, mode: 0o700 }).catch((e: unknown) => {
+    throw namedError(path, `its state_dir ${dir} cannot be created`, e);
+  });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await writeFile(path, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw namedError(path, 'the state_dir lock cannot be written', e);
+      const pid = Number((await readFile(path, 'utf8').catch(() => '')).trim());
+      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && pidAlive(pid)) throw refuse(`the kiln daemon of pid ${pid}`);
+      await rm(path, { force: true }); // left by a process that is gone (a crash, kill -9)
+    }
+  }
+  heldStateDirs.add(path);
+  return {
+    path,
+    release: async () => {
+      heldStateDirs.delete(path);
+      await rm(path, { force: true });
+    },
+  };
 }
 
 /** A request as bytes: magic, u32 header length, JSON header (scalars, byte-field lengths), the byte fields. */

@@ -16,6 +16,10 @@
  * on every device its job fails (DevicesExhaustedError). A partition with no healthy device left to
  * try waits at most [gpus] device_wait, then its job fails (NoHealthyDeviceError). With one device a
  * failure fails the job, as it always did.
+ *
+ * A latency-critical job on its way (expectUrgent: a WinningPoSt being planned or synthesised) keeps free
+ * lanes from taking partitions of lower priority until its partition arrives, for at most URGENT_HOLD_MS:
+ * its partition then waits at most for the partitions proving now, not for one more a lane took meanwhile.
  */
 import { performance } from 'node:perf_hooks';
 import type { Proof } from '../groth16/proof.js';
@@ -92,6 +96,11 @@ export interface ProverLanesOptions {
   onRetry?: (info: { jobId: string; partition: number; failedOn: number; error: string }) => void;
 }
 
+/** How long free lanes keep from lower-priority work for a latency-critical job on its way (expectUrgent):
+ *  a warm WinningPoSt is planned and synthesised in well under this (0.14 s request to proof at 32 GiB on
+ *  the H200); a cold one (parameters loading) lets the lanes go on after it. */
+export const URGENT_HOLD_MS = 1000;
+
 /** How far back ProverLanes.busyMs can look (the status page shows the last minute). */
 export const BUSY_WINDOW_MS = 60_000;
 
@@ -107,6 +116,9 @@ export class ProverLanes {
   /** The `prove` spans of the last BUSY_WINDOW_MS (and the open ones), per lane: busyMs() reads them
    *  without walking any job. */
   private readonly proving: { lane: number; span: Span; jobId: string; partition: number }[] = [];
+  /** Latency-critical jobs on their way (expectUrgent), with the end of their hold (performance.now()). */
+  private readonly urgentComing = new Map<Job, number>();
+  private holdTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: ProverLanesOptions) {
     const per = opts.config.gpus.gpu_workers_per_device;
@@ -114,8 +126,20 @@ export class ProverLanes {
     this.handed = opts.devices.list.map(() => 0);
   }
 
+  /** A latency-critical job will hand a partition soon: until it does (or URGENT_HOLD_MS passes, or
+   *  urgentDone), free lanes take no partition of lower priority than its. */
+  expectUrgent(job: Job): void {
+    this.urgentComing.set(job, performance.now() + URGENT_HOLD_MS);
+  }
+
+  /** The job expectUrgent announced will hand no partition (it ended). */
+  urgentDone(job: Job): void {
+    if (this.urgentComing.delete(job)) this.dispatch();
+  }
+
   /** Proves partition `partition` of `job` on the next free lane. */
   prove(job: Job, partition: number, circuitId: string, entry: SrsEntry, witness: PartitionWitness, span: Span): Promise<{ proof: Proof }> {
+    this.urgentComing.delete(job);
     return new Promise<{ proof: Proof }>((resolve, reject) => {
       this.queue.push({
         job,
@@ -195,6 +219,32 @@ export class ProverLanes {
     this.closed = true;
     clearTimeout(this.batchTimer);
     clearTimeout(this.stallTimer);
+    clearTimeout(this.holdTimer);
+  }
+
+  /** The priority below which free lanes take nothing now (a latency-critical job on its way), or -Infinity;
+   *  wakes the dispatcher when the hold ends. */
+  private holdBelow(): number {
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
+    const now = performance.now();
+    let below = -Infinity;
+    let next = Infinity;
+    for (const [job, until] of this.urgentComing) {
+      if (until <= now || job.finished) {
+        this.urgentComing.delete(job);
+        continue;
+      }
+      below = Math.max(below, job.priority);
+      next = Math.min(next, until);
+    }
+    if (next < Infinity) {
+      this.holdTimer = setTimeout(() => {
+        this.holdTimer = undefined;
+        this.dispatch();
+      }, Math.max(1, next - now));
+    }
+    return below;
   }
 
   private busy(device: number): number {
@@ -228,9 +278,11 @@ export class ProverLanes {
     this.expireStalled();
     const { config } = this.opts;
     const maxBatch = config.scheduler.max_batch_size;
+    const holdBelow = this.holdBelow();
     for (let assigned = true; assigned && this.queue.length > 0; ) {
       assigned = false;
       for (const first of this.queue.toArray()) {
+        if (first.priority < holdBelow) break; // the queue is in priority order: the rest waits for the urgent job
         const lane = this.laneFor(first);
         if (lane === undefined) continue;
         const same = this.queue

@@ -2,8 +2,12 @@
  * The partition pipeline of one job: at most lanes + synthesis_lookahead partitions in flight
  * across all jobs, handed out by job priority then submission order ([pipeline_wait] when that
  * waits), one at a time per job when [pipeline] is disabled: [partition[k]] → [mem_wait] reserve the working set → [synth] witness (worker
- * threads) → a prover lane ([lane_wait], [prove]) → [verify] → release. The proving of one
- * partition (native code, off the JS thread) overlaps the synthesis of the next.
+ * threads) → a prover lane ([lane_wait], [prove]) → [verify]. The proving of one partition (native
+ * code, off the JS thread) overlaps the synthesis of the next. A partition's slot and memory are given
+ * back when its proof is made, before it is verified: the verification (in the verification worker)
+ * is off the next partition's critical path (WindowPoSt partitions of one deadline proved back to back).
+ * A latency-critical job's partition (priority CRITICAL: WinningPoSt) takes its slot in overdraft
+ * (RankedSemaphore): it never waits for a partition in flight to be proved.
  */
 import type { Backend } from '../backend/backend.js';
 import { FR_BYTES } from '../field/layout.js';
@@ -17,7 +21,8 @@ import { CancelledError, errorText, type Job } from './jobs.js';
 import type { ProverLanes } from './lanes.js';
 import type { MemoryBudget, Reservation } from './memory.js';
 import type { SrsEntry } from './srs-cache.js';
-import type { PartitionWitness, ProofWork } from './types.js';
+import { Priority, type PartitionWitness, type ProofWork } from './types.js';
+import { insertByRank, type Rank } from './queue.js';
 
 /** Bytes one partition needs while in flight: the witness, and what the backend says one
  *  partition proof of this domain takes (Backend.partitionWorkingSetBytes: the a, b, c
@@ -51,34 +56,29 @@ export class Semaphore {
  * A semaphore whose waiters are served by rank (lower first; ties in arrival order): the engine's
  * partition slots go to the most urgent, then oldest, job first, so one proof's partitions run
  * back to back instead of interleaving with the next job's (whose first answer would otherwise come
- * only when all of them end).
+ * only when all of them end). An `overdraft` acquire (a latency-critical job's partition: a
+ * WinningPoSt's) never waits: it takes a slot beyond the limit, paid back by the next release, so it
+ * does not wait for a partition in flight to be proved before its own synthesis starts.
  */
 export class RankedSemaphore {
-  private waiters: { rank: readonly number[]; wake: () => void }[] = [];
+  private waiters: { rank: Rank; wake: () => void }[] = [];
   constructor(private free: number) {}
   get available(): boolean {
     return this.free > 0;
   }
-  async acquire(rank: readonly number[]): Promise<void> {
-    if (this.free > 0) {
+  async acquire(rank: Rank, overdraft = false): Promise<void> {
+    if (this.free > 0 || overdraft) {
       this.free--;
       return;
     }
-    await new Promise<void>((wake) => {
-      const i = this.waiters.findIndex((w) => compareRank(rank, w.rank) < 0);
-      this.waiters.splice(i < 0 ? this.waiters.length : i, 0, { rank, wake });
-    });
+    await new Promise<void>((wake) => insertByRank(this.waiters, { rank, wake }));
   }
   release(): void {
-    const w = this.waiters.shift();
+    // a slot taken in overdraft is paid back first
+    const w = this.free < 0 ? undefined : this.waiters.shift();
     if (w) w.wake();
     else this.free++;
   }
-}
-
-function compareRank(a: readonly number[], b: readonly number[]): number {
-  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] - b[i];
-  return a.length - b.length;
 }
 
 export interface PipelineDeps {
@@ -91,8 +91,8 @@ export interface PipelineDeps {
    *  witnesses (4.2 GB each at 32 GiB) are made only as fast as the lanes take them; served by job
    *  priority, then submission order. */
   inFlight: RankedSemaphore;
-  /** Verifies a partition proof off the event loop (default: verifyProof on this thread). */
-  verify?: (entry: SrsEntry, proof: Proof, inputs: bigint[]) => Promise<{ ok: boolean; encoded: Uint8Array }>;
+  /** Verifies a partition proof of `job` off the event loop (default: verifyProof on this thread). */
+  verify?: (entry: SrsEntry, proof: Proof, inputs: bigint[], job: Job) => Promise<{ ok: boolean; encoded: Uint8Array }>;
 }
 
 /** Synthesises, proves and verifies every partition of `work`; returns the encoded proofs in order.
@@ -115,12 +115,21 @@ export async function runPartitions(deps: PipelineDeps, job: Job, work: ProofWor
     const ps = job.span.child(`partition[${k}]`);
     laneOf.set(ps, `partition ${k}`);
     let res: Reservation | undefined;
-    let global = false;
+    // the slot, the memory and the per-job slot, given back once (when the proof is made, or on failure)
+    let held = false;
+    const giveBack = (): void => {
+      if (!held) return;
+      held = false;
+      if (res !== undefined) budget.release(res);
+      deps.inFlight.release();
+      slots.release();
+    };
     try {
       const rank = [-job.priority, job.seq, k];
-      if (deps.inFlight.available) await deps.inFlight.acquire(rank);
+      const overdraft = job.priority >= Priority.CRITICAL;
+      if (deps.inFlight.available || overdraft) await deps.inFlight.acquire(rank, overdraft);
       else await ps.time('pipeline_wait', () => deps.inFlight.acquire(rank));
-      global = true;
+      held = true;
       if (job.cancelRequested) throw new CancelledError();
       res = budget.tryReserve(partBytes, `job ${job.id} partition ${k}`);
       if (res === undefined) res = await ps.time('mem_wait', () => budget.reserve(partBytes, `job ${job.id} partition ${k}`));
@@ -136,12 +145,12 @@ export async function runPartitions(deps: PipelineDeps, job: Job, work: ProofWor
         witness.release?.(); // the witness buffer goes back to the pool
         throw new CancelledError();
       }
-      const reservation = res;
       const p = lanes
         .prove(job, k, work.circuitId, entry, witness, ps)
+        .finally(giveBack) // the witness buffer is back in the pool: the next partition may start
         .then(({ proof }) =>
           ps.time('verify', async () => {
-            const v = deps.verify !== undefined ? await deps.verify(entry, proof, witness.inputs) : undefined;
+            const v = deps.verify !== undefined ? await deps.verify(entry, proof, witness.inputs, job) : undefined;
             const ok = v !== undefined ? v.ok : await verifyPartitionProof(entry.pvk, proof, witness.inputs);
             if (!ok) {
               throw new Error(`partition ${k}: the proof did not verify against its ${witness.inputs.length} public inputs (circuit ${work.circuitId})`);
@@ -154,19 +163,12 @@ export async function runPartitions(deps: PipelineDeps, job: Job, work: ProofWor
           stop ??= e;
           throw e;
         })
-        .finally(() => {
-          budget.release(reservation);
-          ps.end();
-          deps.inFlight.release();
-          slots.release();
-        });
+        .finally(() => ps.end());
       p.catch(() => {}); // observed below
       inFlight.push(p);
     } catch (e) {
-      if (res !== undefined) budget.release(res);
+      giveBack();
       ps.end();
-      if (global) deps.inFlight.release();
-      slots.release();
       stop ??= e instanceof CancelledError ? e : new Error(`partition ${k}: ${errorText(e)}`);
       break;
     }

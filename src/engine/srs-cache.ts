@@ -1,8 +1,9 @@
 /**
  * The SRS cache: Groth16 parameters per circuit id, loaded on demand (or by PreloadSRS), kept
  * while memory allows, reference-counted while proofs use them, evicted least-recently-used when
- * the memory budget is under pressure (only entries idle for eviction_min_idle, as cuzk) or on
- * EvictSRS. Entries hold their bytes as a MemoryBudget reservation.
+ * the memory budget is under pressure (only entries idle for eviction_min_idle, as cuzk, and never a
+ * circuit its provider keeps resident: WinningPoSt's) or on EvictSRS. Entries hold their bytes as a
+ * MemoryBudget reservation.
  *
  * One copy per device: an entry (shape, verifying key) is loaded with its first copy on the device
  * a job asks for (`acquire`); a prover lane of another device loads that device's copy when it first
@@ -220,11 +221,12 @@ export class SrsCache {
     return { wasLoaded: true, freedBytes: this.freeCopy(slot, c) };
   }
 
-  /** Pressure handler: evicts idle copies, least recently used first; returns the host bytes freed. */
+  /** Pressure handler: evicts idle copies, least recently used first (never those of a circuit its provider
+   *  keeps resident: CircuitProvider.keepResident); returns the host bytes freed. */
   evictIdle(bytesNeeded: number): number {
     const t = this.now();
     const idle = [...this.slots.values()]
-      .filter((s) => s.entry !== undefined && s.refCount === 0)
+      .filter((s) => s.entry !== undefined && s.refCount === 0 && this.provider(s.circuitId)?.keepResident?.(s.circuitId) !== true)
       .flatMap((s) => [...s.copies.values()].filter((c) => c.params !== undefined && t - c.lastUsedMs >= this.evictionMinIdleMs).map((c) => ({ s, c })))
       .sort((a, b) => a.c.lastUsedMs - b.c.lastUsedMs);
     let freed = 0;
@@ -253,6 +255,11 @@ export class SrsCache {
           devices: copies.map((c) => this.ordinal(c.device)),
         };
       });
+  }
+
+  /** The loaded entry of a circuit (no reference taken), undefined when not loaded. */
+  loaded(circuitId: string): SrsEntry | undefined {
+    return this.slots.get(circuitId)?.entry;
   }
 
   /** The span tree of a loaded circuit's load (undefined when not loaded). */
@@ -327,6 +334,7 @@ export class SrsCache {
     copy.hostBytes = hostBytesFor(backend, shape, bytes, slot.circuitId);
     copy.reservation = await span.time('mem_wait', () => this.budget.reserve(copy.hostBytes, this.label(slot.circuitId, copy.device)));
     const params = await span.time('load', (s) => provider.params(slot.circuitId, s, backend));
+    await this.prepareCircuit(backend, shape, span);
     const pvk = await span.time('prepare_vk', () => prepareVerifyingKey(params.vk));
     copy.params = params;
     copy.loadMs = this.now() - t0;
@@ -365,6 +373,7 @@ export class SrsCache {
       copy.hostBytes = hostBytesFor(backend, entry.shape, entry.sizeBytes, slot.circuitId);
       copy.reservation = await span.time('mem_wait', () => this.budget.reserve(copy.hostBytes, this.label(slot.circuitId, device)));
       const params = await span.time('load', (s) => provider.params(slot.circuitId, s, backend));
+      await this.prepareCircuit(backend, entry.shape, span);
       if (this.slots.get(slot.circuitId) !== slot || slot.copies.get(device) !== copy) {
         // the entry was freed while this copy loaded (it held no reference): drop it
         this.releaseParams(params, device);
@@ -383,6 +392,15 @@ export class SrsCache {
       }
     });
     return copy;
+  }
+
+  /** The circuit on the device with its parameters (Backend.prepareCircuit: the CUDA backend's matrices),
+   *  so that its first proof does not upload it. A failure here is left to that proof (which tries again,
+   *  and may re-plan after running out of device memory). */
+  private async prepareCircuit(backend: Backend, shape: CircuitShape, span: Span): Promise<void> {
+    if (typeof backend.prepareCircuit !== 'function') return;
+    const q = queryIndices(shape);
+    await span.time('circuit_upload', () => backend.prepareCircuit!({ shape, logN: Math.log2(domainSize(shape)), aIdx: q.a, bIdx: q.b })).catch(() => undefined);
   }
 
   private label(circuitId: string, device: number): string {

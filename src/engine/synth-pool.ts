@@ -5,11 +5,20 @@
  * copying it. Witness generation therefore runs off the JS thread that drives the prover, which is
  * what lets synthesis of one partition overlap the proving of another.
  *
+ * Waiting tasks run by rank (queue.ts: the engine ranks a job's tasks [-priority, job seq, …], so a
+ * WinningPoSt's checks and witness jump a queue of PoRep C1 checks, and one job's partitions go in
+ * order), ties in arrival order; unranked tasks after ranked ones. `reserved` workers beyond `size`
+ * take only urgent tasks (a latency-critical job's), so such a task starts at once even while every
+ * other worker runs a long check (a 32 GiB C1 partition check takes seconds); they run at the event
+ * loop's nice level (0) rather than 5, and an urgent task prefers them (their modules are warm).
+ * A task that waits can be dropped (its signal aborted); one that runs finishes.
+ *
  * Functions run in a worker must be pure with respect to their argument (no shared state).
  * Workers are started lazily and kept; `close()` terminates them.
  */
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
+import { insertByRank, type Rank } from './queue.js';
 
 export interface SynthTask {
   /** file: URL of the module (e.g. new URL('../kinds/demo-circuit-worker.js', import.meta.url).href). */
@@ -19,28 +28,54 @@ export interface SynthTask {
   arg: unknown;
 }
 
+export interface SynthRunOptions {
+  /** Lower runs first (queue.ts compareRank), ties in arrival order; unranked tasks run after ranked ones. */
+  rank?: Rank;
+  /** May run on a reserved worker (a latency-critical job's task). */
+  urgent?: boolean;
+  /** Aborted while the task waits: it is dropped and rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** What a planner gets of the pool (PlanContext.synthPool): the engine hands each job a view that ranks
+ *  its tasks (SynthesisPool.forJob). */
+export interface SynthRunner {
+  /** General workers (the ones any task may use). */
+  readonly size: number;
+  run<T>(task: SynthTask, opts?: SynthRunOptions): Promise<T>;
+}
+
 interface Pending {
   task: SynthTask;
+  rank: Rank;
+  urgent: boolean;
   resolve: (v: unknown) => void;
-  reject: (e: Error) => void;
+  reject: (e: unknown) => void;
+  /** Removes the abort listener. */
+  detach: () => void;
 }
 
 interface Slot {
   worker: Worker;
   busy: Pending | undefined;
+  reserved: boolean;
 }
 
 const WORKER_URL = new URL('./synth-worker.js', import.meta.url);
+const UNRANKED: Rank = [Number.POSITIVE_INFINITY];
 
-export class SynthesisPool {
+export class SynthesisPool implements SynthRunner {
   readonly size: number;
+  /** Workers that take urgent tasks only. */
+  readonly reserved: number;
   private readonly slots: Slot[] = [];
   private readonly queue: Pending[] = [];
   private closed = false;
 
-  /** threads 0 = auto: half the CPUs, at least 1. */
-  constructor(threads = 0) {
+  /** threads 0 = auto: half the CPUs, at least 1. `reserved` (default 0): workers for urgent tasks only. */
+  constructor(threads = 0, opts: { reserved?: number } = {}) {
     this.size = threads > 0 ? threads : Math.max(1, Math.floor(availableParallelism() / 2));
+    this.reserved = Math.max(0, Math.floor(opts.reserved ?? 0));
   }
 
   get busy(): number {
@@ -51,29 +86,67 @@ export class SynthesisPool {
     return this.queue.length;
   }
 
-  run<T>(task: SynthTask): Promise<T> {
+  run<T>(task: SynthTask, opts: SynthRunOptions = {}): Promise<T> {
     if (this.closed) return Promise.reject(new Error('synthesis pool is closed'));
+    const signal = opts.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ task, resolve: resolve as (v: unknown) => void, reject });
+      const p: Pending = { task, rank: opts.rank ?? UNRANKED, urgent: opts.urgent === true, resolve: resolve as (v: unknown) => void, reject, detach: () => undefined };
+      if (signal !== undefined) {
+        const onAbort = (): void => {
+          const i = this.queue.indexOf(p);
+          if (i < 0) return; // running: it finishes
+          this.queue.splice(i, 1);
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        p.detach = () => signal.removeEventListener('abort', onAbort);
+      }
+      insertByRank(this.queue, p);
       this.dispatch();
     });
   }
 
+  /** A view whose tasks rank at `rank` (a task's own rank is appended) and are `urgent` unless said otherwise. */
+  forJob(rank: Rank, urgent = false): SynthRunner {
+    return {
+      size: this.size,
+      run: <T>(task: SynthTask, opts: SynthRunOptions = {}) => this.run<T>(task, { ...opts, rank: [...rank, ...(opts.rank ?? [])], urgent: opts.urgent ?? urgent }),
+    };
+  }
+
+  /** A free worker for a task (started when the pool has room): urgent tasks prefer a reserved one. */
+  private slotFor(urgent: boolean): Slot | undefined {
+    const free = (reserved: boolean): Slot | undefined => {
+      const s = this.slots.find((x) => x.busy === undefined && x.reserved === reserved);
+      if (s !== undefined) return s;
+      const count = this.slots.filter((x) => x.reserved === reserved).length;
+      return count < (reserved ? this.reserved : this.size) ? this.spawn(reserved) : undefined;
+    };
+    return urgent ? (free(true) ?? free(false)) : free(false);
+  }
+
   private dispatch(): void {
-    while (this.queue.length > 0) {
-      let slot = this.slots.find((s) => s.busy === undefined);
-      if (slot === undefined && this.slots.length < this.size) slot = this.spawn();
-      if (slot === undefined) return;
-      const p = this.queue.shift()!;
+    // in rank order; a task that finds no worker is passed over only for a later urgent one (a reserved worker)
+    for (let i = 0; i < this.queue.length; ) {
+      const p = this.queue[i]!;
+      const slot = this.slotFor(p.urgent);
+      if (slot === undefined) {
+        i++;
+        continue;
+      }
+      this.queue.splice(i, 1);
+      p.detach();
       slot.busy = p;
       slot.worker.postMessage(p.task);
     }
   }
 
-  private spawn(): Slot {
-    const worker = new Worker(WORKER_URL);
+  private spawn(reserved: boolean): Slot {
+    // the reserved workers run at the event loop's nice level, the others below it (synth-worker.ts)
+    const worker = new Worker(WORKER_URL, { workerData: { nice: reserved ? 0 : 5 } });
     worker.unref();
-    const slot: Slot = { worker, busy: undefined };
+    const slot: Slot = { worker, busy: undefined, reserved };
     worker.on('message', (msg: { ok: boolean; value?: unknown; error?: string }) => {
       const p = slot.busy;
       slot.busy = undefined;
@@ -101,7 +174,10 @@ export class SynthesisPool {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const p of this.queue.splice(0)) p.reject(new Error('synthesis pool closed'));
+    for (const p of this.queue.splice(0)) {
+      p.detach();
+      p.reject(new Error('synthesis pool closed'));
+    }
     await Promise.all(this.slots.splice(0).map((s) => s.worker.terminate()));
   }
 }

@@ -4,12 +4,14 @@
  * { ok: false, error }.
  */
 import { setPriority } from 'node:os';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 
 // Below the event loop thread (Linux nice values are per thread; 0 = this thread): when the CPU is
 // oversubscribed, GetStatus and the prover's scheduling go first, witnesses still use every idle core.
+// A pool's reserved workers (urgent tasks: a WinningPoSt's) stay at the event loop's level (workerData.nice 0).
 try {
-  setPriority(0, 5);
+  const nice = (workerData as { nice?: unknown } | null)?.nice;
+  setPriority(0, typeof nice === 'number' ? nice : 5);
 } catch {
   /* not permitted: the default priority */
 }

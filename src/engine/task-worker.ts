@@ -16,13 +16,18 @@ export interface OffThreadTask<T> {
 
 const live = new Set<Worker>();
 
-/** Runs `fn` of `module` (a file: URL) with `arg` in a new worker thread. */
-export function runOffThread<T>(module: string, fn: string, arg: unknown): OffThreadTask<T> {
+/** Runs `fn` of `module` (a file: URL) with `arg` in a new worker thread. `fn` gets a second argument, a
+ *  function whose (structured-cloned) calls reach `onProgress` here while it runs. */
+export function runOffThread<T>(module: string, fn: string, arg: unknown, onProgress?: (p: unknown) => void): OffThreadTask<T> {
   const worker = new Worker(new URL(import.meta.url), { workerData: { module, fn, arg } });
   live.add(worker);
   const result = new Promise<T>((resolve, reject) => {
     let settled = false;
-    worker.once('message', (msg: { ok: boolean; value?: T; error?: string }) => {
+    worker.on('message', (msg: { ok: boolean; value?: T; error?: string; progress?: unknown }) => {
+      if (msg.progress !== undefined) {
+        if (!settled) onProgress?.(msg.progress);
+        return;
+      }
       settled = true;
       if (msg.ok) resolve(msg.value as T);
       else reject(new Error(msg.error ?? `${fn} failed in its worker`));
@@ -71,7 +76,8 @@ if (!isMainThread && parentPort !== null && workerData?.module !== undefined) {
       const mod = (await import(module)) as Record<string, unknown>;
       const f = mod[fn];
       if (typeof f !== 'function') throw new Error(`${module} has no exported function ${fn}`);
-      const value: unknown = await (f as (a: unknown) => unknown)(arg);
+      const progress = (p: unknown): void => parentPort!.postMessage({ progress: p });
+      const value: unknown = await (f as (a: unknown, progress: (p: unknown) => void) => unknown)(arg, progress);
       try {
         parentPort!.postMessage({ ok: true, value }, [...buffersOf(value)]);
       } catch {

@@ -101,8 +101,12 @@ export class PlanError extends Error {
 }
 
 export interface PlanContext {
-  /** Worker pool for synthesis (may be used or not by a planner). */
-  synthPool: import('./synth-pool.js').SynthesisPool;
+  /** Worker pool for synthesis (may be used or not by a planner): the engine's pool as seen by this job, its
+   *  tasks ranked by the job's priority and submission order (synth-pool.ts SynthesisPool.forJob); a planner
+   *  may rank a job's own tasks further (e.g. by partition: `{ rank: [k] }`). */
+  synthPool: import('./synth-pool.js').SynthRunner;
+  /** The job's `validate` span: a planner may record its steps under it (the engine's warm() call has none). */
+  span?: Span;
   /** Witness buffers in the backend's memory, reused across partitions (give them back in
    *  PartitionWitness.release). */
   buffers: import('./buffers.js').BufferPool;
@@ -135,6 +139,13 @@ export interface CircuitProvider {
    *  whose copy this is (with several GPUs each loads its own; on a GPU the sections go to that
    *  device). Without it, the provider's own backend. */
   params(circuitId: string, span: Span, backend?: Backend): Promise<Parameters>;
+  /** Whether the parameters loaded for `circuitId` are INSECURE development parameters (a proof made with
+   *  them never verifies on chain): every result of such a proof says so (JobResult, /status, the status
+   *  page, the bench client). Absent: official parameters. */
+  insecure?(circuitId: string): boolean;
   /** Stops work in flight (worker threads compiling shapes) at shutdown. */
   close?(): Promise<void>;
+  /** Optional: true for a circuit whose parameters memory pressure never evicts (a latency-critical kind's:
+   *  WinningPoSt's; only EvictSRS frees them). */
+  keepResident?(circuitId: string): boolean;
 }

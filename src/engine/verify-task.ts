@@ -33,16 +33,30 @@ export interface VerifyArg {
 
 const prepared = new Map<string, Promise<PreparedVerifyingKey>>();
 
-/** Verifies the proof and encodes it (the 192 bytes of the answer: encoding checks each point,
- *  which costs about as much as a pairing in JavaScript, so it is done here too). */
-export async function verifyEncoded(arg: VerifyArg): Promise<{ ok: boolean; encoded: Uint8Array; ms: number }> {
-  const t0 = performance.now();
+/** The prepared key of `vkId` in this worker, decoded and prepared on its first use (16 kept). */
+function preparedKey(arg: { vkId: string; vk: Uint8Array }): Promise<PreparedVerifyingKey> {
   let pvk = prepared.get(arg.vkId);
   if (pvk === undefined) {
     pvk = decodeVerifyingKey(arg.vk, { checkPoints: false }).then(prepareVerifyingKey);
     prepared.set(arg.vkId, pvk);
     if (prepared.size > 16) prepared.delete(prepared.keys().next().value!);
   }
+  return pvk;
+}
+
+/** Prepares a key ahead of its first proof (the engine's PreloadSRS): that proof's verification then
+ *  finds it ready. The worker's modules (the pairing's, the native input sum's) load with it. */
+export async function prepareKey(arg: { vkId: string; vk: Uint8Array }): Promise<{ ms: number }> {
+  const t0 = performance.now();
+  await preparedKey(arg);
+  return { ms: performance.now() - t0 };
+}
+
+/** Verifies the proof and encodes it (the 192 bytes of the answer: encoding checks each point,
+ *  which costs about as much as a pairing in JavaScript, so it is done here too). */
+export async function verifyEncoded(arg: VerifyArg): Promise<{ ok: boolean; encoded: Uint8Array; ms: number }> {
+  const t0 = performance.now();
+  const pvk = preparedKey(arg);
   const proof: Proof = {
     a: G1.fromAffine(arg.proof.a),
     b: G2.fromAffine(arg.proof.b as Parameters<typeof G2.fromAffine>[0]),

@@ -12,7 +12,7 @@ import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../util/limits.js';
 import { FR_MODULUS } from '../field/layout.js';
 import { bytesToBigintLE } from './hash/fr32.js';
 import type { MerkleProof, MerkleProofShape, PathElement } from './tree/path.js';
-import { DRG_DEGREE, EXP_DEGREE, LABEL_PARENTS, niChallenges } from './graph.js';
+import { DRG_DEGREE, EXP_DEGREE, LABEL_PARENTS, niChallenges, proverIdFromActorId } from './graph.js';
 import { sealProofInfo, type SealProofInfo, type TreeShape } from './registry.js';
 
 export class C1FormatError extends Error {
@@ -25,6 +25,10 @@ export class C1FormatError extends Error {
     this.path = path;
   }
 }
+
+/** What the daemon's errors about a request's C1 start with (its gRPC field); the CLI puts the option and file the
+ *  user gave in its place (`--c1 c1.json: …`). */
+export const VANILLA_PROOF_PREFIX = 'vanilla_proof (Commit2In): ';
 
 export interface ColumnProof {
   /** Node index of the column. */
@@ -73,11 +77,18 @@ export interface C1Output {
   readonly statedChallenges?: true;
 }
 
+/** The forms a C1 comes in: lotus-bench / Curio's `Commit2In` wrapper, the raw C1 JSON, or gpuproxy's C2 input
+ *  (venus-cluster / damocles operators: `{c1out, prover_id, sector_id, miner_id}`). */
+export type C1InputForm = 'commit2in' | 'c1' | 'gpuproxy';
+
 export interface Commit2In {
   readonly sectorNum: number;
   readonly sectorSize: number;
-  /** "f0…" ID address when the wrapper carries one (the fixtures do; lotus-bench does not). */
+  /** "f0…" ID address when the input carries one (the fixtures' wrapper and gpuproxy's miner_id do; lotus-bench does not). */
   readonly miner: string | undefined;
+  /** gpuproxy's prover_id as given (checked against miner_id when both are there); else derived from `miner`. */
+  readonly proverId?: Uint8Array;
+  readonly form: C1InputForm;
   readonly phase1Out: C1Output;
 }
 
@@ -286,10 +297,10 @@ function parseJsonText(input: string | Uint8Array, path: string, prefix: string)
   }
 }
 
-/** Validates an already-decoded C1 JSON value. */
-export function parseC1Value(value: Json): C1Output {
-  const o = asObject(value, '');
-  const [rpv, rpp] = field(o, 'registered_proof', '');
+/** Validates an already-decoded C1 JSON value; `root` is its JSON path in the input (gpuproxy's `c1out`). */
+export function parseC1Value(value: Json, root = ''): C1Output {
+  const o = asObject(value, root);
+  const [rpv, rpp] = field(o, 'registered_proof', root);
   if (typeof rpv !== 'string') throw new C1FormatError(rpp, `expected a string, got ${typeName(rpv)}`);
   const info = sealProofInfo(rpv);
   if (info === undefined) throw new C1FormatError(rpp, `unknown registered proof ${show(rpv)}`);
@@ -298,22 +309,22 @@ export function parseC1Value(value: Json): C1Output {
     treeSeg: segments(info.tree),
     commDSeg: { shape: 'Single', base: new Array<number>(info.commDLevels).fill(2), sub: [], top: [] },
   };
-  const [cr, crp] = field(o, 'comm_r', '');
+  const [cr, crp] = field(o, 'comm_r', root);
   const commR = asFrBytes(cr, crp);
-  const [cd, cdp] = field(o, 'comm_d', '');
+  const [cd, cdp] = field(o, 'comm_d', root);
   const commD = asFrBytes(cd, cdp);
-  const [ri, rip] = field(o, 'replica_id', '');
+  const [ri, rip] = field(o, 'replica_id', root);
   const replicaId = asFrBytes(ri, rip);
-  const [sd, sdp] = field(o, 'seed', '');
+  const [sd, sdp] = field(o, 'seed', root);
   const seed = asBytes32(sd, sdp);
-  const [tk, tkp] = field(o, 'ticket', '');
+  const [tk, tkp] = field(o, 'ticket', root);
   const ticket = asBytes32(tk, tkp);
   // refused by rust-fil-proofs' seal_commit_phase2 (every version; NI-PoRep derives nothing from the seed)
   for (const [v, p] of [[commD, cdp], [commR, crp], [seed, sdp]] as const) {
     if (v.every((b) => b === 0)) throw new C1FormatError(p, 'all 32 bytes zero (rust-fil-proofs refuses it in commit phase 2)');
   }
 
-  const [vp, vpp] = field(o, 'vanilla_proofs', '');
+  const [vp, vpp] = field(o, 'vanilla_proofs', root);
   const vo = asObject(vp, vpp);
   const keys = Object.keys(vo);
   if (keys.length !== 1 || keys[0] !== info.vanillaKey) {
@@ -389,7 +400,7 @@ function commit2InFromValue(o: Record<string, Json>, phase1Bytes?: Uint8Array): 
   if (phase1Out.registeredProof.sectorSize !== sectorSize) {
     throw new C1FormatError(ssp, `${sectorSize} does not match ${phase1Out.registeredProof.name} (${phase1Out.registeredProof.sectorSize})`);
   }
-  return { sectorNum, sectorSize, miner, phase1Out };
+  return { sectorNum, sectorSize, miner, form: 'commit2in', phase1Out };
 }
 
 /** Inputs past this size are looked at as bytes first (largeCommit2In). */
@@ -458,10 +469,48 @@ export function largeCommit2In(b: Uint8Array): Commit2In | undefined {
 }
 
 /**
- * Either form a C1 comes in: the Commit2In wrapper (what Curio and lotus-bench send), or the raw C1
- * JSON (an object with `registered_proof` and no `Phase1Out`; then SectorNum is 0 and there is no
- * miner). Errors are the wrapper's unless the input is a raw C1. Wrappers over 128 MiB are read as
- * bytes (largeCommit2In).
+ * gpuproxy's C2 input (ipfs-force-community/gpuproxy `C2Input`, what venus-cluster / damocles send):
+ * `{"c1out": <raw C1>, "prover_id": [32 bytes], "sector_id": n, "miner_id": n}` (serde: SectorId and ActorID as
+ * plain numbers, ProverId as 32 integers). prover_id must be the miner's (its actor id as LEB128, zero-padded); with
+ * no miner_id (gpuproxy's stored C2Resource has none) the miner is read back from prover_id when it is one.
+ */
+function gpuproxyFromValue(o: Record<string, Json>): Commit2In {
+  const [c, cp] = field(o, 'c1out', '');
+  const phase1Out = parseC1Value(c, cp);
+  const [pv, pp] = field(o, 'prover_id', '');
+  const proverId = asBytes32(pv, pp);
+  const [sv, sp] = field(o, 'sector_id', '');
+  const sectorNum = asUint(sv, sp);
+  let miner: string | undefined;
+  if (o.miner_id !== undefined && o.miner_id !== null) {
+    const minerId = asUint(o.miner_id, 'miner_id');
+    const expected = proverIdFromActorId(minerId);
+    if (!expected.every((b, i) => b === proverId[i])) {
+      throw new C1FormatError(pp, `is not miner_id ${minerId}'s prover id (f0${minerId}: [${expected.slice(0, 4).join(',')},0,…])`);
+    }
+    miner = `f0${minerId}`;
+  } else miner = actorIdOfProverId(proverId);
+  return { sectorNum, sectorSize: phase1Out.registeredProof.sectorSize, miner, proverId, form: 'gpuproxy', phase1Out };
+}
+
+/** The "f0…" address whose prover id these 32 bytes are (canonical LEB128, zero-padded); undefined when none. */
+function actorIdOfProverId(p: Uint8Array): string | undefined {
+  let v = 0n;
+  let i = 0;
+  for (; i < 10; i++) {
+    v |= BigInt(p[i]! & 0x7f) << BigInt(7 * i);
+    if ((p[i]! & 0x80) === 0) break;
+  }
+  if (i === 10 || v >= 1n << 64n) return undefined;
+  const expected = proverIdFromActorId(v);
+  return expected.every((b, k) => b === p[k]) ? `f0${v}` : undefined;
+}
+
+/**
+ * Any of the three forms a C1 comes in (C1InputForm): the Commit2In wrapper (what Curio and lotus-bench send,
+ * an object with `Phase1Out`, `SectorNum` or `SectorSize`), the raw C1 JSON (`registered_proof` and no `Phase1Out`; then SectorNum is 0 and
+ * there is no miner) or gpuproxy's C2 input (`c1out`). An object that is none of them is refused naming all three. Wrappers over 128 MiB are read
+ * as bytes (largeCommit2In).
  */
 export function parseC1Input(input: string | Uint8Array): Commit2In {
   if (typeof input !== 'string' && input.length > LARGE_INPUT_BYTES) {
@@ -469,9 +518,17 @@ export function parseC1Input(input: string | Uint8Array): Commit2In {
     if (large !== undefined) return large;
   }
   const o = asObject(parseJsonText(input, '', ''), '');
-  if (o.Phase1Out === undefined && o.registered_proof !== undefined) {
+  // a wrapper missing Phase1Out is a broken wrapper (named so), not another form
+  if (o.Phase1Out !== undefined || o.SectorNum !== undefined || o.SectorSize !== undefined) return commit2InFromValue(o);
+  if (o.registered_proof !== undefined) {
     const phase1Out = parseC1Value(o);
-    return { sectorNum: 0, sectorSize: phase1Out.registeredProof.sectorSize, miner: undefined, phase1Out };
+    return { sectorNum: 0, sectorSize: phase1Out.registeredProof.sectorSize, miner: undefined, form: 'c1', phase1Out };
   }
-  return commit2InFromValue(o);
+  if (o.c1out !== undefined) return gpuproxyFromValue(o);
+  const keys = Object.keys(o);
+  throw new C1FormatError(
+    '',
+    'not a C1 in any form kiln reads: a Commit2In wrapper {SectorNum, Phase1Out, SectorSize}, a raw C1 {registered_proof, vanilla_proofs, …} ' +
+      `or gpuproxy's C2 input {c1out, prover_id, sector_id, miner_id}; this object has ${keys.length ? `the keys ${keys.slice(0, 8).join(', ')}${keys.length > 8 ? ', …' : ''}` : 'no keys'}`,
+  );
 }

@@ -90,16 +90,25 @@ export function sectorSizeByCircuitLabel(label: string): SectorSize | undefined 
 }
 
 /**
- * The one sector-size parser: "2KiB", "2kib", "2 KiB", "2K", "8MiB", "32G", "2048" or 2048; the
- * size when it is one of the five, else undefined (callers word the error for their user).
+ * The one sector-size parser, for what people type: "2KiB", "2kib", "2 KiB", "2KB", "2K", "8MiB", "512MB",
+ * "32G", "32GiB", "2048", "2048B" or 2048. KB/MB/GB mean KiB/MiB/GiB here (sector sizes are powers of two:
+ * nobody means 2,000 bytes). The size when it is one of the five, else undefined (callers refuse it with
+ * sectorSizeRefusal).
  */
 export function parseSectorSize(size: string | number): SectorSize | undefined {
   if (typeof size === 'number') return sectorSizeByBytes(size);
-  const m = /^(\d+)\s*(KiB|MiB|GiB|K|M|G)?$/i.exec(size.trim());
+  const m = /^(\d+)\s*(?:([KMGT])(?:i?B)?|B)?$/i.exec(size.trim());
   if (!m) return undefined;
-  const unit = (m[2] ?? '').toUpperCase()[0];
-  const mult = unit === 'K' ? 1024 : unit === 'M' ? 2 ** 20 : unit === 'G' ? 2 ** 30 : 1;
+  const unit = (m[2] ?? '').toUpperCase();
+  const mult = unit === 'K' ? 1024 : unit === 'M' ? 2 ** 20 : unit === 'G' ? 2 ** 30 : unit === 'T' ? 2 ** 40 : 1;
   return sectorSizeByBytes(Number(m[1]) * mult);
+}
+
+/** The one wording of a refused sector size, `option` the flag it came with ("--sector-size"; none: a value
+ *  read from a file). */
+export function sectorSizeRefusal(value: string | number, option?: string): string {
+  const shown = typeof value === 'number' ? `${value} bytes` : `'${value}'`;
+  return `${option === undefined ? '' : `${option} `}${shown}: not a Filecoin sector size (${SIZES.map((s) => s.label).join(', ')}; also written 2KB, 2K, 32G or in bytes, 2048)`;
 }
 
 const VERSIONS: readonly SealProofVersion[] = ['V1', 'V1_1', 'V1_1_Feat_SyntheticPoRep', 'V1_2_Feat_NonInteractivePoRep'];

@@ -190,14 +190,17 @@ export async function proveWithRandomness(
   // The whole-partition call (CUDA) cannot be stopped inside: a cancellation is seen after it.
   const sums = backend.provePartition !== undefined ? await backend.provePartition(input) : await partitionSumsStepwise(backend, input, signal);
   signal?.throwIfAborted();
-  const { device_wait: deviceWait, stream_wait: streamWait, ...phases } = sums.timings;
+  const { device_wait: deviceWait, stream_wait: streamWait, circuit_upload: upload, host_wait: hostWait, ...phases } = sums.timings;
   for (const [phase, ms] of Object.entries(phases)) timings[phase as ProverPhase] += ms;
   const t = now();
   const proof = await assembleProof(backend, params.vk, r, s, { hSum: sums.h, lSum: sums.l, aSum: sums.a, b1Sum: sums.b1, b2Sum: sums.b2 });
   timings.assemble += now() - t;
   const totalMs = now() - start;
   if (span !== undefined) {
-    // a backend whose device other proofs share says how long this one waited for it (first)
+    // a backend that brought the circuit to the device in this call, and whose call waited for a thread,
+    // says so (first); one whose device other proofs share says how long this one waited for it
+    if (upload !== undefined) span.record('circuit_upload', upload);
+    if (hostWait !== undefined) span.record('host_wait', hostWait);
     if (deviceWait !== undefined) span.record('device_wait', deviceWait);
     for (const p of PROVER_PHASES) span.record(p, timings[p]);
     // a device that streams data from host memory says how long its compute waited for copies

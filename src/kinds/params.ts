@@ -8,7 +8,8 @@ import { existsSync } from 'node:fs';
 import type { Backend } from '../backend/backend.js';
 import type { EngineConfig } from '../engine/config.js';
 import type { AnyParameters } from '../groth16/keys.js';
-import { devParamsPath, devSetupOnDevice, ensureDevParamsFile } from '../groth16/setup.js';
+import { devParamsPath, devSetupOnDevice, ensureDevParamsFile, type SetupStepProgress } from '../groth16/setup.js';
+import type { ProgressFn } from '../util/progress.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import type { Span } from '../util/timing.js';
 import { loadPorepParams, type ParamsSource } from './porep-c2.js';
@@ -31,9 +32,23 @@ export interface CircuitParamsRequest {
   /** The official file name looked for (said in the notice when development parameters are used). */
   officialName?: string;
   /** Makes the development parameter file another way than ensureDevParamsFile on this thread (e.g. a
-   *  worker thread for the CPU setup). */
-  makeDevParams?: () => Promise<Awaited<ReturnType<typeof ensureDevParamsFile>>>;
+   *  worker thread for the CPU setup), telling its steps to `onStep`. */
+  makeDevParams?: (onStep: SetupStepProgress) => Promise<Awaited<ReturnType<typeof ensureDevParamsFile>>>;
+  /** The development setup's progress in percent (stage DEV_SETUP_STAGE), for a progress bar (the CLI). */
+  progress?: ProgressFn;
 }
+
+/** The progress messages of a development setup task in a worker thread (its `progress({step, done, total})`,
+ *  engine/task-worker.ts) as SetupStepProgress calls. */
+export function stepsOf(onStep: SetupStepProgress): (p: unknown) => void {
+  return (p) => {
+    const q = p as { step: string; done: number; total: number };
+    onStep(q.step, q.done, q.total);
+  };
+}
+
+/** The progress stage of a development setup (in percent). */
+export const DEV_SETUP_STAGE = 'INSECURE dev setup (%)';
 
 /** Runs `f`, logging `what` every 10 s while it runs, and its time at the end when that was over 10 s. */
 async function whileLogging<T>(notice: (msg: string) => void, what: string, f: () => Promise<T>): Promise<T> {
@@ -70,12 +85,24 @@ export async function loadCircuitParams(r: CircuitParamsRequest): Promise<AnyPar
       ? `parameters of ${id}: INSECURE development parameters (no official ones in ${r.config.srs.param_cache}), cached: ${devFile}`
       : `parameters of ${id}: no official parameters in ${r.config.srs.param_cache}: generating INSECURE development parameters once${where} (cached in ${r.devDir})`,
   );
-  // made (when missing) and then read like any parameter file, each step its own span
+  // made (when missing) and then read like any parameter file, each step its own span; its progress a notice every
+  // 10 s (the daemon's log) and, in percent, r.progress (the CLI's bar or lines)
   let last = 0;
+  const t0 = performance.now();
+  const onStep: SetupStepProgress = (step, done, total) => {
+    const pct = total > 0 ? Math.floor((100 * done) / total) : 0;
+    r.progress?.(DEV_SETUP_STAGE, pct, 100);
+    const elapsed = performance.now() - t0;
+    if (step === 'done' || elapsed - last < 10_000) return; // 'done': the line below says it
+    last = elapsed;
+    notice(`development setup of ${id}: ${step}, ${pct} % of the work after ${(elapsed / 1000).toFixed(0)} s`);
+  };
   const made = await span.time('dev_setup', () =>
-    r.makeDevParams ? r.makeDevParams() : ensureDevParamsFile(shape, r.backend, r.devDir, {
+    r.makeDevParams ? r.makeDevParams(onStep) : ensureDevParamsFile(shape, r.backend, r.devDir, {
       progressIntervalMs: 1000,
+      onStep,
       onProgress: (p) => {
+        if (p.bytesTotal > 0) r.progress?.(DEV_SETUP_STAGE, Math.floor((100 * p.bytesWritten) / p.bytesTotal), 100);
         if (p.phase === 'done' || p.elapsedMs - last < 10_000) return; // 'done': the line below says it
         last = p.elapsedMs;
         const pct = p.bytesTotal ? ` ${((100 * p.bytesWritten) / p.bytesTotal).toFixed(0)}% written` : '';

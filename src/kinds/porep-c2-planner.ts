@@ -9,10 +9,16 @@
  * Synthesis runs in the worker pool (porep-c2-worker.ts), the public inputs come from
  * partitionPublicInputs (what a chain verifier uses) and must equal the circuit's.
  *
+ * The C1's consistency checks (porepCheckPartition, one synthesis task per partition) are queued when the
+ * job is planned, in partition order and at the job's rank, and each partition's synthesis waits only for
+ * the checks up to its own (span `checks`): a 32 GiB job's first partition starts once its own partition is
+ * checked, not all ten (9.6–34.3 s of `validate` per job on the H200 under load, issue 29). A mismatch fails
+ * the job at the first partition synthesised after it is found, naming it as before.
+ *
  * Parameters (SRS): `<param_cache>/<circuit id>.params` when present (place or link the official
  * v28 file under that name); otherwise, only with `[srs] dev_params = true`, INSECURE development
- * parameters generated and cached in `<param_cache>/kiln-cache/dev-params/` (the same layout as the
- * CLI's --cache-dir, so `kiln prove --cache-dir <param_cache>/kiln-cache` shares them).
+ * parameters generated and cached in `<[kiln] cache_dir>/dev-params/` ($KILN_CACHE_DIR, else
+ * ~/.cache/kiln: the CLI's --cache-dir default, so what `kiln setup` or `kiln prove` made is used here).
  */
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
@@ -35,7 +41,8 @@ import {
 } from './porep-c2.js';
 import type { AnyParameters } from '../groth16/keys.js';
 import { devSetupOnDevice, type ensureDevParamsFile } from '../groth16/setup.js';
-import { loadCircuitParams } from './params.js';
+import { loadCircuitParams, stepsOf } from './params.js';
+import type { ProgressFn } from '../util/progress.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { EngineConfig } from '../engine/config.js';
@@ -53,11 +60,13 @@ export { porepCircuitId };
 export interface PorepKindOptions {
   config: EngineConfig;
   backend: Backend;
-  /** Shapes and development parameters (default `<param_cache>/kiln-cache`; the CLI passes its
-   *  --cache-dir). */
+  /** Shapes and development parameters (default `[kiln] cache_dir`; the CLI passes its
+   *  --cache-dir, whose default is the same). */
   cacheDir?: string;
   /** Lines worth telling a person (which parameters, a long generation starting); default none. */
   notice?: (msg: string) => void;
+  /** A development setup's progress in percent (the CLI's bar). */
+  progress?: ProgressFn;
 }
 
 export interface PorepKind {
@@ -71,7 +80,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
   const sources = new Map<string, ParamsSource>();
   const shapes = new Map<string, Promise<CircuitShape>>();
 
-  const shapeCacheDir = opts.cacheDir ?? join(opts.config.srs.param_cache, 'kiln-cache');
+  const shapeCacheDir = opts.cacheDir ?? opts.config.kiln.cache_dir;
   const notice = opts.notice ?? ((): void => undefined);
   const officialFiles = new Map<string, string>();
   /** `<param_cache>/<circuit id>.params`, or the official v28 file whose sizes match the circuit.
@@ -90,6 +99,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
   const devTasks = new Set<OffThreadTask<unknown>>();
   const circuits: CircuitProvider = {
     knows: (id) => infoForCircuit(id) !== undefined,
+    insecure: (id) => sources.get(id)?.kind === 'dev',
     async available(id) {
       if (!opts.config.srs.dev_params && (await officialFile(id)) === undefined) {
         const info = infoForCircuit(id)!;
@@ -139,16 +149,17 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         checkAvailable: () => circuits.available!(id),
         onSource: (s) => void sources.set(id, s),
         officialName: officialParamsCandidates(infoForCircuit(id)!, opts.config.srs.param_cache)[0],
+        progress: opts.progress,
         // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
         makeDevParams:
           !devSetupOnDevice(device) && (device.name === 'native' || device.name === 'reference')
-            ? () => {
-                const task = runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(SHAPE_MODULE, 'porepDevParamsTask', {
-                  circuitId: id,
-                  cacheDir: shapeCacheDir,
-                  devDir: join(shapeCacheDir, 'dev-params'),
-                  backend: device.name,
-                });
+            ? (onStep) => {
+                const task = runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(
+                  SHAPE_MODULE,
+                  'porepDevParamsTask',
+                  { circuitId: id, cacheDir: shapeCacheDir, devDir: join(shapeCacheDir, 'dev-params'), backend: device.name },
+                  stepsOf(onStep),
+                );
                 devTasks.add(task);
                 return task.result.finally(() => devTasks.delete(task));
               }
@@ -167,10 +178,13 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
     defaultPriority: Priority.NORMAL,
     async plan(req, ctx): Promise<ProofWork> {
       if (req.vanillaProof.length === 0) throw new PlanError('vanilla_proof is empty: expected the Commit2In JSON wrapper {SectorNum, Phase1Out, SectorSize}');
-      // parsing, the public inputs and the consistency checks run in a synthesis worker
+      // parsing, the public inputs and the replica_id check run in a synthesis worker
+      const t0 = performance.now();
       const statedNiChallenges = opts.config.kiln.insecure_stated_ni_challenges;
       const planned = await ctx.synthPool.run<PorepPlanTaskResult>({ module: SYNTH_MODULE, fn: 'porepPlanTask', arg: { bytes: req.vanillaProof, statedNiChallenges } });
       if (!planned.ok) throw new PlanError(planned.error);
+      ctx.span?.record('worker_wait', Math.max(0, performance.now() - t0 - planned.ms));
+      ctx.span?.record('parse', planned.ms);
       const c2 = planned.c2;
       // the registry's own object again (the worker sent a copy)
       const c1: C1Output = { ...c2.phase1Out, registeredProof: sealProofInfo(c2.phase1Out.registeredProof.name) ?? c2.phase1Out.registeredProof };
@@ -186,27 +200,32 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         throw new PlanError(`sector_number ${req.sectorNumber} does not match the Commit2In SectorNum ${c2.sectorNum}`);
       }
       const circuitId = porepCircuitId(info.sectorSize);
-      // fail fast: an inconsistent C1 (a replaced comm_r, a broken path, a wrong parent or column
-      // index) is named now instead of costing a whole proof that then fails to verify; the
-      // partitions are checked in parallel, each in a synthesis worker with only its own proofs
-      const checks = await Promise.all(
-        c1.partitions.map((_, k) =>
-          ctx.synthPool.run<PorepPartitionCheck>({
-            module: SYNTH_MODULE,
-            fn: 'porepCheckPartition',
-            arg: { c1: { ...c1, partitions: c1.partitions.map((p, i) => (i === k ? p : [])) }, partition: k },
-          }),
-        ),
-      );
-      const cross = crossPartitionFailures(checks);
-      const failures = [...planned.failures, ...checks.flatMap((c) => c.failures), ...cross];
-      const count = planned.count + checks.reduce((n, c) => n + c.count, 0) + cross.length;
-      if (count > 0) {
-        const more = count > 1 ? ` (and ${count - 1} more inconsistenc${count === 2 ? 'y' : 'ies'})` : '';
-        throw new PlanError(`the C1's vanilla proofs are inconsistent: ${failures[0]}${more}`);
-      }
+      if (planned.count > 0) throw new PlanError(inconsistent(planned.failures, planned.count));
       if (planned.inputs === undefined) throw new PlanError(planned.inputsError ?? 'no public inputs');
       const inputs = planned.inputs;
+      // fail fast: an inconsistent C1 (a replaced comm_r, a broken path, a wrong parent or column index) is
+      // named before the partition it concerns is synthesised; each partition is checked in a synthesis
+      // worker with only its own proofs, queued now in partition order (after this job's earlier partitions,
+      // before later jobs'), so the first partition waits for its own check only
+      const stopChecks = new AbortController();
+      const done: (PorepPartitionCheck | undefined)[] = c1.partitions.map(() => undefined);
+      const checks = c1.partitions.map((_, k) => {
+        const check = ctx.synthPool.run<PorepPartitionCheck>(
+          { module: SYNTH_MODULE, fn: 'porepCheckPartition', arg: { c1: { ...c1, partitions: c1.partitions.map((p, i) => (i === k ? p : [])) }, partition: k } },
+          { rank: [k], signal: stopChecks.signal },
+        );
+        check.then((c) => void (done[k] = c)).catch(() => undefined); // observed by the partitions' synthesis
+        return check;
+      });
+      /** Partition k's checks and the earlier ones' (and any later one found already): throws naming the first mismatch. */
+      const checked = async (k: number): Promise<void> => {
+        await Promise.all(checks.slice(0, k + 1));
+        const found = done.filter((c): c is PorepPartitionCheck => c !== undefined);
+        const cross = crossPartitionFailures(found);
+        const failures = [...found.flatMap((c) => c.failures), ...cross];
+        const count = found.reduce((n, c) => n + c.count, 0) + cross.length;
+        if (count > 0) throw new PlanError(inconsistent(failures, count));
+      };
       let c1Ref: C1Output | undefined = c1;
       return {
         circuitId,
@@ -214,6 +233,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         describe: `${info.name} sector ${c2.sectorNum}${c2.miner ? ` miner ${c2.miner}` : ''}${c1.statedChallenges ? ' (INSECURE: stated challenges)' : ''}`,
         async synthesize(k, span) {
           if (c1Ref === undefined) throw new Error('job disposed');
+          await span.time('checks', () => checked(k));
           const only: C1Output = { ...c1Ref, partitions: c1Ref.partitions.map((p, i) => (i === k ? p : [])) };
           if (runner !== undefined) {
             // native witness: the partition's witness program on the CPU pool (same bytes as the worker's)
@@ -238,7 +258,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
           }
           const arg: PorepWitnessArg = { c1: only, partition: k, numInputs: inputs[k].length + 1 };
           const t0 = performance.now();
-          const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'porepWitness', arg });
+          const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'porepWitness', arg }, { rank: [k] });
           span.record('worker_wait', Math.max(0, performance.now() - t0 - r.ms));
           span.record('witness', r.ms);
           const want = inputs[k];
@@ -250,9 +270,16 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         },
         dispose() {
           c1Ref = undefined;
+          stopChecks.abort(); // the checks still waiting for a worker are dropped
         },
       };
     },
   };
   return { planner, circuits, paramsSource: (id) => sources.get(id) };
+}
+
+/** The refusal of an inconsistent C1: its first failure, and how many more. */
+function inconsistent(failures: readonly string[], count: number): string {
+  const more = count > 1 ? ` (and ${count - 1} more inconsistenc${count === 2 ? 'y' : 'ies'})` : '';
+  return `the C1's vanilla proofs are inconsistent: ${failures[0]}${more}`;
 }

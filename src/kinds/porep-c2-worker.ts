@@ -2,7 +2,7 @@
  * Witness of one PoRep partition, run in a synthesis worker (see synth-pool.ts): the C1 arrives
  * structured-cloned with only this partition's vanilla proofs filled in.
  */
-import { C1FormatError, parseC1Input, withStatedChallenges, type C1Output, type Commit2In } from '../filecoin/c1.js';
+import { C1FormatError, VANILLA_PROOF_PREFIX, parseC1Input, withStatedChallenges, type C1Output, type Commit2In } from '../filecoin/c1.js';
 import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
 import { verifyC1Header, verifyC1Partition } from '../filecoin/verify.js';
@@ -42,7 +42,7 @@ export function porepCheckPartition(arg: { c1: C1Output; partition: number }): {
 }
 
 export type PorepPlanTaskResult =
-  | { ok: true; c2: Commit2In; inputs: bigint[][] | undefined; inputsError: string | undefined; failures: string[]; count: number }
+  | { ok: true; c2: Commit2In; inputs: bigint[][] | undefined; inputsError: string | undefined; failures: string[]; count: number; ms: number }
   | { ok: false; error: string };
 
 /**
@@ -50,15 +50,16 @@ export type PorepPlanTaskResult =
  * public inputs take tens of milliseconds for a 2 KiB C1 and seconds for a 32 GiB one: not on the
  * event loop): the parsed Commit2In, its public inputs and the replica_id check. The partitions'
  * consistency checks are separate tasks (porepCheckPartition), one per partition, so that a 32 GiB
- * C1's ten run in parallel: in one task they took ~47 s on the H200 machine, the whole wait before
- * its first partition could start (2026-12-02).
+ * C1's ten run in parallel (in one task they took ~47 s on the H200 machine, 2026-12-02) and each
+ * partition's synthesis waits only for its own (porep-c2-planner.ts).
  */
 export function porepPlanTask(arg: { bytes: Uint8Array; statedNiChallenges?: boolean }): PorepPlanTaskResult {
+  const t0 = performance.now();
   let c2: Commit2In;
   try {
     c2 = parseC1Input(arg.bytes);
   } catch (e) {
-    return { ok: false, error: `vanilla_proof (Commit2In): ${e instanceof C1FormatError ? e.message : (e as Error).message}` };
+    return { ok: false, error: `${VANILLA_PROOF_PREFIX}${e instanceof C1FormatError ? e.message : (e as Error).message}` };
   }
   // [kiln] insecure_stated_ni_challenges: an NI-PoRep C1's own challenges (synthetic C1s of benchmarks)
   if (arg.statedNiChallenges === true) c2 = { ...c2, phase1Out: withStatedChallenges(c2.phase1Out) };
@@ -70,13 +71,15 @@ export function porepPlanTask(arg: { bytes: Uint8Array; statedNiChallenges?: boo
   } catch (e) {
     inputsError = `public inputs of ${c1.registeredProof.name}: ${(e as Error).message}`;
   }
-  // with the wrapper's Miner, replica_id is recomputed from (prover id, sector number, ticket, comm_d, porep id) too
+  // with the wrapper's Miner (or gpuproxy's prover_id), replica_id is recomputed from (prover id, sector number,
+  // ticket, comm_d, porep id) too
   let ids: { proverId: Uint8Array; sectorId: number } | undefined;
   try {
-    if (c2.miner !== undefined) ids = { proverId: proverIdFromActorId(actorIdFromAddress(c2.miner)), sectorId: c2.sectorNum };
+    if (c2.proverId !== undefined) ids = { proverId: c2.proverId, sectorId: c2.sectorNum };
+    else if (c2.miner !== undefined) ids = { proverId: proverIdFromActorId(actorIdFromAddress(c2.miner)), sectorId: c2.sectorNum };
   } catch (e) {
-    return { ok: false, error: `vanilla_proof (Commit2In): Miner ${JSON.stringify(c2.miner).slice(0, 100)}: ${(e as Error).message}` };
+    return { ok: false, error: `${VANILLA_PROOF_PREFIX}Miner ${JSON.stringify(c2.miner).slice(0, 100)}: ${(e as Error).message}` };
   }
   const failures = verifyC1Header(c1, ids ?? {});
-  return { ok: true, c2, inputs, inputsError, failures: failures.slice(0, 5), count: failures.length };
+  return { ok: true, c2, inputs, inputsError, failures: failures.slice(0, 5), count: failures.length, ms: performance.now() - t0 };
 }

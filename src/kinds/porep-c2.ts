@@ -26,7 +26,7 @@ import { porepParamsFileName } from '../filecoin/params-names.js';
 import { stackedCircuitFor, stackedParamsFor, stackedShapeCircuit } from '../filecoin/circuit/index.js';
 import { type WitnessProgramRunner, stackedProgramFast, stackedShapeAndProgramFast, stackedWitnessNative } from '../filecoin/circuit/stacked-program.js';
 import { partitionPublicInputs } from '../filecoin/public-inputs.js';
-import { parseSectorSize, sealProofInfo, sectorSizeByBytes, sectorSizeByCircuitLabel, type SealProofInfo } from '../filecoin/registry.js';
+import { parseSectorSize, sealProofInfo, sectorSizeRefusal, sectorSizeByBytes, sectorSizeByCircuitLabel, type SealProofInfo } from '../filecoin/registry.js';
 import type { ShapeTaskResult } from './shape-cache.js';
 
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
@@ -47,12 +47,11 @@ export function porepInfoForCircuit(circuitId: string): SealProofInfo | undefine
   return sealProofInfo(`StackedDrg${size.label}V1_1`);
 }
 
-/** Parses `2KiB`, `8MiB`, `32GiB`, `2048`, … into bytes (the registry's parser, with the CLI's errors). */
-export function parsePorepSectorSize(s: string): number {
+/** Parses `2KiB`, `2KB`, `32G`, `2048`, … into bytes (the registry's parser and its one refusal, naming `option`). */
+export function parsePorepSectorSize(s: string, option = '--sector-size'): number {
   const size = parseSectorSize(s);
   if (size !== undefined) return size.sectorSize;
-  if (!/^(\d+)\s*(KiB|MiB|GiB|K|M|G)?$/i.test(s.trim())) throw new RangeError(`bad sector size '${s}' (expected e.g. 2KiB, 8MiB, 512MiB, 32GiB, 64GiB)`);
-  throw new RangeError(`no PoRep circuit for sector size ${s} (2KiB, 8MiB, 512MiB, 32GiB or 64GiB)`);
+  throw new RangeError(sectorSizeRefusal(s, option));
 }
 
 /** The V1_1 seal proof info of a sector size in bytes. */
@@ -120,12 +119,12 @@ export type PorepShapeTaskResult = ShapeTaskResult;
  * worker thread (engine/task-worker.ts): the CPU setup evaluates the circuit at tau in this thread
  * for seconds to hours. The shape is read from the cache `porepShapeTask` filled (or compiled).
  */
-export async function porepDevParamsTask(arg: { circuitId: string; cacheDir: string; devDir: string; backend: string }): Promise<EnsureDevParamsResult> {
+export async function porepDevParamsTask(arg: { circuitId: string; cacheDir: string; devDir: string; backend: string }, progress?: (p: { step: string; done: number; total: number }) => void): Promise<EnsureDevParamsResult> {
   const info = porepInfoForCircuit(arg.circuitId);
   if (info === undefined) throw new Error(`unknown PoRep circuit ${arg.circuitId}`);
   const { shape } = porepShape(info, arg.cacheDir);
   const { selectBackend } = await import('../backend/select.js');
-  const r = await ensureDevParamsFile(shape, selectBackend(arg.backend), arg.devDir);
+  const r = await ensureDevParamsFile(shape, selectBackend(arg.backend), arg.devDir, { onStep: (step, done, total) => progress?.({ step, done, total }) });
   return r;
 }
 

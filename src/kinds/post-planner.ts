@@ -16,7 +16,7 @@
  * Parameters: the official file by its name (`postParamsFileName`, e.g.
  * v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-<sha256>.params) or `<circuit id>.params` in
  * `[srs] param_cache`; otherwise, only with `[srs] dev_params = true`, INSECURE development parameters
- * (params.ts, exactly as PoRep: `<param_cache>/kiln-cache/dev-params/`).
+ * (params.ts, exactly as PoRep: `<[kiln] cache_dir>/dev-params/`).
  */
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
@@ -29,7 +29,8 @@ import type { PoStProofInfo, PoStSectorProof } from '../filecoin/post/types.js';
 import { parsePoStSectorProof, VanillaProofError } from '../filecoin/post/vanilla.js';
 import type { AnyParameters } from '../groth16/keys.js';
 import type { CircuitShape } from '../r1cs/cs.js';
-import { loadCircuitParams } from './params.js';
+import { loadCircuitParams, stepsOf } from './params.js';
+import type { ProgressFn } from '../util/progress.js';
 import { type ParamsSource, witnessRunner } from './porep-c2.js';
 import { findOfficialPoStParams, postProgramFor, postShapeCacheDir, postWitnessNativeFromTape, type PostShapeTaskResult, rememberPostProgram } from './post.js';
 import type { PoStPlanArg, PoStPlanTaskResult, PoStWitnessArg } from './post-worker.js';
@@ -44,9 +45,11 @@ const SHAPE_MODULE = new URL('./post.js', import.meta.url).href;
 export interface PoStKindOptions {
   config: EngineConfig;
   backend: Backend;
-  /** Shapes and development parameters (default `<param_cache>/kiln-cache`; the CLI passes its --cache-dir). */
+  /** Shapes and development parameters (default `[kiln] cache_dir`; the CLI passes its --cache-dir, whose default is the same). */
   cacheDir?: string;
   notice?: (msg: string) => void;
+  /** A development setup's progress in percent (the CLI's bar). */
+  progress?: ProgressFn;
 }
 
 export interface PoStKind {
@@ -130,7 +133,7 @@ export function planPoStRequest(req: ProofRequest, type: 'winning' | 'window'): 
 export function createPoStKind(opts: PoStKindOptions): PoStKind {
   const sources = new Map<string, ParamsSource>();
   const shapes = new Map<string, Promise<CircuitShape>>();
-  const shapeCacheDir = opts.cacheDir ?? join(opts.config.srs.param_cache, 'kiln-cache');
+  const shapeCacheDir = opts.cacheDir ?? opts.config.kiln.cache_dir;
   const notice = opts.notice ?? ((): void => undefined);
   const infoOf = (id: string): PoStProofInfo => {
     const info = postProofByCircuitId(id);
@@ -146,6 +149,9 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
 
   const circuits: CircuitProvider = {
     knows: (id) => postProofByCircuitId(id) !== undefined,
+    insecure: (id) => sources.get(id)?.kind === 'dev',
+    // a WinningPoSt answers within seconds or the block is lost: its parameters stay whatever else is evicted
+    keepResident: (id) => postProofByCircuitId(id)?.type === 'winning',
     async available(id) {
       const info = infoOf(id);
       if (!opts.config.srs.dev_params && findOfficialPoStParams(info, opts.config.srs.param_cache) === undefined) {
@@ -197,17 +203,18 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
         checkAvailable: () => circuits.available!(id),
         onSource: (s) => void sources.set(id, s),
         officialName: postParamsFileName(infoOf(id)),
+        progress: opts.progress,
         // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
         makeDevParams:
           !devSetupOnDevice(device) && (device.name === 'native' || device.name === 'reference')
-            ? () =>
+            ? (onStep) =>
                 track(
-                  runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(SHAPE_MODULE, 'postDevParamsTask', {
-                    circuitId: id,
-                    cacheDir: postShapeCacheDir(shapeCacheDir),
-                    devDir,
-                    backend: device.name,
-                  }),
+                  runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(
+                    SHAPE_MODULE,
+                    'postDevParamsTask',
+                    { circuitId: id, cacheDir: postShapeCacheDir(shapeCacheDir), devDir, backend: device.name },
+                    stepsOf(onStep),
+                  ),
                 )
             : undefined,
       });
@@ -220,10 +227,15 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
   const runner = witnessRunner();
   /** The request checked and planned in a synthesis worker (post-worker.ts postPlanTask). */
   const plan = async (req: ProofRequest, ctx: PlanContext, type: 'winning' | 'window'): Promise<WorkerPlan> => {
+    const t0 = performance.now();
     const { info, elements } = checkPoStRequest(req, type);
     const arg: PoStPlanArg = { registeredProof: info.id, elements, randomness: req.randomness, partitionIndex: req.partitionIndex, tape: runner !== undefined };
     const r = await ctx.synthPool.run<PoStPlanTaskResult>({ module: SYNTH_MODULE, fn: 'postPlanTask', arg });
     if (!r.ok) throw new PlanError(r.error);
+    // the validate span's steps: the request's fields and the wait for a worker, the checks and public inputs, the tape
+    ctx.span?.record('worker_wait', Math.max(0, performance.now() - t0 - r.planMs - r.tapeMs));
+    ctx.span?.record('checks', r.planMs);
+    if (r.tape !== undefined) ctx.span?.record('tape', r.tapeMs);
     return { info, elements, inputs: r.inputs, tape: r.tape, tapeMs: r.tapeMs, firstSectorId: r.firstSectorId, sectors: r.sectors, partitionIndex: req.partitionIndex };
   };
   const work = (plan: WorkerPlan, ctx: PlanContext, describe: string): ProofWork => {
@@ -252,9 +264,9 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
             buf = undefined;
           };
           try {
-            const w = await postWitnessNativeFromTape(runner, program, held.tape, out);
-            span.record('tape', plan.tapeMs ?? 0);
-            span.record('witness', w.runMs);
+            // (its tape was made with the plan: the validate span's `tape`, not this span's)
+            const tape = held.tape;
+            const w = await span.time('witness', () => postWitnessNativeFromTape(runner, program, tape, out));
             check(w.inputs);
             return { assignment: w.assignment, inputs: want, release: giveBack };
           } catch (e) {

@@ -87,12 +87,12 @@ export function postShapeTask(arg: { circuitId: string; cacheDir?: string; diges
  * setup evaluates the circuit at tau for seconds to hours). The shape is read from the cache postShapeTask
  * filled (recorded again when the cache is off: KILN_POST_SHAPE_CACHE=0).
  */
-export async function postDevParamsTask(arg: { circuitId: string; cacheDir?: string; devDir: string; backend: string }): Promise<EnsureDevParamsResult> {
+export async function postDevParamsTask(arg: { circuitId: string; cacheDir?: string; devDir: string; backend: string }, progress?: (p: { step: string; done: number; total: number }) => void): Promise<EnsureDevParamsResult> {
   const info = postProofByCircuitId(arg.circuitId);
   if (info === undefined) throw new Error(`unknown PoSt circuit ${arg.circuitId}`);
   const { shape } = postShape(info, arg.cacheDir);
   const { selectBackend } = await import('../backend/select.js');
-  return ensureDevParamsFile(shape, selectBackend(arg.backend), arg.devDir);
+  return ensureDevParamsFile(shape, selectBackend(arg.backend), arg.devDir, { onStep: (step, done, total) => progress?.({ step, done, total }) });
 }
 
 /**

@@ -28,7 +28,8 @@ import { snapHDefault, snapProofByCircuitId, snapProofById, type SnapProofInfo }
 import { checkSnapPartition, parseSnapPartitionProof, SnapInputError, VanillaProofError, type SnapPartitionProof, type SnapPublic } from '../filecoin/snap/vanilla.js';
 import type { AnyParameters } from '../groth16/keys.js';
 import type { CircuitShape } from '../r1cs/cs.js';
-import { loadCircuitParams } from './params.js';
+import { loadCircuitParams, stepsOf } from './params.js';
+import type { ProgressFn } from '../util/progress.js';
 import { type ParamsSource, witnessRunner } from './porep-c2.js';
 import { findOfficialSnapParams, rememberSnapProgram, snapProgramFor, snapWitnessNativeFromTape, type SnapShapeTaskResult } from './snap.js';
 import type { SnapPlanArg, SnapPlanTaskResult, SnapWitnessArg } from './snap-worker.js';
@@ -43,9 +44,11 @@ const SHAPE_MODULE = new URL('./snap.js', import.meta.url).href;
 export interface SnapKindOptions {
   config: EngineConfig;
   backend: Backend;
-  /** Shapes and development parameters (default `<param_cache>/kiln-cache`; the CLI passes its --cache-dir). */
+  /** Shapes and development parameters (default `[kiln] cache_dir`; the CLI passes its --cache-dir, whose default is the same). */
   cacheDir?: string;
   notice?: (msg: string) => void;
+  /** A development setup's progress in percent (the CLI's bar). */
+  progress?: ProgressFn;
   /** The official parameter file name of a circuit (default: params-names.ts `snapParamsFileName(info.size)`). */
   officialParamsName?: (info: SnapProofInfo) => string | undefined;
 }
@@ -122,7 +125,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
   const officialName = (info: SnapProofInfo): string => opts.officialParamsName?.(info) ?? snapParamsFileName(info.size);
   const sources = new Map<string, ParamsSource>();
   const shapes = new Map<string, Promise<CircuitShape>>();
-  const shapeCacheDir = opts.cacheDir ?? join(opts.config.srs.param_cache, 'kiln-cache');
+  const shapeCacheDir = opts.cacheDir ?? opts.config.kiln.cache_dir;
   const notice = opts.notice ?? ((): void => undefined);
   const infoOf = (id: string): SnapProofInfo => {
     const info = snapProofByCircuitId(id);
@@ -139,6 +142,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
 
   const circuits: CircuitProvider = {
     knows: (id) => snapProofByCircuitId(id) !== undefined,
+    insecure: (id) => sources.get(id)?.kind === 'dev',
     async available(id) {
       const info = infoOf(id);
       if (!opts.config.srs.dev_params && official(info) === undefined) {
@@ -188,17 +192,18 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
         checkAvailable: () => circuits.available!(id),
         onSource: (s) => void sources.set(id, s),
         officialName: officialName(infoOf(id)),
+        progress: opts.progress,
         // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
         makeDevParams:
           !devSetupOnDevice(device) && (device.name === 'native' || device.name === 'reference')
-            ? () =>
+            ? (onStep) =>
                 track(
-                  runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(SHAPE_MODULE, 'snapDevParamsTask', {
-                    circuitId: id,
-                    cacheDir: shapeCacheDir,
-                    devDir,
-                    backend: device.name,
-                  }),
+                  runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(
+                    SHAPE_MODULE,
+                    'snapDevParamsTask',
+                    { circuitId: id, cacheDir: shapeCacheDir, devDir, backend: device.name },
+                    stepsOf(onStep),
+                  ),
                 )
             : undefined,
       });
@@ -211,10 +216,13 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
   const runner = witnessRunner();
   /** The request checked in a synthesis worker (snap-worker.ts snapPlanTask); only the verdict comes back. */
   const plan = async (req: ProofRequest, ctx: PlanContext): Promise<WorkerPlan> => {
+    const t0 = performance.now();
     const { info, h, pub, elements } = checkSnapRequest(req);
     const arg: SnapPlanArg = { registeredProof: info.id, elements, h, pub };
     const r = await ctx.synthPool.run<SnapPlanTaskResult>({ module: SYNTH_MODULE, fn: 'snapPlanTask', arg });
     if (!r.ok) throw new PlanError(r.error);
+    ctx.span?.record('worker_wait', Math.max(0, performance.now() - t0 - r.planMs));
+    ctx.span?.record('checks', r.planMs);
     return { info, h, pub, elements };
   };
   const work = (plan: WorkerPlan, ctx: PlanContext, describe: string): ProofWork => {
@@ -238,7 +246,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
           const t0 = performance.now();
           const tapeArg: Omit<SnapWitnessArg, 'numInputs'> = { registeredProof: info.id, k, h: plan.h, pub: plan.pub, element };
           const [t, shape] = await Promise.all([
-            ctx.synthPool.run<{ tape: Uint8Array; ms: number }>({ module: SYNTH_MODULE, fn: 'snapTapeTask', arg: tapeArg }),
+            ctx.synthPool.run<{ tape: Uint8Array; ms: number }>({ module: SYNTH_MODULE, fn: 'snapTapeTask', arg: tapeArg }, { rank: [k] }),
             circuits.shape(info.circuitId),
           ]);
           span.record('worker_wait', Math.max(0, performance.now() - t0 - t.ms));
@@ -262,7 +270,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
         }
         const arg: SnapWitnessArg = { registeredProof: info.id, k, h: plan.h, pub: plan.pub, element, numInputs: want.length + 1 };
         const t0 = performance.now();
-        const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'snapWitness', arg });
+        const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'snapWitness', arg }, { rank: [k] });
         span.record('worker_wait', Math.max(0, performance.now() - t0 - r.ms));
         span.record('witness', r.ms);
         check(r.inputs);

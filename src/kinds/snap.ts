@@ -71,12 +71,12 @@ export function snapShapeTask(arg: { circuitId: string; cacheDir?: string }): Sn
  * Makes the INSECURE development parameter file of a SnapDeals circuit when missing, in a worker thread (the CPU
  * setup evaluates the circuit at tau for seconds to hours). The shape is read from the cache snapShapeTask filled.
  */
-export async function snapDevParamsTask(arg: { circuitId: string; cacheDir?: string; devDir: string; backend: string }): Promise<EnsureDevParamsResult> {
+export async function snapDevParamsTask(arg: { circuitId: string; cacheDir?: string; devDir: string; backend: string }, progress?: (p: { step: string; done: number; total: number }) => void): Promise<EnsureDevParamsResult> {
   const info = snapProofByCircuitId(arg.circuitId);
   if (info === undefined) throw new Error(`unknown SnapDeals circuit ${arg.circuitId}`);
   const { shape } = snapShape(info, arg.cacheDir);
   const { selectBackend } = await import('../backend/select.js');
-  return ensureDevParamsFile(shape, selectBackend(arg.backend), arg.devDir);
+  return ensureDevParamsFile(shape, selectBackend(arg.backend), arg.devDir, { onStep: (step, done, total) => progress?.({ step, done, total }) });
 }
 
 /**

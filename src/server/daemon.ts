@@ -1,20 +1,25 @@
 /**
- * `kiln daemon`: reads the config once, builds the engine (backend, built-in proof kinds, optional
- * demo kind), restores the journal's jobs ([daemon] state_dir), starts the gRPC ProvingEngine server
+ * `kiln daemon`: reads the config once, checks the Filecoin parameter directory ([srs] param_cache: what is
+ * missing, how to fetch it), builds the engine (backend, built-in proof kinds, optional demo kind), restores
+ * the journal's jobs ([daemon] state_dir, by default <[kiln] cache_dir>/state, held by one daemon at a
+ * time), starts the gRPC ProvingEngine server
  * and the HTTP status server, then plans the recovered jobs again behind them, and shuts down
  * gracefully on SIGINT/SIGTERM (refuse new work, cancel queued jobs or leave them in the journal, let
  * running ones finish within a grace period, cancel them and wait, bounded and logged, for the native
  * step in flight to end, free workers and SRS; "kiln daemon stopped" only when nothing runs).
  */
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from '../util/log.js';
 import type { Backend } from '../backend/backend.js';
 import { type BackendName, describeBackend, selectBackend, selectDevices } from '../backend/select.js';
-import { lanesForDevices, loadConfig, type EngineConfig } from '../engine/config.js';
+import { lanesForDevices, loadConfig, stateDirOf, type EngineConfig } from '../engine/config.js';
 import { Engine } from '../engine/engine.js';
-import { Journal, cleanTempFiles, type JournalOpenResult } from '../engine/journal.js';
+import { Journal, cleanTempFiles, lockStateDir, type JournalOpenResult } from '../engine/journal.js';
 import { builtinKinds, createDemoKind } from '../kinds/index.js';
+import { checkParamsDir, daemonWithout, paramsDirAdvice } from '../kinds/params-dir.js';
 import { grpcServerCredentials, resolveAuthToken } from './auth.js';
 import { startGrpcServer, type GrpcServerHandle } from './grpc.js';
 import { startHttpServer, type HttpServerHandle } from './http.js';
@@ -75,7 +80,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   if (opts.backend !== undefined) config.kiln.backend = opts.backend;
   if (opts.logLevel !== undefined) config.logging.level = opts.logLevel as EngineConfig['logging']['level'];
   opts.configure?.(config);
-  const log = opts.logger ?? pino({ level: config.logging.level, base: { service: 'kiln' } });
+  const log = opts.logger ?? createLogger({ level: config.logging.level, format: config.logging.format });
   for (const w of warnings) log.warn(w);
 
   // one backend per GPU of [gpus] devices (all GPUs when empty), or the CPU backend
@@ -97,20 +102,38 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     { backend: backend.name, devices: devices.map((d) => describeBackend(d)), lanesPerDevice: config.gpus.gpu_workers_per_device, lanesPerDeviceAuto: lanesAuto },
     `compute backend: ${backend.name}${devices.length > 1 ? ` on ${devices.length} GPUs` : ''}`,
   );
+  // the Filecoin parameter directory, checked once: what is missing and how to get it
+  const advice = paramsDirAdvice(checkParamsDir(config.srs.param_cache), daemonWithout(config.srs.dev_params));
+  if (advice.ok) log.info({ paramCache: config.srs.param_cache }, advice.lines.join('; '));
+  else log.warn({ paramCache: config.srs.param_cache, devParams: config.srs.dev_params }, `[srs] param_cache: ${advice.lines.join('; ')}`);
+  const oldCache = join(config.srs.param_cache, 'kiln-cache');
+  if (resolve(oldCache) !== resolve(config.kiln.cache_dir) && existsSync(oldCache)) {
+    log.warn(`${oldCache} holds kiln files of an older version (shapes, development parameters): kiln keeps them in [kiln] cache_dir ${config.kiln.cache_dir} now ($KILN_CACHE_DIR, else ~/.cache/kiln); move them there to use them`);
+  }
   // leftovers of writes a crash interrupted (development parameters, shapes): removed at start
   const demoCache = opts.demo ? (opts.demo.cacheDir ?? join(tmpdir(), 'kiln-dev-params')) : undefined;
-  const kilnCache = join(config.srs.param_cache, 'kiln-cache');
+  const kilnCache = config.kiln.cache_dir;
   const cacheDirs = [kilnCache, join(kilnCache, 'dev-params'), join(kilnCache, 'shapes')];
   if (demoCache !== undefined) cacheDirs.push(demoCache, join(demoCache, 'dev-params'), join(demoCache, 'shapes'));
   const removedTemp = await cleanTempFiles(cacheDirs);
   if (removedTemp.length > 0) log.warn({ files: removedTemp }, `removed ${removedTemp.length} partial file(s) of an interrupted write`);
-  // durable jobs: the journal in [daemon] state_dir (src/engine/journal.ts)
+  // durable jobs: the journal in [daemon] state_dir, by default <cache_dir>/state (src/engine/journal.ts)
+  const stateDir = stateDirOf(config);
   let recovered: JournalOpenResult | undefined;
-  if (config.daemon.state_dir !== '') {
-    // read streaming, before listening: every job it holds answers from the first call (engine.restore)
-    recovered = await Journal.open(config.daemon.state_dir, { retentionMs: config.kiln.job_retention_s * 1000 });
-  } else log.info('[daemon] state_dir is not set: jobs live in memory only and are lost when the daemon stops');
-  const kinds = builtinKinds(config, backend, (m) => log.info(m));
+  let stateLock: Awaited<ReturnType<typeof lockStateDir>> | undefined;
+  if (stateDir !== '') {
+    stateLock = await lockStateDir(stateDir); // one daemon per journal
+    try {
+      // read streaming, before listening: every job it holds answers from the first call (engine.restore)
+      recovered = await Journal.open(stateDir, { retentionMs: config.kiln.job_retention_s * 1000 });
+    } catch (e) {
+      await stateLock.release();
+      throw e;
+    }
+    log.info({ stateDir }, `durable jobs: the job journal is in ${stateDir}${config.daemon.state_dir === undefined ? ' (<[kiln] cache_dir>/state; [daemon] state_dir = "" keeps jobs in memory only)' : ''}`);
+  } else log.info('[daemon] state_dir = "": jobs live in memory only and are lost when the daemon stops');
+  // parameters found or made: a line about INSECURE development parameters is a warning, not news
+  const kinds = builtinKinds(config, backend, (m) => (m.includes('INSECURE') ? log.warn(m) : log.info(m)));
   const engine = new Engine({ config, backend, devices, logger: log, planners: kinds.planners, providers: kinds.providers, journal: recovered?.journal });
   if (opts.demo) {
     const demo = createDemoKind({
@@ -139,6 +162,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   } catch (e) {
     await grpcServer?.close();
     await engine.close(0);
+    await stateLock?.release();
     throw e;
   }
   const caps = engine.devices.capabilities();
@@ -175,6 +199,8 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
       const stop = await engine.close((opts.shutdownGraceSeconds ?? 30) * 1000, (opts.proverWaitSeconds ?? 30) * 1000);
       await grpcServer!.close();
       await httpServer?.close();
+      // the journal is closed (engine.close): another daemon may take the state_dir now
+      await stateLock?.release();
       // "stopped" only once no proof work runs: a native call the cancellation could not interrupt ends only with the process
       if (stop.stillRunning.length === 0) log.info('kiln daemon stopped');
       else log.warn({ stillRunning: stop.stillRunning }, 'kiln daemon: servers closed, proof work still running (a native call cannot be interrupted): only the process\'s exit ends it');

@@ -14,7 +14,7 @@ import { boundText } from '../util/limits.js';
 import { grpcAuthorized, isLoopback } from './auth.js';
 import { UnknownCircuitError } from '../engine/srs-cache.js';
 import { proofRequest, type ProofRequest } from '../engine/types.js';
-import { MAX_MESSAGE_BYTES, SERVER_LOADER_OPTIONS, loadProvingEngine, parseListen, protoPath } from './proto.js';
+import { INSECURE_TRAILER, INSECURE_TRAILER_TEXT, MAX_MESSAGE_BYTES, SERVER_LOADER_OPTIONS, loadProvingEngine, parseListen, protoPath } from './proto.js';
 
 type Msg = Record<string, unknown>;
 type Handler = (call: grpc.ServerUnaryCall<Msg, Msg>, cb: grpc.sendUnaryData<Msg>) => void;
@@ -84,6 +84,22 @@ export function resultToWire(r: JobResult): Msg {
   };
 }
 
+/** A handler's answer with trailing metadata. */
+class WithTrailers {
+  constructor(
+    readonly msg: Msg,
+    readonly trailers: grpc.Metadata,
+  ) {}
+}
+
+/** The answer carrying a result, with the INSECURE trailer when its proof was made with development parameters. */
+function withResult(msg: Msg, r: JobResult): Msg | WithTrailers {
+  if (!r.insecureParams) return msg;
+  const md = new grpc.Metadata();
+  md.set(INSECURE_TRAILER, INSECURE_TRAILER_TEXT);
+  return new WithTrailers(msg, md);
+}
+
 function fail(cb: grpc.sendUnaryData<Msg>, code: grpc.status, details: string): void {
   cb({ code, details, name: 'Error', message: details } as grpc.ServiceError, null);
 }
@@ -91,19 +107,19 @@ function fail(cb: grpc.sendUnaryData<Msg>, code: grpc.status, details: string): 
 export function serviceHandlers(engine: Engine, opts: { token?: string } = {}): Record<string, Handler> {
   const token = opts.token ?? '';
   const wrap =
-    (fn: (req: Msg, call: grpc.ServerUnaryCall<Msg, Msg>) => Promise<Msg | [grpc.status, string]>): Handler =>
+    (fn: (req: Msg, call: grpc.ServerUnaryCall<Msg, Msg>) => Promise<Msg | WithTrailers | [grpc.status, string]>): Handler =>
     (call, cb) => {
       if (!grpcAuthorized(call.metadata, token)) {
         return fail(cb, grpc.status.UNAUTHENTICATED, 'this daemon needs a bearer token: send metadata "authorization: Bearer <token>" ([daemon] auth_token)');
       }
-      let p: Promise<Msg | [grpc.status, string]>;
+      let p: Promise<Msg | WithTrailers | [grpc.status, string]>;
       try {
         p = fn(call.request, call);
       } catch (e) {
         p = Promise.reject(e);
       }
       p.then(
-        (r) => (Array.isArray(r) ? fail(cb, r[0], r[1]) : cb(null, r)),
+        (r) => (Array.isArray(r) ? fail(cb, r[0], r[1]) : r instanceof WithTrailers ? cb(null, r.msg, r.trailers) : cb(null, r)),
         (e: unknown) => {
           if (e instanceof InvalidRequestError) return fail(cb, grpc.status.INVALID_ARGUMENT, errorText(e));
           if (e instanceof OverloadError) return fail(cb, grpc.status.RESOURCE_EXHAUSTED, errorText(e));
@@ -124,13 +140,13 @@ export function serviceHandlers(engine: Engine, opts: { token?: string } = {}): 
     AwaitProof: wrap(async (m) => {
       const id = boundText(String(m.job_id ?? ''), 128);
       const r = await engine.await(id, num(m.timeout_ms));
-      return r === undefined ? [grpc.status.NOT_FOUND, `job not found: ${id}`] : resultToWire(r);
+      return r === undefined ? [grpc.status.NOT_FOUND, `job not found: ${id}`] : withResult(resultToWire(r), r);
     }),
     Prove: wrap(async (m) => {
       if (m.submit === null || m.submit === undefined) return [grpc.status.INVALID_ARGUMENT, 'missing submit field'];
       const { job } = await engine.submit(requestFromWire(m.submit as Msg));
-      const r = await engine.await(job.id, 0);
-      return { result: resultToWire(r ?? engine.resultOf(job)) };
+      const r = (await engine.await(job.id, 0)) ?? engine.resultOf(job);
+      return withResult({ result: resultToWire(r) }, r);
     }),
     CancelProof: wrap(async (m) => {
       const id = boundText(String(m.job_id ?? ''), 128);

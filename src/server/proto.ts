@@ -60,3 +60,11 @@ export function parseListen(addr: string): { socket: string } | { host: string; 
   if (port > 65535) throw new Error(`listen ${addr}: port out of range`);
   return { host: m[1].replace(/^\[(.*)\]$/, '$1') || '127.0.0.1', port };
 }
+
+/**
+ * Trailing metadata of a proof made with INSECURE development parameters (AwaitProof, Prove answers). The
+ * wire stays Curio's proto (no field added; Curio's client ignores metadata it does not know); kiln's bench
+ * client prints it beside the result.
+ */
+export const INSECURE_TRAILER = 'kiln-insecure-params';
+export const INSECURE_TRAILER_TEXT = 'made with INSECURE development parameters: never accepted on chain';

@@ -13,6 +13,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
 </head>
 <body>
 <header><h1>kiln</h1><span id="summary">loading…</span></header>
+<div id="insecure"></div>
 <main>
 <section class="wide"><h2>Running and queued jobs</h2>
 <div class="legend"><span><i class="span-synth"></i>synthesis</span><span><i class="span-pipeline_wait"></i>waiting for a pipeline slot / memory</span><span><i class="span-lane_wait"></i>waiting for a lane</span><span><i class="span-prove"></i>proving</span><span><i class="span-verify"></i>verify</span><span><i class="span-srs"></i>job stages (queue, SRS, …)</span></div>
@@ -38,6 +39,8 @@ body { margin: 0; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-seri
 header { padding: 12px 20px; border-bottom: 1px solid var(--line); background: #fff; }
 header h1 { display: inline; font-size: 18px; margin: 0 12px 0 0; }
 #summary { color: var(--muted); }
+.insecure-banner { padding: 10px 20px; background: #b42318; color: #fff; font-weight: 600; }
+.insecure-mark { color: #b42318; }
 main { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 16px; padding: 16px 20px; }
 section { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 10px 14px; min-width: 0; }
 section.wide { grid-column: 1 / -1; }
@@ -195,7 +198,7 @@ export const STATUS_PAGE_JS = `'use strict';
         var t = j.timings || {};
         return {
           attrs: { 'data-job': j.id, class: 'state-' + j.state },
-          cells: [h('code', null, j.id), j.kind, j.state, j.partitions.done + '/' + j.partitions.total,
+          cells: [h('code', null, j.id), j.kind, j.insecureParams ? [j.state + ' ', h('strong', { class: 'insecure-mark' }, 'INSECURE')] : j.state, j.partitions.done + '/' + j.partitions.total,
             ms(t.totalMs), ms(t.queueWaitMs), ms(t.srsLoadMs), ms(t.synthesisMs), ms(t.gpuComputeMs)],
         };
       }), 'no finished proofs yet');
@@ -277,6 +280,9 @@ export const STATUS_PAGE_JS = `'use strict';
       h('span', { id: 'updated' }, ' · updated ' + new Date().toLocaleTimeString()),
       st.durability && st.durability.state === 'lost' ? h('div', { class: 'error' }, 'durability lost since ' + st.durability.since + ': ' + st.durability.error + ' (new jobs refused)') : null,
     ]);
+    // INSECURE development parameters: a banner over the whole page (/status insecure.warning)
+    var insecure = st.insecure && st.insecure.warning;
+    fill('insecure', insecure ? h('div', { class: 'insecure-banner', role: 'alert', 'data-circuits': (st.insecure.circuits || []).join(',') }, insecure) : null);
     fill('queues', queues(st));
     var live = tl.jobs.filter(function (j) { return LIVE[j.state]; });
     // the timeline lists the running jobs, then at most 50 in all; liveJobs counts every unfinished one

@@ -6,7 +6,8 @@
  *   and proving spans as bars, growing while they run), the last proofs with their timings, the
  *   lanes (GPU memory, current job, busy fraction over the last minute), each GPU's device-memory
  *   plan (budget, limit, resident bytes, per circuit what streams), the SRS cache with sizes,
- *   the memory budget and the errors of failed jobs.
+ *   the memory budget and the errors of failed jobs; over it all, a red banner while INSECURE development
+ *   parameters are allowed or in use (/status `insecure.warning`), and each proof made with them marked.
  * Every string from the server reaches the DOM through textContent (never innerHTML), and the page
  * is served with a Content-Security-Policy that allows only its own script and stylesheet.
  *

@@ -1,5 +1,14 @@
-/** File helpers shared by the caches (shapes, witness programs). */
-import { closeSync, openSync, renameSync, writeSync } from 'node:fs';
+/** File helpers shared by the caches (shapes, witness programs) and the CLI. */
+import { closeSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+
+/** The bytes of a file a command-line option names (`--c1 c1.json`); an error names the option and the file. */
+export function readOptionFile(option: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    throw new Error(`${option} ${path}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+}
 
 /**
  * Writes `chunks` to `path` through a temporary file beside it and a rename, so readers never see

@@ -106,19 +106,39 @@ export interface SpanJson {
 
 const round = (x: number): number => Math.round(x * 100) / 100;
 
-/** An indented, human readable breakdown with percentages of the parent and flagged gaps. */
-export function formatSpanTree(root: Span): string {
+/** A span's time in the tree: ms below 10 s, s above (`  1327.4 ms`, `    57.3 s `). */
+function spanTime(ms: number): string {
+  return ms < 10_000 ? `${ms.toFixed(1).padStart(10)} ms` : `${(ms / 1000).toFixed(1).padStart(10)} s `;
+}
+
+/**
+ * An indented, human readable breakdown with percentages of the parent. With `gaps` (a debug detail: the CLI
+ * shows them with KILN_SPAN_GAPS=1) each parent's uncovered time is listed too, flagged over 2 %.
+ */
+export function formatSpanTree(root: Span, opts: { gaps?: boolean } = {}): string {
   const lines: string[] = [];
   const walk = (s: Span, depth: number, parentMs: number): void => {
     const pct = parentMs > 0 ? ` ${((100 * s.durationMs) / parentMs).toFixed(1).padStart(5)}%` : '';
-    lines.push(`${'  '.repeat(depth)}${s.name.padEnd(Math.max(1, 28 - 2 * depth))}${s.durationMs.toFixed(1).padStart(10)} ms${pct}`);
+    lines.push(`${'  '.repeat(depth)}${s.name.padEnd(Math.max(1, 28 - 2 * depth))}${spanTime(s.durationMs)}${pct}`);
     for (const c of s.children) walk(c, depth + 1, s.durationMs);
-    if (s.children.length) {
+    if (opts.gaps && s.children.length) {
       const gap = s.gapMs;
       const flag = gap > GAP_WARN_FRACTION * s.durationMs ? '  <-- over 2 %' : '';
-      lines.push(`${'  '.repeat(depth + 1)}${'(gap)'.padEnd(Math.max(1, 26 - 2 * depth))}${gap.toFixed(1).padStart(10)} ms${flag}`);
+      lines.push(`${'  '.repeat(depth + 1)}${'(gap)'.padEnd(Math.max(1, 26 - 2 * depth))}${spanTime(gap)}${flag}`);
     }
   };
   walk(root, 0, 0);
   return lines.join('\n');
+}
+
+/** A duration for a person: "850 ms" under a second, "4.2 s" under 10 s, "42 s" under a minute, then
+ *  "3 min 05 s" and "1 h 02 min". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+  const m = Math.round(s / 60);
+  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
 }

@@ -17,7 +17,7 @@ import { cudaCapabilities } from '../../src/backend/cuda.js';
 import { parseCommit2In } from '../../src/filecoin/c1.js';
 import { loadPorepVerifyingKey, porepParamsSource, porepShape, verifyPorep } from '../../src/kinds/porep-c2.js';
 import { runDaemon, type Daemon } from '../../src/server/daemon.js';
-import { fixture, fixtureDirs, hasFixture } from '../support.js';
+import { fixture, fixtureDirs, hasFixture, testDaemonDirs } from '../support.js';
 
 const probe = cudaCapabilities();
 const skip = !probe.cuda ? `no GPU: ${probe.error ?? 'unknown'}` : !hasFixture('2KiB.commit2in.json') ? `fixture not found in ${fixtureDirs.join(', ')}` : false;
@@ -36,7 +36,7 @@ test('daemon with backend "cuda" proves the 2 KiB fixture over gRPC; the proofs 
       shutdownGraceSeconds: 5,
       backend: 'cuda',
       configure: (c) => {
-        c.srs.param_cache = dir;
+        testDaemonDirs(c, dir);
         c.srs.dev_params = true;
       },
     });

@@ -67,9 +67,11 @@ export function reportFinishedJob(
     status: state,
     error,
     timings: t,
+    insecureParams: job.insecureParams || undefined,
     spans: job.span.toJSON(),
   };
   if (state === 'failed') log.error(line, 'proof job failed');
+  else if (job.insecureParams) log.warn(line, `proof job ${state} with INSECURE development parameters: the proof is never accepted on chain`);
   else log.info(line, `proof job ${state}`);
 }
 

@@ -28,8 +28,8 @@ import type { TreeShape } from '../registry.js';
 import { fastPoseidon } from '../seal/poseidon-fast.js';
 import { fullPath, pathLeafIndex, type MerkleProof, type MerkleProofShape, type PathElement } from '../tree/path.js';
 import { postSectorChallenges } from './challenges.js';
-import { WINNING_POST_CHALLENGE_COUNT } from './registry.js';
-import type { PoStProofInfo, PoStSectorProof } from './types.js';
+import { WINNING_POST_CHALLENGE_COUNT, allPoStProofs } from './registry.js';
+import type { PoStProofInfo, PoStSectorProof, PoStType } from './types.js';
 
 /** A malformed vanilla proof; the message names the field and its byte offset. */
 export class VanillaProofError extends Error {
@@ -86,6 +86,12 @@ export function merkleProofBytes(l: PoStProofLayout): number {
 export function postSectorProofSize(info: PoStProofInfo): number {
   const l = postProofLayout(info);
   return 8 + 32 + 8 + 8 + l.inclusionProofs * merkleProofBytes(l) + 32 + 32;
+}
+
+/** The proof a vanilla file of `type` determines by the size of its sector proofs: the current one of that size
+ *  (Winning…V1; Window…V1_1, whose proofs are the size of Window…V1's); undefined when no size matches. */
+export function postProofForVanilla(type: PoStType, sectorProofBytes: number): PoStProofInfo | undefined {
+  return allPoStProofs().find((p) => p.type === type && (type === 'winning' || p.api === 'V1_2') && postSectorProofSize(p) === sectorProofBytes);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
  * user input when it is absent. Everything here throws `SealOptionError` with a message fit for a CLI.
  */
 import { createCipheriv, hash as nodeHash } from 'node:crypto';
-import { allSectorSizes, parseSectorSize, sealProofInfo, type SealProofInfo, type SealProofVersion } from '../registry.js';
+import { parseSectorSize, sectorSizeRefusal, sealProofInfo, type SealProofInfo, type SealProofVersion } from '../registry.js';
 
 export class SealOptionError extends Error {
   constructor(message: string) {
@@ -23,9 +23,7 @@ export const SYNTHETIC_SIZES: readonly string[] = ['2KiB', '8MiB', '512MiB', '32
 export function sectorSizeLabel(size: string | number): string {
   const found = parseSectorSize(size);
   if (found !== undefined) return found.label;
-  const known = allSectorSizes().map((s) => s.label).join(', ');
-  if (typeof size === 'number') throw new SealOptionError(`unknown sector size ${size} bytes (expected one of ${known})`);
-  throw new SealOptionError(`unknown sector size ${JSON.stringify(size)} (expected one of ${known})`);
+  throw new SealOptionError(sectorSizeRefusal(size, typeof size === 'string' ? '--sector-size' : undefined));
 }
 
 /**
