@@ -5,7 +5,13 @@
  * socket, daemon in this process), each verified by the daemon and again here from the verifying key.
  *
  *   node dist/bench/porep32.js [--sector-size 32GiB] [--proofs 3] [--dir DIR] [--backend cuda]
- *                              [--md FILE] [--no-write] [--keep]
+ *                              [--md FILE] [--no-write] [--keep] [--ni]
+ *
+ * --ni: NI-PoRep (registered proof 18 / 19: 126 partitions of the same circuit, docs/ni-porep.md).
+ * The synthetic NI C1 states its challenges (a synthetic sector cannot derive them from its comm_r),
+ * so the daemon runs with [kiln] insecure_stated_ni_challenges = true; its 649 MB Commit2In is past
+ * the 256 MiB gRPC message limit (kiln's and Curio's client's alike), so the proofs are submitted to
+ * the daemon's engine in this process instead of over the socket (the same planner and pipeline).
  *
  * Prints s/proof (the first proof's latency and the steady interval between completions), synthesis
  * and GPU time per partition, the wrapper gap (prove span minus the backend's phase timings), peak
@@ -16,13 +22,17 @@
  * --dir holds the C1, the shape cache and the development parameters (~47 GB at 32 GiB); it is
  * removed at the end unless --keep.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connectEngine } from '../src/client/bench.js';
-import { parseCommit2In } from '../src/filecoin/c1.js';
-import { parseSectorSize } from '../src/filecoin/registry.js';
+import { parseC1Input, withStatedChallenges } from '../src/filecoin/c1.js';
+import { parseSectorSize, sealProofInfo } from '../src/filecoin/registry.js';
 import { synthC1 } from '../src/filecoin/seal/index.js';
+import type { Engine } from '../src/engine/engine.js';
+import { ProofKind, proofRequest } from '../src/engine/types.js';
+import { resultToWire } from '../src/server/grpc.js';
+import { writeChunksAtomic } from '../src/util/files.js';
 import { loadPorepVerifyingKey, porepCircuitId, porepVerifyingKeySource, verifyPorep } from '../src/kinds/porep-c2.js';
 import type { BackendName } from '../src/backend/select.js';
 import { formatSpanTree } from '../src/util/timing.js';
@@ -39,6 +49,8 @@ const proofs = Number(opt('--proofs', '3'));
 const dir = path.resolve(opt('--dir', path.join(os.tmpdir(), `kiln-porep-${sectorLabel}`)));
 const backendName = opt('--backend', 'cuda') as BackendName;
 const mdFile = argv.includes('--md') ? opt('--md', '') : undefined;
+const ni = argv.includes('--ni');
+const variant = ni ? ' NI-PoRep' : '';
 
 const t00 = performance.now();
 const log = (s: string): void => console.log(`[${((performance.now() - t00) / 1000).toFixed(1).padStart(7)} s] ${s}`);
@@ -50,18 +62,22 @@ async function main(): Promise<void> {
   if (size === undefined) throw new Error(`--sector-size ${sectorLabel}: not a sector size`);
   if (!(proofs >= 0) || !Number.isInteger(proofs)) throw new Error('--proofs must be an integer ≥ 0 (0: prepare the C1, shape and parameters only; with --keep)');
   mkdirSync(dir, { recursive: true });
-  log(`bench:porep32 ${sectorLabel}, ${proofs} proofs, backend ${backendName}, dir ${dir}; ${machineLine()}; commit ${process.env.KILN_COMMIT ?? commitLine()}`);
+  log(`bench:porep32 ${sectorLabel}${variant}, ${proofs} proofs, backend ${backendName}, dir ${dir}; ${machineLine()}; commit ${process.env.KILN_COMMIT ?? commitLine()}`);
 
   // 1. a consistent synthetic C1 (Commit2In wrapper, as Curio sends it)
   let t = performance.now();
-  const c1File = path.join(dir, `synth-${sectorLabel}.commit2in.json`);
-  if (!existsSync(c1File)) writeFileSync(c1File, synthC1({ sectorSize: sectorLabel, rngSeed: 'bench-porep32' }).commit2In);
+  const c1File = path.join(dir, `synth-${sectorLabel}${ni ? '-ni' : ''}.commit2in.json`);
+  if (!existsSync(c1File)) {
+    const version = ni ? 'V1_2_Feat_NonInteractivePoRep' : 'V1_1';
+    writeChunksAtomic(c1File, synthC1({ sectorSize: sectorLabel, version, rngSeed: 'bench-porep32' }).commit2InChunks());
+  }
   const c1Bytes = readFileSync(c1File);
   const synthC1Ms = performance.now() - t;
   log(`synth-c1: ${sec(synthC1Ms)} s, ${(c1Bytes.length / 2 ** 20).toFixed(1)} MiB`);
 
   // 2. the daemon, in this process
-  const { daemon, envLine: benchEnvLine } = await benchDaemon(dir, backendName);
+  // the synthetic NI C1's challenges are stated (see above)
+  const { daemon, envLine: benchEnvLine } = await benchDaemon(dir, backendName, { configure: (c) => (c.kiln.insecure_stated_ni_challenges = ni) });
   const circuitId = porepCircuitId(size.sectorSize);
   const rows: (string | number)[][] = [];
   const notes: string[] = benchEnvLine ? [benchEnvLine] : [];
@@ -105,10 +121,7 @@ async function main(): Promise<void> {
     await Promise.all(
       Array.from({ length: proofs }, async (_, i) => {
         await new Promise((r) => setTimeout(r, i * 50)); // keep the order of arrival
-        const r = (await c.call('Prove', { submit: { proof_kind: 1, request_id: `porep32-${i}`, vanilla_proof: c1Bytes, sector_size: size.sectorSize } }, 3_600_000)) as {
-          result: { job_id: string; status: number; error_message: string; proof: Uint8Array } & Record<string, number>;
-        };
-        const res = r.result;
+        const res = ni ? await proveInProcess(engine, i, c1Bytes) : await proveOverGrpc(c, i, c1Bytes);
         const ms = performance.now() - t0;
         done.push({ i, ms, jobId: res.job_id, status: res.status, error: res.error_message, proof: new Uint8Array(res.proof ?? []), timings: res });
         say(`proof ${i + 1}/${proofs}: ${res.status === 1 ? 'COMPLETED' : `status ${res.status}: ${res.error_message}`} at ${sec(ms)} s; timings: total=${res.total_ms} ms (queue=${res.queue_wait_ms}, srs=${res.srs_load_ms}, synth=${res.synthesis_ms}, gpu=${res.gpu_compute_ms})`);
@@ -123,7 +136,7 @@ async function main(): Promise<void> {
     }
 
     // 6. each proof verified again here, from the verifying key (as `kiln verify` does)
-    const c1 = parseCommit2In(c1Bytes).phase1Out;
+    const c1 = withStatedChallenges(parseC1Input(c1Bytes).phase1Out);
     const vk = await loadPorepVerifyingKey(await porepVerifyingKeySource(c1.registeredProof, dir, path.join(dir, 'kiln-cache')));
     for (const d of done) {
       const v = verifyPorep(c1, d.proof, vk);
@@ -169,15 +182,38 @@ async function main(): Promise<void> {
       ['peak host RSS (VmHWM, daemon + client)', `${hwm.toFixed(2)} GiB`],
     );
     notes.push(
-      `${sectorLabel} synthetic C1 (kiln synth-c1), INSECURE development parameters, backend ${backendName}, daemon in this process over a unix socket`,
+      ni
+        ? `${sectorLabel} NI-PoRep synthetic C1 (kiln synth-c1 --ni: ${c1.partitions.length} partitions × ${c1.partitions[0]!.length} challenges, stated: [kiln] insecure_stated_ni_challenges), INSECURE development parameters, backend ${backendName}, ` +
+          `its ${(c1Bytes.length / 2 ** 20).toFixed(0)} MiB Commit2In submitted to the daemon's engine in this process (at 32/64 GiB, 649 MB, past the 256 MiB gRPC limit)`
+        : `${sectorLabel} synthetic C1 (kiln synth-c1), INSECURE development parameters, backend ${backendName}, daemon in this process over a unix socket`,
       `every proof verified by the daemon and again from the verifying key: ${ok}`,
     );
   } finally {
     await daemon.close();
     if (!argv.includes('--keep')) rmSync(dir, { recursive: true, force: true });
   }
-  writeSection(`PoRep C2 ${sectorLabel} end to end through the daemon (bench/porep32.ts)`, ['step', 'figure'], rows, lines, notes, { mdFile, write: !argv.includes('--no-write') });
+  const title = `PoRep C2 ${sectorLabel}${variant} end to end through the daemon (bench/porep32.ts${ni ? ' --ni' : ''})`;
+  writeSection(title, ['step', 'figure'], rows, lines, notes, { mdFile, write: !argv.includes('--no-write') });
   if (!ok) process.exitCode = 1;
+}
+
+type Answer = { job_id: string; status: number; error_message: string; proof: Uint8Array } & Record<string, number>;
+
+/** Proof i over gRPC (Curio's path). */
+async function proveOverGrpc(c: ReturnType<typeof connectEngine>, i: number, c1Bytes: Uint8Array): Promise<Answer> {
+  const size = parseSectorSize(sectorLabel)!;
+  const r = (await c.call('Prove', { submit: { proof_kind: 1, request_id: `porep32-${i}`, vanilla_proof: c1Bytes, sector_size: size.sectorSize } }, 3_600_000)) as { result: Answer };
+  return r.result;
+}
+
+/** Proof i submitted to the daemon's engine in this process (the request gRPC would carry; same answer fields). */
+async function proveInProcess(engine: Engine, i: number, vanillaProof: Uint8Array): Promise<Answer> {
+  const size = parseSectorSize(sectorLabel)!;
+  const info = sealProofInfo(`StackedDrg${size.label}V1_2_Feat_NonInteractivePoRep`)!;
+  const { job } = await engine.submit(proofRequest({ proofKind: ProofKind.POREP_SEAL_COMMIT, requestId: `porep32-ni-${i}`, vanillaProof, sectorSize: size.sectorSize, registeredProof: info.id }));
+  const r = await engine.await(job.id);
+  if (r === undefined) throw new Error(`job ${job.id} vanished`);
+  return resultToWire(r) as Answer;
 }
 
 main().catch((e) => {

@@ -4,7 +4,7 @@
  * INSECURE development parameters, made once by `kiln setup` into the kiln cache and used by every later step,
  * the daemon included, with no cache option anywhere: the CLI and the daemon both read $KILN_CACHE_DIR and
  * $FIL_PROOFS_PARAMETER_CACHE (one cache, one rule; about two minutes on a 2-core machine for the setup, the
- * proofs themselves ~20 s each). Every result says INSECURE.
+ * proofs themselves ~20 s each, the NI-PoRep one 13 partitions of them: 6-7.5 minutes). Every result says INSECURE.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -122,11 +122,11 @@ test('kiln demo, as the README\'s quick start runs it, with the parameters kiln 
   assert.match(d.stdout, /^verified: yes \(INSECURE development parameters .*: never accepted on chain\)$/m);
 });
 
-test('the daemon proves the 2 KiB fixture over gRPC (Curio\'s Commit2In in vanilla_proof) with the parameters kiln setup made, and the proof verifies', async () => {
+/** A daemon with the CLI's defaults ($KILN_CACHE_DIR, $FIL_PROOFS_PARAMETER_CACHE; development parameters allowed)
+ *  logging into `log`, and a cuzk.v1.ProvingEngine client of it, for `fn`; both closed after. */
+async function withDaemon(log: { level: number; msg: string }[], fn: (prove: (submit: Record<string, unknown>) => Promise<any>) => Promise<void>): Promise<void> {
   let daemon: Daemon | undefined;
   let client: any;
-  const made = devParams();
-  const log: { level: number; msg: string }[] = [];
   try {
     // no cache or parameter directory configured: the daemon's defaults are the CLI's ($KILN_CACHE_DIR, $FIL_PROOFS_PARAMETER_CACHE)
     daemon = await runDaemon({
@@ -145,15 +145,24 @@ test('the daemon proves the 2 KiB fixture over gRPC (Curio\'s Commit2In in vanil
       'grpc.max_receive_message_length': 256 << 20,
       'grpc.max_send_message_length': 256 << 20,
     });
+    await fn(async (submit) => {
+      const res: any = await new Promise((resolve, reject) =>
+        client.Prove({ submit }, { deadline: Date.now() + 1_800_000 }, (err: Error | null, r: unknown) => (err ? reject(err) : resolve(r))),
+      );
+      return res.result;
+    });
+  } finally {
+    client?.close();
+    await daemon?.close();
+  }
+}
+
+test('the daemon proves the 2 KiB fixture over gRPC (Curio\'s Commit2In in vanilla_proof) with the parameters kiln setup made, and the proof verifies', async () => {
+  const made = devParams();
+  const log: { level: number; msg: string }[] = [];
+  await withDaemon(log, async (prove) => {
     const wrapper = readFileSync(fixture('2KiB.commit2in.json'));
-    const res: any = await new Promise((resolve, reject) =>
-      client.Prove(
-        { submit: { request_id: 'e2e-2k', proof_kind: 1, sector_size: 2048, registered_proof: 5, vanilla_proof: wrapper } },
-        { deadline: Date.now() + 600_000 },
-        (err: Error | null, r: unknown) => (err ? reject(err) : resolve(r)),
-      ),
-    );
-    const r = res.result;
+    const r = await prove({ request_id: 'e2e-2k', proof_kind: 1, sector_size: 2048, registered_proof: 5, vanilla_proof: wrapper });
     assert.equal(r.status, 1, r.error_message); // COMPLETED
     assert.equal(r.proof.length, 192);
     assert.ok(r.total_ms >= r.queue_wait_ms + r.srs_load_ms, JSON.stringify(r));
@@ -170,8 +179,29 @@ test('the daemon proves the 2 KiB fixture over gRPC (Curio\'s Commit2In in vanil
     assert.ok(warn.some((m) => m.startsWith('proof job completed with INSECURE development parameters')), warn.join('\n'));
     assert.ok(!log.some((l) => /generating INSECURE/.test(l.msg)));
     assert.ok(log.some((l) => l.msg.startsWith(`durable jobs: the job journal is in ${join(cache, 'state')}`)));
-  } finally {
-    client?.close();
-    await daemon?.close();
-  }
+  });
+});
+
+test('NI-PoRep: kiln seal --ni → the daemon proves its 13 partitions (registered_proof 15, as Curio sends it) → kiln verify accepts the 2,496 bytes', async () => {
+  const c1File = join(dir, 'ni.json');
+  const s = await kiln(['seal', '--ni', '--sector-size', '2KiB', '--out', c1File, '--rng-seed', 'e2e-ni', '--miner-id', 'f01234', '--sector-number', '9']);
+  assert.equal(s.code, 0, s.stderr);
+  assert.match(s.stderr, /sealed StackedDrg2KiBV1_2_Feat_NonInteractivePoRep/);
+  const proofFile = join(dir, 'ni.proof');
+  await withDaemon([], async (prove) => {
+    const r = await prove({ request_id: 'e2e-ni', proof_kind: 1, sector_size: 2048, registered_proof: 15, sector_number: 9, vanilla_proof: readFileSync(c1File) });
+    assert.equal(r.status, 1, r.error_message); // COMPLETED: every partition verified by the daemon
+    assert.equal(r.proof.length, 13 * 192);
+    writeFileSync(proofFile, r.proof);
+  });
+  const v = await kiln(['verify', '--c1', c1File, '--proof', proofFile]);
+  assert.equal(v.code, 0, v.stdout + v.stderr);
+  assert.match(v.stdout, /^partition 12: valid$/m);
+  // two partitions' proofs swapped: each proves its own challenges, not the other's
+  const p = readFileSync(proofFile);
+  writeFileSync(proofFile, Buffer.concat([p.subarray(192, 384), p.subarray(0, 192), p.subarray(384)]));
+  const bad = await kiln(['verify', '--c1', c1File, '--proof', proofFile]);
+  assert.equal(bad.code, 1, bad.stdout + bad.stderr);
+  assert.match(bad.stdout, /^partition 0: INVALID$/m);
+  assert.match(bad.stdout, /^partition 2: valid$/m);
 });

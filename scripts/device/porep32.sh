@@ -10,5 +10,9 @@
 # wants the whole GPU, so make the parameters first and keep them:
 #   bash scripts/device/porep32.sh --proofs 0 --keep
 #   KILN_GPU_LEAVE_GIB=24 bash scripts/device/porep32.sh --proofs 5 --keep    (then 16)
+# NI-PoRep (registered proof 18/19, 126 partitions of the same circuit, docs/ni-porep.md): add --ni, e.g.
+#   bash scripts/device/porep32.sh --ni --proofs 1 --keep
+# (the same parameters as the interactive run in the same KILN_BENCH_DIR; its synthetic C1 is 649 MB wrapped,
+# made once into the directory, and proved with INSECURE stated challenges, in process: see bench/porep32.ts)
 set -euo pipefail
 exec bash "$(dirname "${BASH_SOURCE[0]}")/run-bench32.sh" porep32 16384 /tmp/kiln-porep32 "$@"

@@ -54,6 +54,9 @@ export interface LocalProveOptions {
   backend: Backend;
   /** Progress lines for a person (stderr). */
   say: (msg: string) => void;
+  /** INSECURE, benchmarks only: prove NI-PoRep C1s with the challenges they state
+   *  ([kiln] insecure_stated_ni_challenges; `kiln synth-c1 --ni` C1s). */
+  statedNiChallenges?: boolean;
   /** What the user called the input, for errors (`--c1 c1.json`). */
   label?: string;
   /** Progress for a bar or periodic lines (watchJob, and the kind's development setup). */
@@ -82,6 +85,7 @@ export class LocalProver {
     const config = defaultConfig();
     config.srs.param_cache = o.paramsDir;
     config.srs.dev_params = true;
+    config.kiln.insecure_stated_ni_challenges = o.statedNiChallenges === true;
     // The CPU prover already uses every core: one lane there; on a GPU as the daemon picks (config.ts lanesForDevices).
     config.gpus.gpu_workers_per_device = cliLanesPerDevice(o.backend);
     this.progress = o.progress;

@@ -88,9 +88,11 @@ const seal = program
   .option('--seed <hex>', 'the PoRep interactive seed (the C1\'s seed), 32 bytes of hex (default: lotus-bench\'s)')
   .option('--rng-seed <s>', 'seed of the random data and default ticket (default: random without --data, "0" with it)')
   .option('--sector-dir <dir>', 'also keep what PoSt proofs need (replica, tree_r_last, comm_c) in DIR, for `kiln gen-vanilla`')
+  .option('--ni', 'NI-PoRep (registered proofs 15-19, StackedDrg…V1_2_Feat_NonInteractivePoRep): challenges from comm_r, 13 partitions')
   .action(async (opts) => {
     const { runSeal } = await import('./seal.js');
     runSeal({
+      ni: Boolean(opts.ni),
       sectorSize: opts.sectorSize,
       data: opts.data,
       miner: opts.minerId,
@@ -113,9 +115,10 @@ program
   .requiredOption('--out <file>', 'where to write the Commit2In JSON')
   .option('--rng-seed <s>', 'seed of every pseudo-random value', '0')
   .option('--data <mode>', 'zero (replica_id derived from comm_d) | random', 'zero')
+  .option('--ni', 'NI-PoRep (126 partitions at 32/64 GiB); its challenges are stated, not derived from its comm_r: for benchmarks only (README "NI-PoRep")')
   .action(async (opts) => {
     const { runSynthC1 } = await import('./seal.js');
-    runSynthC1({ sectorSize: opts.sectorSize, rngSeed: opts.rngSeed, data: opts.data, out: opts.out });
+    runSynthC1({ sectorSize: opts.sectorSize, rngSeed: opts.rngSeed, data: opts.data, out: opts.out, ni: Boolean(opts.ni) });
   });
 
 program
@@ -132,9 +135,11 @@ program
   .option('--backend <name>', 'compute backend: auto (the GPU when usable, else the CPU), cuda, native or reference', 'auto')
   .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')
   .option('--json', 'print the result and span tree as JSON')
+  .option('--insecure-stated-challenges', 'INSECURE, benchmarks only: prove an NI-PoRep C1 of `kiln synth-c1 --ni` with the challenges it states')
   .action(async (opts) => {
     const { runProve } = await import('./porep-commands.js');
     await runProve({
+      statedNiChallenges: Boolean(opts.insecureStatedChallenges),
       c1: opts.c1,
       out: opts.out,
       paramsDir: opts.paramsDir,
@@ -151,9 +156,10 @@ program
   .requiredOption('--proof <file>', 'proof file (192 B per partition)')
   .option('--params-dir <dir>', 'Filecoin parameter cache', defaultParamsDir())
   .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', defaultCacheDir())
+  .option('--insecure-stated-challenges', 'INSECURE, benchmarks only: the public inputs of an NI-PoRep C1 of `kiln synth-c1 --ni` from the challenges it states')
   .action(async (opts) => {
     const { runVerify } = await import('./porep-commands.js');
-    const ok = await runVerify({ c1: opts.c1, proof: opts.proof, paramsDir: opts.paramsDir, cacheDir: opts.cacheDir });
+    const ok = await runVerify({ c1: opts.c1, proof: opts.proof, paramsDir: opts.paramsDir, cacheDir: opts.cacheDir, statedNiChallenges: Boolean(opts.insecureStatedChallenges) });
     if (!ok) process.exitCode = 1;
   });
 

@@ -6,7 +6,7 @@ import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import { describeBackend } from '../backend/select.js';
-import { type C1Output, parseC1Input } from '../filecoin/c1.js';
+import { type C1Output, parseC1Input, withStatedChallenges } from '../filecoin/c1.js';
 import { stackedShapeCircuit } from '../filecoin/circuit/index.js';
 import {
   loadPorepVerifyingKey,
@@ -43,6 +43,8 @@ export interface ProveOptions {
   cacheDir: string;
   backend: Backend;
   json: boolean;
+  /** INSECURE, benchmarks only: NI-PoRep C1s proved with the challenges they state (`kiln synth-c1 --ni`). */
+  statedNiChallenges?: boolean;
 }
 
 /** What proveC1 needs: the in-process engine's options (local-engine.ts). */
@@ -77,11 +79,14 @@ export interface VerifyOptions {
   proof: string;
   paramsDir: string;
   cacheDir: string;
+  /** As ProveOptions.statedNiChallenges: the challenges the C1 states make the public inputs. */
+  statedNiChallenges?: boolean;
 }
 
 /** Returns true when every partition verifies. */
 export async function runVerify(o: VerifyOptions): Promise<boolean> {
-  const c1 = readC1File(o.c1);
+  const read = readC1File(o.c1);
+  const c1 = o.statedNiChallenges === true ? withStatedChallenges(read) : read;
   const info = c1.registeredProof;
   const source = await porepVerifyingKeySource(info, o.paramsDir, o.cacheDir); // no shape compiled
   const vk = await loadPorepVerifyingKey(source).catch((e: unknown) => {

@@ -122,6 +122,10 @@ export interface EngineConfig {
      *  state_dir): $KILN_CACHE_DIR, else ~/.cache/kiln. The same directory as the CLI's --cache-dir
      *  default, so what `kiln setup` makes the daemon uses. */
     cache_dir: string;
+    /** INSECURE, benchmarks only (default false): prove an NI-PoRep C1 with the challenges its vanilla
+     *  proofs state instead of those derived from its comm_r (`kiln synth-c1 --ni` C1s cannot derive
+     *  theirs; filecoin/c1.ts withStatedChallenges). Every other check stays. */
+    insecure_stated_ni_challenges: boolean;
   };
 }
 
@@ -174,7 +178,7 @@ export function defaultConfig(totalRamBytes = totalmem(), env: NodeJS.ProcessEnv
     synthesis: { threads: 0 },
     pipeline: { enabled: true, synthesis_lookahead: 1, synthesis_concurrency: 1 },
     logging: { level: 'info', format: 'json' },
-    kiln: { backend: 'auto', job_retention_s: 600, cache_dir: defaultCacheDir(env) },
+    kiln: { backend: 'auto', job_retention_s: 600, cache_dir: defaultCacheDir(env), insecure_stated_ni_challenges: false },
   };
 }
 
@@ -436,6 +440,7 @@ export function configFromObject(
         c.kiln.cache_dir = str(v, k);
         if (c.kiln.cache_dir === '') throw new ConfigError(k, 'must not be empty (kiln keeps its shapes and development parameters there)');
       },
+      insecure_stated_ni_challenges: (v, k) => (c.kiln.insecure_stated_ni_challenges = bool(v, k)),
     },
   };
 

@@ -12,7 +12,7 @@ import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../util/limits.js';
 import { FR_MODULUS } from '../field/layout.js';
 import { bytesToBigintLE } from './hash/fr32.js';
 import type { MerkleProof, MerkleProofShape, PathElement } from './tree/path.js';
-import { DRG_DEGREE, EXP_DEGREE, LABEL_PARENTS, proverIdFromActorId } from './graph.js';
+import { DRG_DEGREE, EXP_DEGREE, LABEL_PARENTS, niChallenges, proverIdFromActorId } from './graph.js';
 import { sealProofInfo, type SealProofInfo, type TreeShape } from './registry.js';
 
 export class C1FormatError extends Error {
@@ -71,6 +71,10 @@ export interface C1Output {
   readonly ticket: Uint8Array;
   /** vanilla proofs: [partition][challenge]. */
   readonly partitions: readonly (readonly ChallengeProof[])[];
+  /** INSECURE, benchmarks only: the challenges are the vanilla proofs' own (c_x.column.index), not
+   *  derived (a synthetic NI-PoRep C1 cannot derive them from a comm_r that depends on them; see
+   *  withStatedChallenges). Never set by parsing. */
+  readonly statedChallenges?: true;
 }
 
 /** The forms a C1 comes in: lotus-bench / Curio's `Commit2In` wrapper, the raw C1 JSON, or gpuproxy's C2 input
@@ -315,6 +319,10 @@ export function parseC1Value(value: Json, root = ''): C1Output {
   const seed = asBytes32(sd, sdp);
   const [tk, tkp] = field(o, 'ticket', root);
   const ticket = asBytes32(tk, tkp);
+  // refused by rust-fil-proofs' seal_commit_phase2 (every version; NI-PoRep derives nothing from the seed)
+  for (const [v, p] of [[commD, cdp], [commR, crp], [seed, sdp]] as const) {
+    if (v.every((b) => b === 0)) throw new C1FormatError(p, 'all 32 bytes zero (rust-fil-proofs refuses it in commit phase 2)');
+  }
 
   const [vp, vpp] = field(o, 'vanilla_proofs', root);
   const vo = asObject(vp, vpp);
@@ -323,17 +331,28 @@ export function parseC1Value(value: Json, root = ''): C1Output {
     throw new C1FormatError(vpp, `expected exactly the key ${info.vanillaKey} for ${info.name}, got ${keys.length ? keys.join(', ') : 'none'}`);
   }
   const [pv, pp] = field(vo, info.vanillaKey, vpp);
-  const parts = asArray(pv, pp, info.partitions);
-  if (parts.length === 0) throw new C1FormatError(pp, 'no partitions');
-  let perPartition = info.challengesPerPartition;
-  const partitions = parts.map((part, k) => {
+  // partitions and challenges per partition are the registered proof's (13 × 2 or 126 × 18 for NI-PoRep)
+  const partitions = asArray(pv, pp, info.partitions).map((part, k) => {
     const kp = `${pp}[${k}]`;
-    const challenges = asArray(part, kp, perPartition);
-    if (challenges.length === 0) throw new C1FormatError(kp, 'no challenges');
-    perPartition ??= challenges.length; // NI-PoRep: counts not pinned, but every partition must agree
-    return challenges.map((c, i) => parseChallengeProof(c, `${kp}[${i}]`, ctx));
+    return asArray(part, kp, info.challengesPerPartition).map((c, i) => parseChallengeProof(c, `${kp}[${i}]`, ctx));
   });
   return { registeredProof: info, commR, commD, replicaId, seed, ticket, partitions };
+}
+
+/**
+ * An NI-PoRep C1 whose challenges are not those derived from its comm_r, marked to be proved with
+ * the challenges its vanilla proofs state: INSECURE, for benchmarks of `kiln synth-c1 --ni` C1s only
+ * (a synthetic sector's comm_r depends on its challenges, so they cannot be derived from it; every
+ * other check stays). Other C1s (interactive, or NI with derived challenges) are returned unchanged.
+ */
+export function withStatedChallenges(c1: C1Output): C1Output {
+  const info = c1.registeredProof;
+  if (info.challengeDerivation !== 'non-interactive') return c1;
+  const derived = c1.partitions.every((part, k) => {
+    const want = niChallenges(c1.replicaId, c1.commR, info.nodes, part.length, k);
+    return part.every((p, i) => p.challenge === want[i]);
+  });
+  return derived ? c1 : { ...c1, statedChallenges: true };
 }
 
 /** Parses raw C1 JSON text (or UTF-8 bytes). */
@@ -355,7 +374,7 @@ export function parseCommit2In(input: string | Uint8Array): Commit2In {
   return commit2InFromValue(asObject(parseJsonText(input, '', ''), ''));
 }
 
-function commit2InFromValue(o: Record<string, Json>): Commit2In {
+function commit2InFromValue(o: Record<string, Json>, phase1Bytes?: Uint8Array): Commit2In {
   const [sn, snp] = field(o, 'SectorNum', '');
   const sectorNum = asUint(sn, snp);
   const [ss, ssp] = field(o, 'SectorSize', '');
@@ -365,9 +384,12 @@ function commit2InFromValue(o: Record<string, Json>): Commit2In {
     if (typeof o.Miner !== 'string') throw new C1FormatError('Miner', `expected a string, got ${typeName(o.Miner)}`);
     miner = o.Miner;
   }
-  const [po, pop] = field(o, 'Phase1Out', '');
-  if (typeof po !== 'string') throw new C1FormatError(pop, `expected a base64 string, got ${typeName(po)}`);
-  const bytes = decodeBase64(po, pop);
+  let bytes = phase1Bytes;
+  if (bytes === undefined) {
+    const [po, pop] = field(o, 'Phase1Out', '');
+    if (typeof po !== 'string') throw new C1FormatError(pop, `expected a base64 string, got ${typeName(po)}`);
+    bytes = decodeBase64(po, pop);
+  }
   let phase1Out: C1Output;
   try {
     phase1Out = parseC1Value(parseJsonText(bytes, '', ''));
@@ -379,6 +401,71 @@ function commit2InFromValue(o: Record<string, Json>): Commit2In {
     throw new C1FormatError(ssp, `${sectorSize} does not match ${phase1Out.registeredProof.name} (${phase1Out.registeredProof.sectorSize})`);
   }
   return { sectorNum, sectorSize, miner, form: 'commit2in', phase1Out };
+}
+
+/** Inputs past this size are looked at as bytes first (largeCommit2In). */
+const LARGE_INPUT_BYTES = 128 * 2 ** 20;
+
+const isJsonSpace = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/** The byte range of the value of a top-level `"Phase1Out"` key when it is a string without escapes
+ *  (base64 needs none), else undefined. */
+function phase1OutRange(b: Uint8Array): [number, number] | undefined {
+  let depth = 0;
+  for (let i = 0; i < b.length; i++) {
+    const c = b[i];
+    if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) depth--;
+    else if (c === 0x22) {
+      const start = i + 1;
+      let j = start;
+      for (; j < b.length && b[j] !== 0x22; j++) if (b[j] === 0x5c) j++;
+      if (j >= b.length) return undefined;
+      if (depth === 1 && j - start === 9 && Buffer.from(b.buffer, b.byteOffset + start, 9).toString('latin1') === 'Phase1Out') {
+        let k = j + 1;
+        while (isJsonSpace(b[k])) k++;
+        if (b[k] === 0x3a) {
+          k++;
+          while (isJsonSpace(b[k])) k++;
+          if (b[k] !== 0x22) return undefined;
+          const end = b.indexOf(0x22, k + 1);
+          if (end < 0 || b.subarray(k + 1, end).includes(0x5c)) return undefined;
+          return [k + 1, end];
+        }
+      }
+      i = j;
+    }
+  }
+  return undefined;
+}
+
+/** decodeBase64 of bytes, a piece at a time (no string of the whole). */
+function decodeBase64Bytes(b: Uint8Array, path: string): Uint8Array {
+  if (b.length % 4 !== 0) throw new C1FormatError(path, 'not valid base64');
+  const step = 4 << 22;
+  const out: Uint8Array[] = [];
+  for (let o = 0; o < b.length; o += step) {
+    const last = o + step >= b.length;
+    const s = Buffer.from(b.buffer, b.byteOffset + o, Math.min(step, b.length - o)).toString('latin1');
+    if (!(last ? BASE64 : BASE64_NO_PAD).test(s)) throw new C1FormatError(path, 'not valid base64');
+    out.push(Buffer.from(s, 'base64'));
+  }
+  return new Uint8Array(Buffer.concat(out));
+}
+const BASE64_NO_PAD = /^[A-Za-z0-9+/]*$/;
+
+/**
+ * A Commit2In wrapper read from its bytes without making a string of it: Phase1Out's base64 is cut
+ * out and decoded in pieces, the rest parsed as JSON. A 32 GiB NI-PoRep wrapper (126 × 18 challenges,
+ * ~650 MB) is past V8's longest string (2^29 − 24 characters); its C1 (~490 MB) is not. Undefined when
+ * the bytes have no top-level Phase1Out string. Same result and errors as parseCommit2In.
+ */
+export function largeCommit2In(b: Uint8Array): Commit2In | undefined {
+  const r = phase1OutRange(b);
+  if (r === undefined) return undefined;
+  const o = asObject(parseJsonText(Buffer.concat([b.subarray(0, r[0]), b.subarray(r[1])]), '', ''), '');
+  if (o.Phase1Out !== '') throw new C1FormatError('Phase1Out', 'given more than once');
+  return commit2InFromValue(o, decodeBase64Bytes(b.subarray(r[0], r[1]), 'Phase1Out'));
 }
 
 /**
@@ -422,9 +509,14 @@ function actorIdOfProverId(p: Uint8Array): string | undefined {
 /**
  * Any of the three forms a C1 comes in (C1InputForm): the Commit2In wrapper (what Curio and lotus-bench send,
  * an object with `Phase1Out`, `SectorNum` or `SectorSize`), the raw C1 JSON (`registered_proof` and no `Phase1Out`; then SectorNum is 0 and
- * there is no miner) or gpuproxy's C2 input (`c1out`). An object that is none of them is refused naming all three.
+ * there is no miner) or gpuproxy's C2 input (`c1out`). An object that is none of them is refused naming all three. Wrappers over 128 MiB are read
+ * as bytes (largeCommit2In).
  */
 export function parseC1Input(input: string | Uint8Array): Commit2In {
+  if (typeof input !== 'string' && input.length > LARGE_INPUT_BYTES) {
+    const large = largeCommit2In(input);
+    if (large !== undefined) return large;
+  }
   const o = asObject(parseJsonText(input, '', ''), '');
   // a wrapper missing Phase1Out is a broken wrapper (named so), not another form
   if (o.Phase1Out !== undefined || o.SectorNum !== undefined || o.SectorSize !== undefined) return commit2InFromValue(o);

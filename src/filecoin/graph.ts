@@ -8,6 +8,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { ChaCha8Rng } from './hash/chacha8.js';
 import { concatBytes } from '@noble/hashes/utils.js';
 import { sha256Truncated } from './hash/sha256.js';
+import type { SealProofInfo } from './registry.js';
 
 export const DRG_DEGREE = 6;
 export const EXP_DEGREE = 8;
@@ -141,20 +142,65 @@ export function computeLabel(replicaId: Uint8Array, layer: number, node: number,
   return sha256Truncated(head, ...parents);
 }
 
+/** `bigint_to_challenge`: a SHA-256 digest read as a little-endian integer, mod (nodes − 1), plus 1 (never node 0). */
+function digestToChallenge(h: Uint8Array, nodes: number): number {
+  let v = 0n;
+  for (let b = 31; b >= 0; b--) v = (v << 8n) | BigInt(h[b]);
+  return Number(v % BigInt(nodes - 1)) + 1;
+}
+
+/** j = perPartition · k + i as u32 little-endian. */
+function challengeIndexLE(perPartition: number, k: number, i: number): Uint8Array {
+  const j = new Uint8Array(4);
+  new DataView(j.buffer).setUint32(0, perPartition * k + i, true);
+  return j;
+}
+
 /** Interactive PoRep challenges of partition `k`: h = SHA256(replica_id ‖ seed ‖ j u32 LE), c = h mod (nodes − 1) + 1. */
 export function interactiveChallenges(
   replicaId: Uint8Array, seed: Uint8Array, nodes: number, perPartition: number, k: number,
 ): number[] {
-  const out: number[] = [];
-  for (let i = 0; i < perPartition; i++) {
-    const j = new Uint8Array(4);
-    new DataView(j.buffer).setUint32(0, perPartition * k + i, true);
-    const h = sha256(concatBytes(replicaId, seed, j));
-    let v = 0n;
-    for (let b = 31; b >= 0; b--) v = (v << 8n) | BigInt(h[b]);
-    out.push(Number(v % BigInt(nodes - 1)) + 1);
+  return Array.from({ length: perPartition }, (_, i) => digestToChallenge(sha256(concatBytes(replicaId, seed, challengeIndexLE(perPartition, k, i))), nodes));
+}
+
+/** The domain tag of NI-PoRep challenges (storage-proofs-porep stacked/vanilla/challenges.rs `NiChallenges::derive`). */
+export const NI_CHALLENGE_TAG = 'filecoin.io|PoRep|1|NonInteractive|1';
+
+/**
+ * NI-PoRep challenges of partition `k` (`NiChallenges::derive`): no seed, the sector's own comm_r
+ * instead: h = SHA256(tag ‖ replica_id ‖ comm_r ‖ j u32 LE), c = h mod (nodes − 1) + 1.
+ */
+export function niChallenges(
+  replicaId: Uint8Array, commR: Uint8Array, nodes: number, perPartition: number, k: number,
+): number[] {
+  const head = concatBytes(utf8(NI_CHALLENGE_TAG), replicaId, commR);
+  return Array.from({ length: perPartition }, (_, i) => digestToChallenge(sha256(concatBytes(head, challengeIndexLE(perPartition, k, i))), nodes));
+}
+
+/** What a seal proof's challenges are derived from. */
+export interface ChallengeSeeds {
+  readonly replicaId: Uint8Array;
+  /** The interactive seed (ignored by NI-PoRep). */
+  readonly seed: Uint8Array;
+  /** comm_r (what NI-PoRep derives from). */
+  readonly commR: Uint8Array;
+}
+
+/**
+ * The challenges of partition `k` of a registered seal proof, as its verifier derives them
+ * (storage-proofs-porep stacked/vanilla/params.rs `PublicInputs::challenges`): interactive from
+ * (replica_id, seed), NI-PoRep from (replica_id, comm_r). Synthetic PoRep (ids 10–14) picks among
+ * 2^18 synthetic challenges: not implemented (a RangeError).
+ */
+export function porepChallenges(info: SealProofInfo, s: ChallengeSeeds, perPartition: number, k: number): number[] {
+  switch (info.challengeDerivation) {
+    case 'interactive':
+      return interactiveChallenges(s.replicaId, s.seed, info.nodes, perPartition, k);
+    case 'non-interactive':
+      return niChallenges(s.replicaId, s.commR, info.nodes, perPartition, k);
+    default:
+      throw new RangeError(`challenge derivation for ${info.name} (${info.challengeDerivation}) is not implemented`);
   }
-  return out;
 }
 
 /** prover_id: the miner's actor id as an unsigned LEB128 varint, zero-padded to 32 bytes. */

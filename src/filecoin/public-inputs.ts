@@ -4,9 +4,8 @@
  * [c, drg parents ×6, exp parents ×8, c, c, c]. The verifier's implicit ONE is not included.
  */
 import type { C1Output } from './c1.js';
-import { DrgParents, ExpanderParents, interactiveChallenges } from './graph.js';
+import { DrgParents, ExpanderParents, porepChallenges } from './graph.js';
 import { bytesToBigintLE } from './hash/fr32.js';
-import { hasInteractiveChallenges } from './verify.js';
 
 export class UnsupportedProofError extends Error {
   constructor(message: string) {
@@ -15,14 +14,19 @@ export class UnsupportedProofError extends Error {
   }
 }
 
-/** Challenges of partition `k`, derived from (replica_id, seed) as the verifier does. */
+/**
+ * Challenges of partition `k`, derived as the verifier does: from (replica_id, seed) for interactive
+ * PoRep, from (replica_id, comm_r) for NI-PoRep (graph.ts porepChallenges). A C1 marked
+ * `statedChallenges` (INSECURE, benchmarks of synthetic NI C1s only) gives its vanilla proofs' own.
+ */
 export function partitionChallenges(c1: C1Output, k: number): number[] {
   const info = c1.registeredProof;
   if (!Number.isInteger(k) || k < 0 || k >= c1.partitions.length) throw new RangeError(`partition ${k} out of range`);
-  if (!hasInteractiveChallenges(c1)) {
+  if (c1.statedChallenges === true) return c1.partitions[k].map((p) => p.challenge);
+  if (info.challengeDerivation === 'synthetic') {
     throw new UnsupportedProofError(`challenge derivation for ${info.name} (${info.version}) is not implemented`);
   }
-  return interactiveChallenges(c1.replicaId, c1.seed, info.nodes, c1.partitions[k].length, k);
+  return porepChallenges(info, c1, c1.partitions[k].length, k);
 }
 
 export function partitionPublicInputs(c1: C1Output, k: number): bigint[] {

@@ -27,10 +27,16 @@ export interface SealProofInfo {
   /** Sector size in 32-byte nodes. */
   readonly nodes: number;
   readonly layers: number;
-  /** Partitions of the proof; undefined where not pinned here (NI-PoRep). */
-  readonly partitions: number | undefined;
-  /** Challenges per partition for interactive PoRep (V1, V1_1, Synthetic); undefined where not pinned here (NI-PoRep). */
-  readonly challengesPerPartition: number | undefined;
+  /** Partitions of the proof: the size's interactive count (V1, V1_1, Synthetic), or NI-PoRep's
+   *  (13 for 2 KiB-512 MiB, 126 for 32/64 GiB: filecoin-proofs constants.rs
+   *  get_porep_non_interactive_partitions). */
+  readonly partitions: number;
+  /** Challenges per partition: ⌈minimum challenges / partitions⌉ (filecoin-proofs parameters.rs
+   *  select_challenges): 2 or 18 for every version, so NI-PoRep proves the same partition circuit. */
+  readonly challengesPerPartition: number;
+  /** How the challenges are derived: from (replica_id, seed) (V1, V1_1), from (replica_id, comm_r)
+   *  without a seed (NI-PoRep), or chosen among the synthetic challenges (Synthetic; not proved here). */
+  readonly challengeDerivation: 'interactive' | 'synthetic' | 'non-interactive';
   readonly tree: TreeShape;
   /** Height of the binary comm_d tree (path length). */
   readonly commDLevels: number;
@@ -53,15 +59,19 @@ export interface SectorSize {
   readonly layers: number;
   readonly partitions: number;
   readonly challenges: number;
+  /** NI-PoRep's partitions and minimum challenge count (filecoin-proofs constants.rs
+   *  get_porep_non_interactive_partitions / get_porep_non_interactive_minimum_challenges). */
+  readonly niPartitions: number;
+  readonly niMinChallenges: number;
   readonly tree: TreeShape;
 }
 
 const SIZES: readonly SectorSize[] = Object.freeze([
-  { label: '2KiB', sectorSize: 2048, circuitLabel: '2k', paramsTreeTag: '8-0-0', layers: 2, partitions: 1, challenges: 2, tree: { baseArity: 8, subArity: 0, topArity: 0, baseLevels: 2 } },
-  { label: '8MiB', sectorSize: 8 << 20, circuitLabel: '8m', paramsTreeTag: '8-0-0', layers: 2, partitions: 1, challenges: 2, tree: { baseArity: 8, subArity: 0, topArity: 0, baseLevels: 6 } },
-  { label: '512MiB', sectorSize: 512 << 20, circuitLabel: '512m', paramsTreeTag: '8-0-0', layers: 2, partitions: 1, challenges: 2, tree: { baseArity: 8, subArity: 0, topArity: 0, baseLevels: 8 } },
-  { label: '32GiB', sectorSize: 32 * 2 ** 30, circuitLabel: '32g', paramsTreeTag: '8-8-0', layers: 11, partitions: 10, challenges: 18, tree: { baseArity: 8, subArity: 8, topArity: 0, baseLevels: 9 } },
-  { label: '64GiB', sectorSize: 64 * 2 ** 30, circuitLabel: '64g', paramsTreeTag: '8-8-2', layers: 11, partitions: 10, challenges: 18, tree: { baseArity: 8, subArity: 8, topArity: 2, baseLevels: 9 } },
+  { label: '2KiB', sectorSize: 2048, circuitLabel: '2k', paramsTreeTag: '8-0-0', layers: 2, partitions: 1, challenges: 2, niPartitions: 13, niMinChallenges: 26, tree: { baseArity: 8, subArity: 0, topArity: 0, baseLevels: 2 } },
+  { label: '8MiB', sectorSize: 8 << 20, circuitLabel: '8m', paramsTreeTag: '8-0-0', layers: 2, partitions: 1, challenges: 2, niPartitions: 13, niMinChallenges: 26, tree: { baseArity: 8, subArity: 0, topArity: 0, baseLevels: 6 } },
+  { label: '512MiB', sectorSize: 512 << 20, circuitLabel: '512m', paramsTreeTag: '8-0-0', layers: 2, partitions: 1, challenges: 2, niPartitions: 13, niMinChallenges: 26, tree: { baseArity: 8, subArity: 0, topArity: 0, baseLevels: 8 } },
+  { label: '32GiB', sectorSize: 32 * 2 ** 30, circuitLabel: '32g', paramsTreeTag: '8-8-0', layers: 11, partitions: 10, challenges: 18, niPartitions: 126, niMinChallenges: 2253, tree: { baseArity: 8, subArity: 8, topArity: 0, baseLevels: 9 } },
+  { label: '64GiB', sectorSize: 64 * 2 ** 30, circuitLabel: '64g', paramsTreeTag: '8-8-2', layers: 11, partitions: 10, challenges: 18, niPartitions: 126, niMinChallenges: 2253, tree: { baseArity: 8, subArity: 8, topArity: 2, baseLevels: 9 } },
 ] as const satisfies readonly SectorSize[]);
 
 /** Every sector size, smallest first. */
@@ -119,7 +129,7 @@ function build(): Map<string, SealProofInfo> {
       const id = vi * 5 + si;
       const name = `StackedDrg${s.label}${version}`;
       const nodes = s.sectorSize / 32;
-      const interactive = version !== 'V1_2_Feat_NonInteractivePoRep';
+      const ni = version === 'V1_2_Feat_NonInteractivePoRep';
       m.set(name, Object.freeze({
         name,
         id,
@@ -127,8 +137,9 @@ function build(): Map<string, SealProofInfo> {
         sectorSize: s.sectorSize,
         nodes,
         layers: s.layers,
-        partitions: interactive ? s.partitions : undefined,
-        challengesPerPartition: interactive ? s.challenges : undefined,
+        partitions: ni ? s.niPartitions : s.partitions,
+        challengesPerPartition: ni ? Math.ceil(s.niMinChallenges / s.niPartitions) : s.challenges,
+        challengeDerivation: ni ? 'non-interactive' : version === 'V1_1_Feat_SyntheticPoRep' ? 'synthetic' : 'interactive',
         tree: Object.freeze(s.tree),
         commDLevels: Math.log2(nodes),
         vanillaKey: `StackedDrg${s.label}V1`,

@@ -6,7 +6,7 @@
  */
 import { FR_MODULUS } from '../field/layout.js';
 import type { C1Output, ChallengeProof, ColumnProof, LabelingProof } from './c1.js';
-import { DrgParents, ExpanderParents, computeLabel, interactiveChallenges, labelParentOrder, replicaId } from './graph.js';
+import { DrgParents, ExpanderParents, computeLabel, labelParentOrder, porepChallenges, replicaId } from './graph.js';
 import { bytesEqual, bytesToBigintLE } from './hash/fr32.js';
 import { poseidonHash } from './hash/poseidon.js';
 import { fullPath, pathLeafIndex, poseidonPathRoot, sha256PathRoot } from './tree/path.js';
@@ -17,10 +17,17 @@ export interface VerifyOptions {
   readonly sectorId?: bigint | number;
 }
 
-/** Whether the proof's challenges are derived interactively from (replica_id, seed) (V1, V1_1). */
-export function hasInteractiveChallenges(c1: C1Output): boolean {
-  const v = c1.registeredProof.version;
-  return v === 'V1' || v === 'V1_1';
+/** Whether the C1's challenges are checked against the derived ones: from (replica_id, seed) (V1,
+ *  V1_1) or (replica_id, comm_r) (NI-PoRep); not for Synthetic PoRep (not implemented) nor a C1
+ *  marked `statedChallenges` (INSECURE: synthetic NI C1s of benchmarks). */
+export function hasDerivedChallenges(c1: C1Output): boolean {
+  return c1.statedChallenges !== true && c1.registeredProof.challengeDerivation !== 'synthetic';
+}
+
+/** What a failed challenge check says the challenge is derived from. */
+function derivedFrom(c1: C1Output): string {
+  if (c1.registeredProof.challengeDerivation !== 'non-interactive') return 'replica_id and seed';
+  return 'replica_id and comm_r (NI-PoRep; a kiln synth-c1 --ni C1 states its own: [kiln] insecure_stated_ni_challenges or kiln prove --insecure-stated-challenges, benchmarks only)';
 }
 
 export function columnHash(rows: readonly bigint[]): bigint {
@@ -67,12 +74,12 @@ export function verifyC1Partition(c1: C1Output, k: number): { failures: string[]
   const exp = new ExpanderParents(info.porepId, info.nodes);
   const commR = bytesToBigintLE(c1.commR);
   const part = c1.partitions[k];
-  const expected = hasInteractiveChallenges(c1) ? interactiveChallenges(c1.replicaId, c1.seed, info.nodes, part.length, k) : undefined;
+  const expected = hasDerivedChallenges(c1) ? porepChallenges(info, c1, part.length, k) : undefined;
   let commC: bigint | undefined;
   let commRLast: bigint | undefined;
   part.forEach((p, i) => {
     const at = `partition ${k} challenge ${i} (node ${p.challenge})`;
-    if (expected !== undefined && expected[i] !== p.challenge) fail(at, `challenge (c_x.column.index) should be ${expected[i]}, derived from replica_id and seed`);
+    if (expected !== undefined && expected[i] !== p.challenge) fail(at, `challenge (c_x.column.index) should be ${expected[i]}, derived from ${derivedFrom(c1)}`);
     const roots = checkChallenge(c1, p, drg, exp, (what) => fail(at, what));
     if (commC === undefined) {
       commC = roots.commC;

@@ -180,7 +180,8 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       if (req.vanillaProof.length === 0) throw new PlanError('vanilla_proof is empty: expected the Commit2In JSON wrapper {SectorNum, Phase1Out, SectorSize}');
       // parsing, the public inputs and the replica_id check run in a synthesis worker
       const t0 = performance.now();
-      const planned = await ctx.synthPool.run<PorepPlanTaskResult>({ module: SYNTH_MODULE, fn: 'porepPlanTask', arg: { bytes: req.vanillaProof } });
+      const statedNiChallenges = opts.config.kiln.insecure_stated_ni_challenges;
+      const planned = await ctx.synthPool.run<PorepPlanTaskResult>({ module: SYNTH_MODULE, fn: 'porepPlanTask', arg: { bytes: req.vanillaProof, statedNiChallenges } });
       if (!planned.ok) throw new PlanError(planned.error);
       ctx.span?.record('worker_wait', Math.max(0, performance.now() - t0 - planned.ms));
       ctx.span?.record('parse', planned.ms);
@@ -229,7 +230,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       return {
         circuitId,
         partitions: c1.partitions.length,
-        describe: `${info.name} sector ${c2.sectorNum}${c2.miner ? ` miner ${c2.miner}` : ''}`,
+        describe: `${info.name} sector ${c2.sectorNum}${c2.miner ? ` miner ${c2.miner}` : ''}${c1.statedChallenges ? ' (INSECURE: stated challenges)' : ''}`,
         async synthesize(k, span) {
           if (c1Ref === undefined) throw new Error('job disposed');
           await span.time('checks', () => checked(k));

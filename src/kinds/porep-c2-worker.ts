@@ -2,7 +2,7 @@
  * Witness of one PoRep partition, run in a synthesis worker (see synth-pool.ts): the C1 arrives
  * structured-cloned with only this partition's vanilla proofs filled in.
  */
-import { C1FormatError, VANILLA_PROOF_PREFIX, parseC1Input, type C1Output, type Commit2In } from '../filecoin/c1.js';
+import { C1FormatError, VANILLA_PROOF_PREFIX, parseC1Input, withStatedChallenges, type C1Output, type Commit2In } from '../filecoin/c1.js';
 import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
 import { verifyC1Header, verifyC1Partition } from '../filecoin/verify.js';
@@ -53,7 +53,7 @@ export type PorepPlanTaskResult =
  * C1's ten run in parallel (in one task they took ~47 s on the H200 machine, 2026-12-02) and each
  * partition's synthesis waits only for its own (porep-c2-planner.ts).
  */
-export function porepPlanTask(arg: { bytes: Uint8Array }): PorepPlanTaskResult {
+export function porepPlanTask(arg: { bytes: Uint8Array; statedNiChallenges?: boolean }): PorepPlanTaskResult {
   const t0 = performance.now();
   let c2: Commit2In;
   try {
@@ -61,6 +61,8 @@ export function porepPlanTask(arg: { bytes: Uint8Array }): PorepPlanTaskResult {
   } catch (e) {
     return { ok: false, error: `${VANILLA_PROOF_PREFIX}${e instanceof C1FormatError ? e.message : (e as Error).message}` };
   }
+  // [kiln] insecure_stated_ni_challenges: an NI-PoRep C1's own challenges (synthetic C1s of benchmarks)
+  if (arg.statedNiChallenges === true) c2 = { ...c2, phase1Out: withStatedChallenges(c2.phase1Out) };
   const c1 = c2.phase1Out;
   let inputs: bigint[][] | undefined;
   let inputsError: string | undefined;

@@ -1,5 +1,5 @@
 /**
- * Commit phase 1: the interactive challenges from the seed and, per challenge, the vanilla proof laid
+ * Commit phase 1: the challenges (interactive from the seed, NI-PoRep from comm_r) and, per challenge, the vanilla proof laid
  * out exactly as rust-fil-proofs serialises it (FACTS §3; field order from storage-proofs-core
  * merkle/proof.rs and storage-proofs-porep stacked/vanilla): `comm_d_proofs`, `comm_r_last_proof`,
  * `replica_column_proofs {c_x, drg_parents, exp_parents}`, `labeling_proofs`, `encoding_proof`.
@@ -7,7 +7,7 @@
  * The proofs are read from a `SectorProofSource`, which a real seal (sealer.ts, every node stored)
  * and the synthetic builder (synthetic.ts, only the opened nodes stored) both implement.
  */
-import { DrgParents, ExpanderParents, interactiveChallenges, labelParentOrder } from '../graph.js';
+import { DrgParents, ExpanderParents, type ChallengeSeeds, labelParentOrder, porepChallenges } from '../graph.js';
 import { frToBytesLE } from '../hash/fr32.js';
 import type { SealProofInfo } from '../registry.js';
 import type { MerkleProof, PathElement } from '../tree/path.js';
@@ -101,11 +101,9 @@ export function challengeProofJson(src: SectorProofSource, challenge: number, dr
   };
 }
 
-/** Challenges of every partition: [partition][i]. */
-export function sectorChallenges(info: SealProofInfo, replicaId: Uint8Array, seed: Uint8Array): number[][] {
-  const parts = info.partitions!;
-  const per = info.challengesPerPartition!;
-  return Array.from({ length: parts }, (_, k) => interactiveChallenges(replicaId, seed, info.nodes, per, k));
+/** Challenges of every partition: [partition][i] (interactive from the seed, NI-PoRep from comm_r). */
+export function sectorChallenges(info: SealProofInfo, seeds: ChallengeSeeds): number[][] {
+  return Array.from({ length: info.partitions }, (_, k) => porepChallenges(info, seeds, info.challengesPerPartition, k));
 }
 
 export interface C1Inputs {
@@ -113,15 +111,17 @@ export interface C1Inputs {
   readonly commR: bigint;
   readonly seed: Uint8Array;
   readonly ticket: Uint8Array;
+  /** The challenges opened, [partition][i]; default the derived ones (sectorChallenges). */
+  readonly challenges?: readonly (readonly number[])[];
   readonly progress?: (done: number, total: number) => void;
 }
 
 /** The SealCommitPhase1Output JSON value, keys in lotus' order. */
-export function buildC1Json({ source, commR, seed, ticket, progress }: C1Inputs): Json {
+export function buildC1Json({ source, commR, seed, ticket, progress, ...o }: C1Inputs): Json {
   const { info } = source;
   const drg = new DrgParents(info.porepId, info.drgPredecessorFirst);
   const exp = new ExpanderParents(info.porepId, info.nodes);
-  const challenges = sectorChallenges(info, source.replicaId, seed);
+  const challenges = o.challenges ?? sectorChallenges(info, { replicaId: source.replicaId, seed, commR: frToBytesLE(commR) });
   const total = challenges.length * challenges[0].length;
   let done = 0;
   const partitions = challenges.map((part) => part.map((c) => {
@@ -149,4 +149,37 @@ export function commit2InJson(c1Text: string, sectorNum: number | bigint, sector
   };
   if (miner !== undefined) w.Miner = miner;
   return JSON.stringify(w);
+}
+
+/**
+ * commit2InJson's bytes in pieces, for wrappers past V8's longest string (2^29 − 24 characters): a
+ * 32 GiB NI-PoRep C1 (126 × 18 challenges) is ~490 MB of JSON and ~650 MB wrapped.
+ */
+export function commit2InChunks(c1Text: string, sectorNum: number | bigint, sectorSize: number, miner?: string): Uint8Array[] {
+  const head = `{"SectorNum":${JSON.stringify(Number(sectorNum))},"Phase1Out":"`;
+  const tail = `","SectorSize":${JSON.stringify(sectorSize)}${miner !== undefined ? `,"Miner":${JSON.stringify(miner)}` : ''}}`;
+  const bytes = Buffer.from(c1Text, 'utf8');
+  const step = 3 << 22; // a multiple of 3: no padding inside
+  const chunks: Uint8Array[] = [Buffer.from(head)];
+  for (let o = 0; o < bytes.length; o += step) chunks.push(Buffer.from(bytes.subarray(o, o + step).toString('base64'), 'latin1'));
+  chunks.push(Buffer.from(tail));
+  return chunks;
+}
+
+/** What a seal or synthetic C1 gives of its Commit2In, made when asked for. */
+export interface Commit2InOutput {
+  /** The Commit2In wrapper text (what `kiln seal --out` writes); past V8's longest string (a 32 GiB
+   *  NI-PoRep C1) asking for it throws: use commit2InChunks. */
+  readonly commit2In: string;
+  /** The same bytes in pieces, any size. */
+  commit2InChunks(): Uint8Array[];
+}
+
+/** `r` with its Commit2In (commit2In, commit2InChunks) made from `c1Text` when asked for. */
+export function withCommit2In<T extends object>(r: T, c1Text: string, sectorNum: bigint, sectorSize: number, miner: string | undefined): T & Commit2InOutput {
+  let text: string | undefined;
+  return Object.defineProperties(r, {
+    commit2In: { enumerable: true, get: () => (text ??= commit2InJson(c1Text, sectorNum, sectorSize, miner)) },
+    commit2InChunks: { value: () => commit2InChunks(c1Text, sectorNum, sectorSize, miner) },
+  }) as T & Commit2InOutput;
 }

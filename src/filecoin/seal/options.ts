@@ -28,7 +28,8 @@ export function sectorSizeLabel(size: string | number): string {
 
 /**
  * The registered proof for a size (V1_1 by default, what lotus seals today) or by its full name
- * ("StackedDrg2KiBV1_1"). Only interactive versions (V1, V1_1) are accepted: C1 here is interactive PoRep.
+ * ("StackedDrg2KiBV1_1"). Interactive PoRep (V1, V1_1) and NI-PoRep (V1_2_Feat_NonInteractivePoRep)
+ * are accepted; Synthetic PoRep (its C1 opens synthetic challenges) is not.
  */
 export function resolveSealProof(opts: { sectorSize?: string | number; registeredProof?: string; version?: SealProofVersion }): SealProofInfo {
   let info: SealProofInfo | undefined;
@@ -44,8 +45,8 @@ export function resolveSealProof(opts: { sectorSize?: string | number; registere
     info = sealProofInfo(`StackedDrg${sectorSizeLabel(opts.sectorSize)}${version}`);
     if (info === undefined) throw new SealOptionError(`unknown seal proof version ${version}`);
   }
-  if (info.version !== 'V1' && info.version !== 'V1_1') {
-    throw new SealOptionError(`${info.name}: only interactive PoRep (V1, V1_1) is supported`);
+  if (info.challengeDerivation === 'synthetic') {
+    throw new SealOptionError(`${info.name}: only interactive PoRep (V1, V1_1) and NI-PoRep (V1_2_Feat_NonInteractivePoRep) are supported`);
   }
   return info;
 }

@@ -12,7 +12,7 @@ import { DRG_DEGREE, actorIdFromAddress, proverIdFromActorId, replicaId as compu
 import { frToBytesLE } from '../hash/fr32.js';
 import type { SealProofInfo, SealProofVersion } from '../registry.js';
 import type { PathElement } from '../tree/path.js';
-import { buildC1Json, commit2InJson, type Json, type SectorProofSource } from './commit1.js';
+import { buildC1Json, type Commit2InOutput, type Json, type SectorProofSource, withCommit2In } from './commit1.js';
 import {
   SEALABLE_SIZES, SealOptionError, check32, deriveKey, prepareSectorData, randomSectorData, resolveSealProof, rngSeedBytes,
 } from './options.js';
@@ -67,10 +67,8 @@ export interface SealTimings {
   readonly [stage: string]: number;
 }
 
-export interface SealResult {
+export interface SealResult extends Commit2InOutput {
   readonly info: SealProofInfo;
-  /** The Commit2In wrapper text (what `kiln seal --out` writes). */
-  readonly commit2In: string;
   /** The C1 (SealCommitPhase1Output) JSON text, as inside Phase1Out. */
   readonly c1Text: string;
   /** The same as a JSON value. */
@@ -238,7 +236,6 @@ export function sealSector(opts: SealOptions): SealResult {
   };
   const c1 = buildC1Json({ source, commR: commRBig, seed, ticket, progress: report && ((d, t) => report('commit1', d, t)) });
   const c1Text = JSON.stringify(c1);
-  const commit2In = commit2InJson(c1Text, sectorNumber, info.sectorSize, opts.includeMiner === false ? undefined : `f0${actorId}`);
   lap('commit1');
   const commR = frToBytesLE(commRBig);
   const sector: SealedSectorData | undefined = opts.keepSector
@@ -247,5 +244,6 @@ export function sealSector(opts: SealOptions): SealResult {
       commC: treeC.root, commRLast: treeR.root, treeRLast: { arities: treeR.arities, levels: treeR.levels },
     }
     : undefined;
-  return { info, commit2In, c1Text, c1, commD, commR, replicaId, timings, ...(sector ? { sector } : {}) };
+  const miner = opts.includeMiner === false ? undefined : `f0${actorId}`;
+  return withCommit2In({ info, c1Text, c1, commD, commR, replicaId, timings, ...(sector ? { sector } : {}) }, c1Text, sectorNumber, info.sectorSize, miner);
 }

@@ -14,6 +14,10 @@
  *   (SHA256(prover_id ‖ sector ‖ ticket ‖ comm_d ‖ porep_id)) and the challenges from replica_id.
  *   `data: 'random'` opens random data leaves under a sparse comm_d tree; since comm_d then depends on the
  *   challenges, replica_id is a pseudo-random value instead of derived (`replicaIdDerived: false`).
+ * - NI-PoRep (`version: 'V1_2_Feat_NonInteractivePoRep'`, 13 or 126 partitions): its challenges are
+ *   derived from comm_r, which here depends on the challenged nodes; they are derived from a stand-in
+ *   comm_r instead, so the C1 is consistent in every respect but that one and is proved only with the
+ *   challenges it states (c1.ts withStatedChallenges; INSECURE, benchmarks only).
  * Everything is a deterministic function of the options (rngSeed included).
  */
 import { hash as nodeHash } from 'node:crypto';
@@ -25,7 +29,7 @@ import { bytesEqual, bytesToBigintLE, frToBytesLE } from '../hash/fr32.js';
 import { sha256Node } from '../hash/sha256.js';
 import type { SealProofInfo, SealProofVersion } from '../registry.js';
 import { shapeArities } from '../tree/build.js';
-import { buildC1Json, commit2InJson, sectorChallenges, type Json, type SectorProofSource } from './commit1.js';
+import { buildC1Json, sectorChallenges, type Json, type SectorProofSource, withCommit2In } from './commit1.js';
 import { SealOptionError, check32, deriveKey, resolveSealProof, rngSeedBytes } from './options.js';
 import { fastPoseidon } from './poseidon-fast.js';
 import { DEFAULT_SEED, minerActorId, type SealProgress, type SealResult, type SealTimings, type SectorOptions } from './sealer.js';
@@ -42,6 +46,8 @@ export interface SynthResult extends SealResult {
   readonly replicaIdDerived: boolean;
   /** Distinct nodes opened (challenges and their parents). */
   readonly openedNodes: number;
+  /** Whether the challenges are derived as a verifier derives them (false for NI-PoRep: stated, see above). */
+  readonly challengesDerived: boolean;
 }
 
 /** A pseudo-random value < 2^254 keyed by (key, tag, a, b). */
@@ -101,7 +107,12 @@ export function synthC1(opts: SynthOptions): SynthResult {
     replicaId = deriveKey('kiln synth replica_id', rng);
     replicaId[31] &= 0x3f;
   }
-  const challenges = sectorChallenges(info, replicaId, seed);
+  // NI-PoRep derives its challenges from comm_r, which a synthetic sector knows only once the
+  // challenged nodes are in its sparse trees: they come from a stand-in comm_r instead, and the C1 is
+  // proved with the challenges it states (withStatedChallenges: INSECURE, benchmarks only)
+  const standInCommR = deriveKey('kiln synth NI-PoRep stand-in comm_r', rng);
+  standInCommR[31] &= 0x3f;
+  const challenges = sectorChallenges(info, { replicaId, seed, commR: standInCommR });
   const challenged = [...new Set(challenges.flat())].sort((a, b) => a - b);
 
   // parents of every challenge
@@ -189,12 +200,12 @@ export function synthC1(opts: SynthOptions): SynthResult {
     treeRLastLeaf: (v) => treeR.leaf(v),
     treeRLastPath: (v) => treeR.path(v),
   };
-  const c1 = buildC1Json({ source, commR: commRBig, seed, ticket, progress: report && ((d, t) => report('commit1', d, t)) });
+  const c1 = buildC1Json({ source, commR: commRBig, seed, ticket, challenges, progress: report && ((d, t) => report('commit1', d, t)) });
   const c1Text = JSON.stringify(c1);
-  const commit2In = commit2InJson(c1Text, sectorNumber, info.sectorSize, opts.includeMiner === false ? undefined : `f0${actorId}`);
   lap('commit1');
-  return {
-    info, commit2In, c1Text, c1, commD, commR: frToBytesLE(commRBig), replicaId,
-    replicaIdDerived: mode === 'zero', openedNodes: labels.size, timings,
+  const result = {
+    info, c1Text, c1, commD, commR: frToBytesLE(commRBig), replicaId,
+    replicaIdDerived: mode === 'zero', openedNodes: labels.size, challengesDerived: info.challengeDerivation !== 'non-interactive', timings,
   };
+  return withCommit2In(result, c1Text, sectorNumber, info.sectorSize, opts.includeMiner === false ? undefined : `f0${actorId}`);
 }
