@@ -1,6 +1,8 @@
 /**
- * Large requests without long turns of the event loop (issue 30 item 9): the request digest and the
- * journal's request file hashed a slice at a time, a request file read back into shared memory. A
+ * Large requests without long turns of the event loop (issue 30 item 9): grpc-js's message framing
+ * with kiln's decoder (one buffer filled frame by frame, large messages in shared memory), the request
+ * digest and the journal's request file hashed a slice at a time, a request file read back into
+ * shared memory. A
  * turn is measured in this thread's CPU time (Linux schedstat), so the machine's other load does not
  * count; the bound is relative to a control: hashing the same bytes in one call.
  */
@@ -8,12 +10,14 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { requestDigest } from '../src/engine/jobs.js';
 import { Journal, decodeRequest, encodeRequest } from '../src/engine/journal.js';
 import { proofRequest } from '../src/engine/types.js';
+import { SHARED_MESSAGE_BYTES, installStreamDecoder } from '../src/server/stream-decoder.js';
 import { sha256Each, sha256Joined } from '../src/util/hash.js';
 
 /** This thread's CPU time in ms (NaN where /proc/thread-self/schedstat is missing). */
@@ -51,6 +55,35 @@ function oneCallHashMs(b: Uint8Array): number {
   createHash('sha256').update(b).digest();
   return cpuMs() - t;
 }
+
+const framed = (msg: Buffer, flag: number): Buffer => {
+  const h = Buffer.alloc(5);
+  h[0] = flag;
+  h.writeUInt32BE(msg.length, 1);
+  return Buffer.concat([h, msg]);
+};
+
+test("grpc-js's StreamDecoder, replaced: any split of the frames gives the same messages; large ones in shared memory; over the limit refused", () => {
+  assert.equal(installStreamDecoder(), true);
+  assert.equal(installStreamDecoder(), true, 'once per process');
+  const { StreamDecoder } = createRequire(import.meta.url)('@grpc/grpc-js/build/src/stream-decoder.js') as {
+    StreamDecoder: new (max: number) => { write(b: Buffer): Buffer[] };
+  };
+  const big = Buffer.alloc(SHARED_MESSAGE_BYTES + 3);
+  for (let i = 0; i < big.length; i++) big[i] = (i * 7 + (i >> 9)) & 0xff;
+  const want = [framed(Buffer.from('abc'), 0), framed(Buffer.alloc(0), 0), framed(big, 0), framed(Buffer.from([9]), 1)];
+  const wire = Buffer.concat(want);
+  for (const chunk of [1, 2, 5, 4099, 16384, wire.length]) {
+    const d = new StreamDecoder(256 << 20);
+    const got: Buffer[] = [];
+    for (let at = 0; at < wire.length; at += chunk) got.push(...d.write(wire.subarray(at, at + chunk)));
+    assert.equal(got.length, want.length, `chunks of ${chunk}`);
+    got.forEach((g, i) => assert.ok(g.equals(want[i]!), `chunks of ${chunk}: message ${i}`));
+    assert.ok(got[2]!.buffer instanceof SharedArrayBuffer, 'a large message is in shared memory');
+    assert.ok(!(got[0]!.buffer instanceof SharedArrayBuffer));
+  }
+  assert.throws(() => new StreamDecoder(10).write(framed(Buffer.alloc(11), 0)), /^Error: Received message larger than max \(11 vs 10\)$/);
+});
 
 test('sha256Each / sha256Joined: the hashes of one call, for parts of any size', async () => {
   const parts = [0, 1, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 3.5 * 2 ** 20, 5].map((n, k) => Buffer.alloc(n, k + 1));

@@ -23,6 +23,7 @@ import { serializeSnapPartitionProof } from '../src/filecoin/snap/vanilla.js';
 import { recordShape } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
+import { PlanError } from '../src/engine/types.js';
 import { fixture, repoRoot } from './support.js';
 
 const ROOT = repoRoot;
@@ -355,6 +356,26 @@ async function statusLatencies(c: ReturnType<typeof makeClient>, during: Promise
 const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
 describe('no blocking work on the event loop', () => {
+  test('a large request arrives in shared memory, joined frame by frame rather than copied whole on the event loop (src/server/stream-decoder.ts)', async () => {
+    let seen: Uint8Array | undefined;
+    daemon.engine.registerPlanner({
+      kind: 2000,
+      name: 'spy',
+      defaultPriority: 2,
+      plan: async (req) => {
+        seen = req.vanillaProof;
+        throw new PlanError('seen');
+      },
+    });
+    const body = Buffer.alloc(24 << 20);
+    for (let i = 0; i < body.length; i += 4096) body[i] = i >> 12;
+    const r = (await rpc.call('Prove', { submit: { proof_kind: 2000, request_id: 'large-spied', vanilla_proof: body } })).result;
+    assert.equal(r.status, STATUS.FAILED);
+    assert.equal(r.error_message, 'seen');
+    assert.ok(seen!.buffer instanceof SharedArrayBuffer, 'in shared memory: it reaches worker threads without a copy');
+    assert.ok(Buffer.from(seen!.buffer, seen!.byteOffset, seen!.byteLength).equals(body));
+  });
+
   test('PreloadSRS porep-32g without parameters answers FAILED_PRECONDITION within 1 s; GetStatus stays under 50 ms', async () => {
     const t0 = performance.now();
     const preload = rpc.call('PreloadSRS', { circuit_id: 'porep-32g' });
