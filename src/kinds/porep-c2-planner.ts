@@ -17,7 +17,7 @@
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import type { C1Output } from '../filecoin/c1.js';
-import { sealProofById, sealProofInfo } from '../filecoin/registry.js';
+import { sealProofById, sealProofInfo, sectorSizeByBytes } from '../filecoin/registry.js';
 import { runOffThread, type OffThreadTask } from '../engine/task-worker.js';
 import { rememberQueryIndices } from '../groth16/queries.js';
 import { rememberShapeDigest } from '../r1cs/shape.js';
@@ -39,7 +39,7 @@ import { loadCircuitParams } from './params.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { EngineConfig } from '../engine/config.js';
-import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork } from '../engine/types.js';
+import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest, type ProofWork } from '../engine/types.js';
 import type { PorepPlanTaskResult, PorepWitnessArg, porepCheckPartition } from './porep-c2-worker.js';
 import { crossPartitionFailures } from '../filecoin/verify.js';
 
@@ -49,6 +49,13 @@ const SYNTH_MODULE = new URL('./porep-c2-worker.js', import.meta.url).href;
 const SHAPE_MODULE = new URL('./porep-c2.js', import.meta.url).href;
 
 export { porepCircuitId };
+
+/** The circuit a request names before its C1 is read: by registered_proof, else by sector_size
+ *  (both 0 when unset, as proto3 sends them); undefined when it names none kiln knows. */
+function namedCircuit(req: ProofRequest): string | undefined {
+  const size = req.registeredProof !== 0 ? sealProofById(req.registeredProof)?.sectorSize : req.sectorSize;
+  return size !== undefined && sectorSizeByBytes(size) !== undefined ? porepCircuitId(size) : undefined;
+}
 
 export interface PorepKindOptions {
   config: EngineConfig;
@@ -167,6 +174,9 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
     defaultPriority: Priority.NORMAL,
     async plan(req, ctx): Promise<ProofWork> {
       if (req.vanillaProof.length === 0) throw new PlanError('vanilla_proof is empty: expected the Commit2In JSON wrapper {SectorNum, Phase1Out, SectorSize}');
+      // parameters first (as PreloadSRS): a circuit without them fails now, not after reading and checking its C1
+      const requested = namedCircuit(req);
+      if (requested !== undefined) await circuits.available!(requested);
       // parsing, the public inputs and the consistency checks run in a synthesis worker
       const planned = await ctx.synthPool.run<PorepPlanTaskResult>({ module: SYNTH_MODULE, fn: 'porepPlanTask', arg: { bytes: req.vanillaProof } });
       if (!planned.ok) throw new PlanError(planned.error);
@@ -185,6 +195,8 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         throw new PlanError(`sector_number ${req.sectorNumber} does not match the Commit2In SectorNum ${c2.sectorNum}`);
       }
       const circuitId = porepCircuitId(info.sectorSize);
+      // a request that named no size: before the checks (29–148 s for a 32 GiB C1, issue 30)
+      if (circuitId !== requested) await circuits.available!(circuitId);
       // fail fast: an inconsistent C1 (a replaced comm_r, a broken path, a wrong parent or column
       // index) is named now instead of costing a whole proof that then fails to verify; the
       // partitions are checked in parallel, each in a synthesis worker with only its own proofs
