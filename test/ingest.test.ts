@@ -1,10 +1,9 @@
 /**
  * Large requests without long turns of the event loop (issue 30 item 9): grpc-js's message framing
  * with kiln's decoder (one buffer filled frame by frame, large messages in shared memory), the request
- * digest and the journal's request file hashed a slice at a time, a request file read back into
- * shared memory. A
- * turn is measured in this thread's CPU time (Linux schedstat), so the machine's other load does not
- * count; the bound is relative to a control: hashing the same bytes in one call.
+ * digest and the journal's request file hashed a slice at a time, a C1 handed to the planner packed. A turn is measured in this thread's
+ * CPU time (Linux schedstat), so the machine's other load does not count; the bound is relative to a
+ * control: hashing the same bytes in one call.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -19,6 +18,10 @@ import { Journal, decodeRequest, encodeRequest } from '../src/engine/journal.js'
 import { proofRequest } from '../src/engine/types.js';
 import { SHARED_MESSAGE_BYTES, installStreamDecoder } from '../src/server/stream-decoder.js';
 import { sha256Each, sha256Joined } from '../src/util/hash.js';
+import { parseC1Input } from '../src/filecoin/c1.js';
+import { packC1, unpackC1Partition } from '../src/filecoin/c1-packed.js';
+import { porepPlanTask } from '../src/kinds/porep-c2-worker.js';
+import { fixture } from './support.js';
 
 /** This thread's CPU time in ms (NaN where /proc/thread-self/schedstat is missing). */
 function cpuMs(): number {
@@ -127,4 +130,21 @@ test('a 64 MiB request in shared memory: its digest and its journal request file
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test("a C1 reaches the planner's thread packed: its partitions as shared bytes, each unpacked alone to what parsing gave", async () => {
+  const bytes = await readFile(fixture('2KiB.commit2in.json'));
+  const planned = porepPlanTask({ bytes });
+  assert.ok(planned.ok);
+  const packed = planned.c2.phase1Out;
+  assert.equal(packed.partitions.length, 1);
+  assert.ok(packed.partitions[0]!.buffer instanceof SharedArrayBuffer, 'shared: no copy to a check or witness task');
+  const c1 = parseC1Input(bytes).phase1Out;
+  assert.deepEqual(unpackC1Partition(packed, 0), c1);
+  // three partitions: each unpacked with the others empty
+  const p = c1.partitions[0]!;
+  const three = packC1({ ...c1, partitions: [p, [], p] });
+  assert.deepEqual(unpackC1Partition(three, 2), { ...c1, partitions: [[], [], p] });
+  assert.deepEqual(unpackC1Partition(three, 1).partitions, [[], [], []]);
+  assert.throws(() => unpackC1Partition(three, 3), RangeError);
 });

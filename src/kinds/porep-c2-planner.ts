@@ -16,7 +16,7 @@
  */
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
-import type { C1Output } from '../filecoin/c1.js';
+import { unpackC1Partition, type PackedC1 } from '../filecoin/c1-packed.js';
 import { sealProofById, sealProofInfo, sectorSizeByBytes } from '../filecoin/registry.js';
 import { runOffThread, type OffThreadTask } from '../engine/task-worker.js';
 import { rememberQueryIndices } from '../groth16/queries.js';
@@ -181,8 +181,8 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       const planned = await ctx.synthPool.run<PorepPlanTaskResult>({ module: SYNTH_MODULE, fn: 'porepPlanTask', arg: { bytes: req.vanillaProof } });
       if (!planned.ok) throw new PlanError(planned.error);
       const c2 = planned.c2;
-      // the registry's own object again (the worker sent a copy)
-      const c1: C1Output = { ...c2.phase1Out, registeredProof: sealProofInfo(c2.phase1Out.registeredProof.name) ?? c2.phase1Out.registeredProof };
+      // the registry's own object again (the worker sent a copy); the partitions stay packed (c1-packed.ts)
+      const c1: PackedC1 = { ...c2.phase1Out, registeredProof: sealProofInfo(c2.phase1Out.registeredProof.name) ?? c2.phase1Out.registeredProof };
       const info = c1.registeredProof;
       if (req.sectorSize !== 0 && req.sectorSize !== c2.sectorSize) {
         throw new PlanError(`sector_size ${req.sectorSize} does not match the Commit2In SectorSize ${c2.sectorSize} (${info.name})`);
@@ -205,7 +205,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
           ctx.synthPool.run<PorepPartitionCheck>({
             module: SYNTH_MODULE,
             fn: 'porepCheckPartition',
-            arg: { c1: { ...c1, partitions: c1.partitions.map((p, i) => (i === k ? p : [])) }, partition: k },
+            arg: { c1, partition: k }, // the packed partitions are shared, not copied; the worker unpacks its own
           }),
         ),
       );
@@ -218,14 +218,14 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       }
       if (planned.inputs === undefined) throw new PlanError(planned.inputsError ?? 'no public inputs');
       const inputs = planned.inputs;
-      let c1Ref: C1Output | undefined = c1;
+      let c1Ref: PackedC1 | undefined = c1;
       return {
         circuitId,
         partitions: c1.partitions.length,
         describe: `${info.name} sector ${c2.sectorNum}${c2.miner ? ` miner ${c2.miner}` : ''}`,
         async synthesize(k, span) {
           if (c1Ref === undefined) throw new Error('job disposed');
-          const only: C1Output = { ...c1Ref, partitions: c1Ref.partitions.map((p, i) => (i === k ? p : [])) };
+          const packed = c1Ref;
           if (runner !== undefined) {
             // native witness: the partition's witness program on the CPU pool (same bytes as the worker's)
             const shape = await circuits.shape(circuitId);
@@ -238,7 +238,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
               held = undefined;
             };
             try {
-              const w = await porepWitnessNative(runner, program, only, k, shape, out);
+              const w = await porepWitnessNative(runner, program, unpackC1Partition(packed, k), k, shape, out);
               span.record('tape', w.tapeMs);
               span.record('witness', w.runMs);
               return { assignment: w.assignment, inputs: inputs[k], release: giveBack };
@@ -247,7 +247,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
               throw e;
             }
           }
-          const arg: PorepWitnessArg = { c1: only, partition: k, numInputs: inputs[k].length + 1 };
+          const arg: PorepWitnessArg = { c1: packed, partition: k, numInputs: inputs[k].length + 1 };
           const t0 = performance.now();
           const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'porepWitness', arg });
           span.record('worker_wait', Math.max(0, performance.now() - t0 - r.ms));
