@@ -256,6 +256,7 @@ async function main(): Promise<void> {
   const rows: (string | number)[][] = [];
   const notes: string[] = [];
   for (const s of scenarios) {
+    notes.push(`${s}: load average at the start ${os.loadavg().map((x) => x.toFixed(1)).join(' / ')} (1 / 5 / 15 min; ${os.cpus().length} cores)`);
     console.error(`scenario ${s}: a ${(garbage.length / 2 ** 20).toFixed(0)} MiB garbage request and a ${(c1.length / 2 ** 20).toFixed(1)} MiB 32 GiB C1 to kiln and the control…`);
     const r = await scenario(s, c1, garbage, opt('--cpu-prof', ''));
     for (const [who, x] of [['kiln', r.kiln], ['control', r.control]] as const) {
