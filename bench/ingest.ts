@@ -21,7 +21,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { execFileSync } from 'node:child_process';
 import * as grpc from '@grpc/grpc-js';
 import { connectEngine } from '../src/client/bench.js';
@@ -29,6 +28,7 @@ import { sealProofInfo } from '../src/filecoin/registry.js';
 import { MAX_MESSAGE_BYTES, SERVER_LOADER_OPTIONS, loadProvingEngine, protoPath } from '../src/server/proto.js';
 import { runDaemon } from '../src/server/daemon.js';
 import { appendResults, fmtMs, markdownTable, repoRoot } from './report.js';
+import { pct, startStatusProbe } from './status-probe.js';
 
 const argv = process.argv;
 const opt = (name: string, dflt: string): string => {
@@ -117,8 +117,6 @@ async function controlRole(): Promise<void> {
   serveParent(sock, () => new Promise<void>((r) => server.tryShutdown(() => r())));
 }
 
-const pct = (xs: number[], p: number): number => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]);
-
 /** A child process of this script in `role`; resolves with it once it listens. */
 function startChild(role: string, args: string[], execArgv: string[] = []): Promise<{ child: ChildProcess; address: string }> {
   const child = fork(fileURLToPath(import.meta.url), ['--role', role, ...args], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -133,34 +131,6 @@ function ask<T>(child: ChildProcess, cmd: ParentMsg['cmd']): Promise<T> {
     child.once('message', (m: T) => resolve(m));
     child.send({ cmd });
   });
-}
-
-/** GetStatus in a loop, 5 ms apart, from a thread of its own (this thread's sends must not count). */
-function poller(address: string): { stop(): Promise<{ lat: number[]; errors: string[] }> } {
-  const w = new Worker(
-    `const { workerData, parentPort } = require('node:worker_threads');
-     import(workerData.bench).then(async ({ connectEngine }) => {
-       const c = connectEngine(workerData.address);
-       const lat = [], errors = [];
-       let stop = false;
-       parentPort.once('message', () => (stop = true));
-       while (!stop) {
-         const t = performance.now();
-         try { await c.call('GetStatus', {}, 30000); lat.push(performance.now() - t); } catch (e) { errors.push(String(e.message)); }
-         await new Promise((r) => setTimeout(r, 5));
-       }
-       c.close();
-       parentPort.postMessage({ lat, errors });
-     });`,
-    { eval: true, workerData: { bench: new URL('../src/client/bench.js', import.meta.url).href, address } },
-  );
-  return {
-    stop: () =>
-      new Promise((resolve) => {
-        w.once('message', (m: { lat: number[]; errors: string[] }) => void w.terminate().then(() => resolve(m)));
-        w.postMessage('stop');
-      }),
-  };
 }
 
 interface Submitted {
@@ -209,7 +179,7 @@ async function scenario(name: 'missing' | 'dev', c1: Buffer, garbage: Buffer, cp
       startChild('control', ['--socket', path.join(dir, 'control.sock')], prof),
     ]);
     try {
-      const pollers = [poller(kiln.address), poller(control.address)];
+      const pollers = [startStatusProbe(kiln.address, 5), startStatusProbe(control.address, 5)];
       await Promise.all([ask(kiln.child, 'start'), ask(control.child, 'start')]);
       const t0 = performance.now();
       await new Promise((r) => setTimeout(r, 500));
@@ -224,7 +194,7 @@ async function scenario(name: 'missing' | 'dev', c1: Buffer, garbage: Buffer, cp
       const [kp, cp] = await Promise.all(pollers.map((p) => p.stop()));
       const ms = performance.now() - t0;
       const [kl, cl] = await Promise.all([ask<{ report: LoopReport }>(kiln.child, 'report'), ask<{ report: LoopReport }>(control.child, 'report')]);
-      return { kiln: { ...kp, loop: kl.report, submitted: ks }, control: { ...cp, loop: cl.report, submitted: cs }, ms };
+      return { kiln: { lat: kp.latMs, errors: kp.errors, loop: kl.report, submitted: ks }, control: { lat: cp.latMs, errors: cp.errors, loop: cl.report, submitted: cs }, ms };
     } finally {
       for (const c of [kiln.child, control.child]) {
         const gone = new Promise((r) => c.once('exit', r));
