@@ -229,6 +229,8 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
   const plan = async (req: ProofRequest, ctx: PlanContext, type: 'winning' | 'window'): Promise<WorkerPlan> => {
     const t0 = performance.now();
     const { info, elements } = checkPoStRequest(req, type);
+    // parameters first (as PreloadSRS): a circuit without them fails now, not after its vanilla proofs are checked
+    await circuits.available!(postCircuitId(info));
     const arg: PoStPlanArg = { registeredProof: info.id, elements, randomness: req.randomness, partitionIndex: req.partitionIndex, tape: runner !== undefined };
     const r = await ctx.synthPool.run<PoStPlanTaskResult>({ module: SYNTH_MODULE, fn: 'postPlanTask', arg });
     if (!r.ok) throw new PlanError(r.error);

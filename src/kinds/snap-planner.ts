@@ -218,6 +218,8 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
   const plan = async (req: ProofRequest, ctx: PlanContext): Promise<WorkerPlan> => {
     const t0 = performance.now();
     const { info, h, pub, elements } = checkSnapRequest(req);
+    // parameters first (as PreloadSRS): a circuit without them fails now, not after its partition proofs are checked
+    await circuits.available!(info.circuitId);
     const arg: SnapPlanArg = { registeredProof: info.id, elements, h, pub };
     const r = await ctx.synthPool.run<SnapPlanTaskResult>({ module: SYNTH_MODULE, fn: 'snapPlanTask', arg });
     if (!r.ok) throw new PlanError(r.error);
