@@ -184,3 +184,12 @@ test('verify-post / prove-post take the registered proof from the vanilla file w
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('an in-process engine\'s error names the user\'s input instead of the gRPC field', async () => {
+  const { userInputError } = await import('../src/cli/local-engine.js');
+  assert.equal(userInputError('vanilla_proof (Commit2In): (root): not valid JSON', '--c1 c1.json'), '--c1 c1.json: (root): not valid JSON');
+  assert.equal(userInputError('vanilla_proofs[3]: sector 7: truncated', '--vanilla v.json'), '--vanilla v.json element 3: sector 7: truncated');
+  assert.equal(userInputError('StackedDrg2KiBV1 vanilla_proofs[0]: partition 0: x', '--vanilla v.json'), '--vanilla v.json element 0 (StackedDrg2KiBV1): partition 0: x');
+  assert.equal(userInputError('vanilla_proofs is empty: …', '--vanilla v.json'), '--vanilla v.json is empty: …');
+  assert.equal(userInputError('vanilla_proofs[3]: x', undefined), 'vanilla_proofs[3]: x');
+});

@@ -22,7 +22,10 @@ import { VANILLA_PROOF_PREFIX } from '../filecoin/c1.js';
 export function userInputError(message: string, label: string | undefined): string {
   if (label === undefined) return message;
   const m = message.startsWith(VANILLA_PROOF_PREFIX) ? `${label}: ${message.slice(VANILLA_PROOF_PREFIX.length)}` : message;
-  return m.replace(/vanilla_proofs\[(\d+)\]/g, `${label} element $1`).replace(/\bvanilla_proofs\b/g, label);
+  return m
+    .replace(/^(\S+) vanilla_proofs\[(\d+)\]/, `${label} element $2 ($1)`) // SnapDeals: "<proof name> vanilla_proofs[k]: …"
+    .replace(/vanilla_proofs\[(\d+)\]/g, `${label} element $1`)
+    .replace(/\bvanilla_proofs\b/g, label);
 }
 
 /**
