@@ -11,7 +11,6 @@
  *   npm run bench:soak -- [--minutes 1] [--constraints 4096] [--provers 2] [--fuzzers 2] [--json FILE]
  */
 import { spawn } from 'node:child_process';
-import { Worker } from 'node:worker_threads';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +18,7 @@ import * as grpc from '@grpc/grpc-js';
 import { connectEngine } from '../src/client/bench.js';
 import { malformedCase } from '../src/client/malformed.js';
 import { repoRoot } from './report.js';
+import { pct, startStatusProbe } from './status-probe.js';
 
 const argv = process.argv;
 const opt = (name: string, dflt: string): string => {
@@ -57,7 +57,6 @@ function rssOf(pid: number): number {
   return m ? Number(m[1]) * 1024 : 0;
 }
 
-const pct = (xs: number[], p: number): number => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]);
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kiln-soak-'));
@@ -158,31 +157,7 @@ async function main(): Promise<void> {
   };
   // the probe has an event loop of its own (a worker thread): the fuzzers' work in this process
   // must not count as the daemon's latency
-  const statusProbe = (): Promise<void> =>
-    new Promise((resolve, reject) => {
-      const w = new Worker(
-        `const { workerData, parentPort } = require('node:worker_threads');
-         import(workerData.bench).then(async ({ connectEngine }) => {
-           const c = connectEngine(workerData.sock);
-           const out = [];
-           const errors = [];
-           while (Date.now() < workerData.end) {
-             const s0 = performance.now();
-             try { await c.call('GetStatus', {}, 10000); out.push(performance.now() - s0); } catch (e) { errors.push(String(e.message)); }
-             await new Promise((r) => setTimeout(r, 100));
-           }
-           c.close();
-           parentPort.postMessage({ out, errors });
-         });`,
-        { eval: true, workerData: { bench: new URL('../src/client/bench.js', import.meta.url).href, sock, end } },
-      );
-      w.once('message', (m: { out: number[]; errors: string[] }) => {
-        statusMs.push(...m.out);
-        for (const e of m.errors) unclean.push(`GetStatus: ${e}`);
-        resolve();
-      });
-      w.once('error', reject);
-    });
+  const probe = startStatusProbe(sock, 100);
   const progress = setInterval(() => {
     const last = rss[rss.length - 1];
     console.error(
@@ -190,11 +165,10 @@ async function main(): Promise<void> {
         `daemon RSS ${last?.mb} MB (GetStatus latencies come at the end, from the probe thread)`,
     );
   }, 30_000);
-  await Promise.all([
-    ...Array.from({ length: provers }, (_, i) => prover(i + 1)),
-    ...Array.from({ length: fuzzers }, (_, i) => fuzzer(i + 1)),
-    statusProbe(),
-  ]);
+  await Promise.all([...Array.from({ length: provers }, (_, i) => prover(i + 1)), ...Array.from({ length: fuzzers }, (_, i) => fuzzer(i + 1))]);
+  const probed = await probe.stop();
+  statusMs.push(...probed.latMs);
+  for (const e of probed.errors) unclean.push(`GetStatus: ${e}`);
   clearInterval(progress);
   clearInterval(rssTimer);
   rss.push({ s: Math.round((Date.now() - start) / 1000), mb: Math.round(rssOf(child.pid!) / 2 ** 20) });

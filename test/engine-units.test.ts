@@ -12,9 +12,9 @@ import { createPorepKind } from '../src/kinds/porep-c2-planner.js';
 import { BufferPool } from '../src/engine/buffers.js';
 import { MemoryBudget, MemoryBudgetError } from '../src/engine/memory.js';
 import { PriorityQueue } from '../src/engine/queue.js';
-import { SynthesisPool } from '../src/engine/synth-pool.js';
+import { SynthesisPool, type SynthTask } from '../src/engine/synth-pool.js';
 import { chromeTrace, gapWarnings, uncoveredMs } from '../src/engine/observability/index.js';
-import { PlanError, proofRequest } from '../src/engine/types.js';
+import { PlanError, proofRequest, type PlanContext } from '../src/engine/types.js';
 import { Span } from '../src/util/timing.js';
 import { fixture, slowProver } from './support.js';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -371,6 +371,7 @@ describe('spans and traces', () => {
 
 describe('PoRep adapter', () => {
   const config = defaultConfig(64 * GIB);
+  config.srs.dev_params = true; // parameters can be had: planning reads and checks the C1 (nothing is compiled)
   const backend = selectBackend('reference');
   const porep = createPorepKind({ config, backend });
   const ctx = { synthPool: new SynthesisPool(1), buffers: new BufferPool(backend, new MemoryBudget(8 * GIB), 2) };
@@ -470,7 +471,25 @@ describe('PoRep adapter', () => {
     await assert.rejects(plan(porep, { proofKind: 1, vanillaProof: Buffer.from(JSON.stringify({ ...w, Miner: 'not-an-address' })) }), /Miner "not-an-address"/);
   });
 
-  test('plans porep-2k with one partition (no circuit compiled); no parameters is refused by name', async () => {
+  test('parameters are looked for first: a circuit without them is refused before its C1 is read or checked', async () => {
+    const bare = createPorepKind({ config: defaultConfig(64 * GIB), backend }); // no dev_params, no parameter files
+    const ran: string[] = [];
+    const spy = { ...ctx, synthPool: { run: (t: SynthTask) => (ran.push(t.fn), ctx.synthPool.run(t)) } } as unknown as PlanContext;
+    // the request names 32 GiB (sector_size or registered_proof): refused at once, its 30 MiB body never read
+    const body = Buffer.alloc(30 << 20, 0x5b);
+    for (const fields of [{ sectorSize: 32 * GIB }, { registeredProof: 8 }]) {
+      const t0 = performance.now();
+      await assert.rejects(bare.planner.plan(proofRequest({ proofKind: 1, vanillaProof: body, ...fields }), spy), /^Error: no parameters for porep-32g: looked for /);
+      assert.ok(performance.now() - t0 < 1000, `${performance.now() - t0} ms`);
+    }
+    assert.deepEqual(ran, []);
+    // a request naming no size: its C1 is read (one task), then refused before any partition is checked
+    await assert.rejects(bare.planner.plan(proofRequest({ proofKind: 1, vanillaProof: await readFile(fixture('2KiB.commit2in.json')) }), spy), /no parameters for porep-2k/);
+    assert.deepEqual(ran, ['porepPlanTask']);
+    await assert.rejects(bare.circuits.available!('porep-2k'), /no parameters for porep-2k/);
+  });
+
+  test('plans porep-2k with one partition (no circuit compiled)', async () => {
     const fx = await readFile(fixture('2KiB.commit2in.json'));
     const work = await plan(porep, { proofKind: 1, vanillaProof: fx, sectorSize: 2048, registeredProof: 5 });
     assert.equal(work.circuitId, 'porep-2k');
@@ -478,7 +497,6 @@ describe('PoRep adapter', () => {
     assert.match(work.describe!, /StackedDrg2KiBV1_1 sector 0 miner f01001/);
     assert.ok(porep.circuits.knows('porep-32g'));
     assert.ok(!porep.circuits.knows('porep-1g'));
-    await assert.rejects(porep.circuits.available!('porep-2k'), /no parameters for porep-2k/);
     await ctx.synthPool.close();
   });
 });

@@ -11,11 +11,11 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { selectBackend } from '../src/backend/select.js';
 import { defaultConfig } from '../src/engine/config.js';
-import { SynthesisPool } from '../src/engine/synth-pool.js';
+import { SynthesisPool, type SynthTask } from '../src/engine/synth-pool.js';
 import { PlanError, type PlanContext, type ProofRequest } from '../src/engine/types.js';
 import { postCircuitFor } from '../src/filecoin/post/circuit.js';
 import { postTape } from '../src/filecoin/post/program.js';
-import { postProofById } from '../src/filecoin/post/registry.js';
+import { postCircuitId, postProofById } from '../src/filecoin/post/registry.js';
 import { synthPoSt } from '../src/filecoin/post/synthetic.js';
 import { encodeTape, programChunks, type WitnessProgram } from '../src/r1cs/program.js';
 import { shapeDigest } from '../src/r1cs/shape.js';
@@ -34,9 +34,11 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const kindIn = (sub: string): ReturnType<typeof createPoStKind> => {
+/** A kind with its caches under `sub`; `devParams`: parameters can be had (a planner looks for them first). */
+const kindIn = (sub: string, devParams = false): ReturnType<typeof createPoStKind> => {
   const config = defaultConfig();
   config.srs.param_cache = join(dir, sub);
+  config.srs.dev_params = devParams;
   return createPoStKind({ config, backend: selectBackend('reference'), cacheDir: join(dir, sub, 'kiln-cache') });
 };
 
@@ -82,12 +84,18 @@ test('the planning task (synthesis worker): the public inputs and witness tape o
     assert.equal(r.firstSectorId, 7n);
     assert.deepEqual(r.tape, encodeTape(postTape(postCircuitFor(info, here.sectors))), `tape of ${id}`);
     // through the planner: in the pool's worker
-    const kind = kindIn(`p${id}`);
+    const kind = kindIn(`p${id}`, true);
     const ctx = { synthPool: pool, buffers: { take: (n: number) => new Uint8Array(n), give: () => undefined } } as unknown as PlanContext;
     const work = await (info.type === 'winning' ? kind.winning : kind.window).plan(request(id, elements), ctx);
     assert.match(work.describe ?? '', /sector 7|partition 0 \(2 sectors\)/);
     const bad = elements.map((e) => e.slice());
     bad[bad.length - 1]![40] ^= 1; // inside comm_r or the first path
     await assert.rejects((info.type === 'winning' ? kind.winning : kind.window).plan(request(id, bad), ctx), (e: Error) => e instanceof PlanError && new RegExp(`vanilla_proofs\\[${bad.length - 1}\\]|sector 8|sector 7`).test(e.message));
+    // parameters are looked for first: without them the request is refused before its vanilla proofs are checked
+    const ran: string[] = [];
+    const spy = { ...ctx, synthPool: { run: (t: SynthTask) => (ran.push(t.fn), pool.run(t)) } } as unknown as PlanContext;
+    const bare = kindIn(`n${id}`);
+    await assert.rejects((info.type === 'winning' ? bare.winning : bare.window).plan(request(id, elements), spy), new RegExp(`^Error: no parameters for ${postCircuitId(info)} `));
+    assert.deepEqual(ran, []);
   }
 });

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { selectBackend } from '../src/backend/select.js';
 import { defaultConfig } from '../src/engine/config.js';
-import { SynthesisPool } from '../src/engine/synth-pool.js';
+import { SynthesisPool, type SynthTask } from '../src/engine/synth-pool.js';
 import { PlanError, type PlanContext, type ProofRequest } from '../src/engine/types.js';
 import { Span } from '../src/util/timing.js';
 import { snapTape } from '../src/filecoin/snap/program.js';
@@ -39,9 +39,11 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const kindIn = (sub: string): ReturnType<typeof createSnapKind> => {
+/** A kind with its caches under `sub`; `devParams`: parameters can be had (a planner looks for them first). */
+const kindIn = (sub: string, devParams = false): ReturnType<typeof createSnapKind> => {
   const config = defaultConfig();
   config.srs.param_cache = join(dir, sub);
+  config.srs.dev_params = devParams;
   return createSnapKind({ config, backend: selectBackend('reference'), cacheDir: join(dir, sub, 'kiln-cache') });
 };
 
@@ -108,10 +110,15 @@ test('the planning and tape tasks (synthesis worker): what this thread accepts, 
   assert.deepEqual(snapPlanTask({ registeredProof: 0, elements: bad, h, pub }), { ok: false, error: msg });
 
   // through the planner: checked in the pool's worker; synthesis from the raw element
-  const kind = kindIn('p');
+  const kind = kindIn('p', true);
   const ctx = { synthPool: pool, buffers: { take: (n: number) => new Uint8Array(n), give: () => undefined } } as unknown as PlanContext;
   await assert.rejects(kind.planner.plan(request(bad), ctx), (e: Error) => e instanceof PlanError && e.message === msg);
   await assert.rejects(kind.planner.plan({ ...request(elements), commRNew: le(u.commRNew + 1n) } as ProofRequest, ctx), (e: Error) => e instanceof PlanError && /vanilla_proofs\[0\]/.test(e.message));
+  // parameters are looked for first: without them the request is refused before its partition proofs are checked
+  const ran: string[] = [];
+  const spy = { ...ctx, synthPool: { run: (t: SynthTask) => (ran.push(t.fn), pool.run(t)) } } as unknown as PlanContext;
+  await assert.rejects(kindIn('n').planner.plan(request(elements), spy), /^Error: no parameters for snap-2k /);
+  assert.deepEqual(ran, []);
   const work = await kind.planner.plan(request(elements), ctx);
   assert.equal(work.partitions, 1);
   const shape = await kind.circuits.shape('snap-2k');

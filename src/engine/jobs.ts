@@ -4,7 +4,8 @@
  * the request is the same: kind and payload digest; another request under it is refused) and the
  * retention of finished jobs for AwaitProof and traces.
  */
-import { createHash, webcrypto } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { sha256Each } from '../util/hash.js';
 import { Span } from '../util/timing.js';
 import { boundText } from '../util/limits.js';
 import type { Queued } from './queue.js';
@@ -223,9 +224,6 @@ export function requestIdConflict(prev: Job, kind: number, kindName: string, dig
   return undefined;
 }
 
-/** Fields this size or larger are hashed in libuv's thread pool (webcrypto), off the event loop. */
-const DIGEST_OFF_LOOP_BYTES = 1 << 20;
-
 /**
  * SHA-256 (hex) of what defines a request's proof: its kind and every field but request_id and
  * priority (the scalars and field lengths as JSON, then the SHA-256 of each byte field).
@@ -244,10 +242,8 @@ export async function requestDigest(r: ProofRequest): Promise<string> {
       lengths: fields.map((f) => f.length),
     }),
   );
-  const sums = await Promise.all(
-    fields.map(async (f) => (f.length >= DIGEST_OFF_LOOP_BYTES ? new Uint8Array(await webcrypto.subtle.digest('SHA-256', f)) : createHash('sha256').update(f).digest())),
-  );
-  for (const d of sums) h.update(d);
+  // a slice at a time, the event loop running in between (util/hash.ts): requests reach 256 MiB
+  for (const d of await sha256Each(fields)) h.update(d);
   return h.digest('hex');
 }
 

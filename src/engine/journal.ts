@@ -29,6 +29,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rename, rm, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { sha256Joined } from '../util/hash.js';
 import { requestDigest, type JobTimings } from './jobs.js';
 import { checksum, namedError, scanJournal, type DroppedRecord, type RepairedRecord, type ScannedJob } from './journal-read.js';
 import { proofRequest, type ProofRequest } from './types.js';
@@ -113,17 +114,20 @@ async function writeAll(fh: FileHandle, buf: Uint8Array): Promise<void> {
   for (let off = 0; off < buf.length; ) off += (await fh.write(buf, off, buf.length - off)).bytesWritten;
 }
 
+const isByteParts = (d: readonly Uint8Array[] | Iterable<string>): d is readonly Uint8Array[] => Array.isArray(d) && d.every((p) => p instanceof Uint8Array);
+
 /**
  * Writes `data` to `path` durably: a temporary name in the same directory, fsync, rename, fsync of
  * the directory. `data` may be lines (an iterable of strings), written in ~1 MiB pieces: a snapshot
- * of any size is never one string.
+ * of any size is never one string; or byte arrays, written one after the other.
  */
-export async function writeFileDurable(path: string, data: Uint8Array | string | Iterable<string>): Promise<void> {
+export async function writeFileDurable(path: string, data: Uint8Array | readonly Uint8Array[] | string | Iterable<string>): Promise<void> {
   const dir = path.slice(0, path.lastIndexOf('/')) || '/';
   const tmp = `${path}.tmp-${process.pid}-${createHash('sha256').update(`${Math.random()}`).digest('hex').slice(0, 8)}`;
   const fh = await open(tmp, 'w', 0o600);
   try {
     if (typeof data === 'string' || data instanceof Uint8Array) await writeAll(fh, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+    else if (isByteParts(data)) for (const part of data) await writeAll(fh, part);
     else {
       let piece: string[] = [];
       let size = 0;
@@ -230,8 +234,9 @@ export async function lockStateDir(dir: string): Promise<{ path: string; release
   };
 }
 
-/** A request as bytes: magic, u32 header length, JSON header (scalars, byte-field lengths), the byte fields. */
-export function encodeRequest(r: ProofRequest): Uint8Array {
+/** A request file's parts before its checksum: magic and u32 header length, JSON header (scalars,
+ *  byte-field lengths), then the byte fields themselves (not copied). */
+function requestParts(r: ProofRequest): Uint8Array[] {
   const fields = [r.vanillaProof, ...r.vanillaProofs, r.randomness, r.commROld, r.commRNew, r.commDNew];
   const header = JSON.stringify({
     requestId: r.requestId,
@@ -248,20 +253,38 @@ export function encodeRequest(r: ProofRequest): Uint8Array {
   const h = Buffer.from(header, 'utf8');
   const len = Buffer.alloc(4);
   len.writeUInt32LE(h.length);
-  const body = Buffer.concat([Buffer.from(REQ_MAGIC), len, h, ...fields]);
+  return [Buffer.concat([Buffer.from(REQ_MAGIC), len, h]), ...fields];
+}
+
+/** A request as bytes: magic, u32 header length, JSON header (scalars, byte-field lengths), the byte
+ *  fields, the SHA-256 of all that. */
+export function encodeRequest(r: ProofRequest): Uint8Array {
+  const body = Buffer.concat(requestParts(r));
   return Buffer.concat([body, createHash('sha256').update(body).digest()]);
 }
 
-export function decodeRequest(b: Uint8Array): ProofRequest {
+/** encodeRequest's bytes as the parts to write one after the other, the byte fields not copied and
+ *  the checksum hashed a slice at a time (util/hash.ts): joining and hashing a 100 MiB request at once
+ *  held the event loop for 0.7 s here (bench/ingest.ts). */
+async function requestRecord(r: ProofRequest): Promise<Uint8Array[]> {
+  const parts = requestParts(r);
+  return [...parts, await sha256Joined(parts)];
+}
+
+/** A request file's body (without its checksum) after the magic and size checks, and its checksum. */
+function requestFileBody(b: Uint8Array): { body: Buffer; sum: Buffer } {
   const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
   if (buf.length < REQ_MAGIC.length + 4 + 32 || buf.subarray(0, REQ_MAGIC.length).toString() !== REQ_MAGIC) throw new Error('not a kiln request file');
-  const body = buf.subarray(0, buf.length - 32);
-  if (!createHash('sha256').update(body).digest().equals(buf.subarray(buf.length - 32))) throw new Error('request file checksum mismatch');
+  return { body: buf.subarray(0, buf.length - 32), sum: buf.subarray(buf.length - 32) };
+}
+
+/** The request in a checked body; its byte fields copied, or views of `body` when `views`. */
+function requestFromBody(body: Buffer, views: boolean): ProofRequest {
   const hl = body.readUInt32LE(REQ_MAGIC.length);
   const h = JSON.parse(body.subarray(REQ_MAGIC.length + 4, REQ_MAGIC.length + 4 + hl).toString('utf8')) as Record<string, unknown> & { lengths: number[]; vanillaProofs: number };
   let at = REQ_MAGIC.length + 4 + hl;
   const parts = h.lengths.map((n) => {
-    const p = new Uint8Array(body.subarray(at, at + n));
+    const p = views ? new Uint8Array(body.buffer, body.byteOffset + at, n) : new Uint8Array(body.subarray(at, at + n));
     at += n;
     return p;
   });
@@ -286,6 +309,15 @@ export function decodeRequest(b: Uint8Array): ProofRequest {
     commDNew,
   });
 }
+
+export function decodeRequest(b: Uint8Array): ProofRequest {
+  const { body, sum } = requestFileBody(b);
+  if (!createHash('sha256').update(body).digest().equals(sum)) throw new Error('request file checksum mismatch');
+  return requestFromBody(body, false);
+}
+
+/** Request files this size or larger are read into shared memory (Journal.request). */
+const SHARED_FILE_BYTES = 1 << 20;
 
 /** How the journal writes its appends (tests inject short writes and ENOSPC): writes `length` bytes
  *  of `buf` from `offset` at the end of the file, returns how many it wrote (a short write is allowed). */
@@ -468,10 +500,11 @@ export class Journal {
    *  JournalDegradedError without writing anything. */
   async accept(job: Omit<JournalJob, 'state'>, req: ProofRequest): Promise<void> {
     const j: JournalJob = { ...job, state: 'queued' };
+    const record = await requestRecord(req);
     await this.serial(async () => {
       if (!(await this.drain())) throw this.degradedError();
       try {
-        await writeFileDurable(this.requestPath(job.id), encodeRequest(req));
+        await writeFileDurable(this.requestPath(job.id), record);
       } catch (e) {
         this.degrade(`request file ${this.requestPath(job.id)}: ${(e as Error).message}`);
         throw this.degradedError();
@@ -486,9 +519,26 @@ export class Journal {
     this.jobs.set(j.id, j);
   }
 
-  /** The request of an unfinished job (after a restart). */
+  /** The request of an unfinished job (after a restart). A large one is read into shared memory, its fields
+   *  views of it, as a large gRPC request arrives (server/stream-decoder.ts): they reach the planner's worker
+   *  threads without a copy on the event loop; its checksum is hashed a slice at a time (util/hash.ts). */
   async request(id: string): Promise<ProofRequest> {
-    return decodeRequest(await readFile(this.requestPath(id)));
+    const fh = await open(this.requestPath(id), 'r');
+    let file: Buffer;
+    try {
+      const { size } = await fh.stat();
+      file = size >= SHARED_FILE_BYTES ? Buffer.from(new SharedArrayBuffer(size)) : Buffer.alloc(size);
+      for (let at = 0; at < size; ) {
+        const { bytesRead } = await fh.read(file, at, size - at, at);
+        if (bytesRead === 0) throw new Error(`request file ${this.requestPath(id)}: ${size - at} bytes short of its size`);
+        at += bytesRead;
+      }
+    } finally {
+      await fh.close();
+    }
+    const { body, sum } = requestFileBody(file);
+    if (!(await sha256Joined([body])).equals(sum)) throw new Error('request file checksum mismatch');
+    return requestFromBody(body, true);
   }
 
   /** Records that a job started. Never rejects for a full disk: the record is kept and written later. */

@@ -22,8 +22,8 @@
  */
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
-import type { C1Output } from '../filecoin/c1.js';
-import { sealProofById, sealProofInfo } from '../filecoin/registry.js';
+import { unpackC1Partition, type PackedC1 } from '../filecoin/c1-packed.js';
+import { sealProofById, sealProofInfo, sectorSizeByBytes } from '../filecoin/registry.js';
 import { runOffThread, type OffThreadTask } from '../engine/task-worker.js';
 import { rememberQueryIndices } from '../groth16/queries.js';
 import { rememberShapeDigest } from '../r1cs/shape.js';
@@ -46,7 +46,7 @@ import type { ProgressFn } from '../util/progress.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { EngineConfig } from '../engine/config.js';
-import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork } from '../engine/types.js';
+import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest, type ProofWork } from '../engine/types.js';
 import type { PorepPlanTaskResult, PorepWitnessArg, porepCheckPartition } from './porep-c2-worker.js';
 import { crossPartitionFailures } from '../filecoin/verify.js';
 
@@ -56,6 +56,13 @@ const SYNTH_MODULE = new URL('./porep-c2-worker.js', import.meta.url).href;
 const SHAPE_MODULE = new URL('./porep-c2.js', import.meta.url).href;
 
 export { porepCircuitId };
+
+/** The circuit a request names before its C1 is read: by registered_proof, else by sector_size
+ *  (both 0 when unset, as proto3 sends them); undefined when it names none kiln knows. */
+function namedCircuit(req: ProofRequest): string | undefined {
+  const size = req.registeredProof !== 0 ? sealProofById(req.registeredProof)?.sectorSize : req.sectorSize;
+  return size !== undefined && sectorSizeByBytes(size) !== undefined ? porepCircuitId(size) : undefined;
+}
 
 export interface PorepKindOptions {
   config: EngineConfig;
@@ -178,6 +185,9 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
     defaultPriority: Priority.NORMAL,
     async plan(req, ctx): Promise<ProofWork> {
       if (req.vanillaProof.length === 0) throw new PlanError('vanilla_proof is empty: expected the Commit2In JSON wrapper {SectorNum, Phase1Out, SectorSize}');
+      // parameters first (as PreloadSRS): a circuit without them fails now, not after reading and checking its C1
+      const requested = namedCircuit(req);
+      if (requested !== undefined) await circuits.available!(requested);
       // parsing, the public inputs and the replica_id check run in a synthesis worker
       const t0 = performance.now();
       const statedNiChallenges = opts.config.kiln.insecure_stated_ni_challenges;
@@ -186,8 +196,8 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       ctx.span?.record('worker_wait', Math.max(0, performance.now() - t0 - planned.ms));
       ctx.span?.record('parse', planned.ms);
       const c2 = planned.c2;
-      // the registry's own object again (the worker sent a copy)
-      const c1: C1Output = { ...c2.phase1Out, registeredProof: sealProofInfo(c2.phase1Out.registeredProof.name) ?? c2.phase1Out.registeredProof };
+      // the registry's own object again (the worker sent a copy); the partitions stay packed (c1-packed.ts)
+      const c1: PackedC1 = { ...c2.phase1Out, registeredProof: sealProofInfo(c2.phase1Out.registeredProof.name) ?? c2.phase1Out.registeredProof };
       const info = c1.registeredProof;
       if (req.sectorSize !== 0 && req.sectorSize !== c2.sectorSize) {
         throw new PlanError(`sector_size ${req.sectorSize} does not match the Commit2In SectorSize ${c2.sectorSize} (${info.name})`);
@@ -200,6 +210,8 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         throw new PlanError(`sector_number ${req.sectorNumber} does not match the Commit2In SectorNum ${c2.sectorNum}`);
       }
       const circuitId = porepCircuitId(info.sectorSize);
+      // a request that named no size: before the checks (29–148 s for a 32 GiB C1, issue 30)
+      if (circuitId !== requested) await circuits.available!(circuitId);
       if (planned.count > 0) throw new PlanError(inconsistent(planned.failures, planned.count));
       if (planned.inputs === undefined) throw new PlanError(planned.inputsError ?? 'no public inputs');
       const inputs = planned.inputs;
@@ -211,7 +223,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       const done: (PorepPartitionCheck | undefined)[] = c1.partitions.map(() => undefined);
       const checks = c1.partitions.map((_, k) => {
         const check = ctx.synthPool.run<PorepPartitionCheck>(
-          { module: SYNTH_MODULE, fn: 'porepCheckPartition', arg: { c1: { ...c1, partitions: c1.partitions.map((p, i) => (i === k ? p : [])) }, partition: k } },
+          { module: SYNTH_MODULE, fn: 'porepCheckPartition', arg: { c1, partition: k } }, // the packed partitions are shared, not copied
           { rank: [k], signal: stopChecks.signal },
         );
         check.then((c) => void (done[k] = c)).catch(() => undefined); // observed by the partitions' synthesis
@@ -226,7 +238,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         const count = found.reduce((n, c) => n + c.count, 0) + cross.length;
         if (count > 0) throw new PlanError(inconsistent(failures, count));
       };
-      let c1Ref: C1Output | undefined = c1;
+      let c1Ref: PackedC1 | undefined = c1;
       return {
         circuitId,
         partitions: c1.partitions.length,
@@ -234,20 +246,21 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         async synthesize(k, span) {
           if (c1Ref === undefined) throw new Error('job disposed');
           await span.time('checks', () => checked(k));
-          const only: C1Output = { ...c1Ref, partitions: c1Ref.partitions.map((p, i) => (i === k ? p : [])) };
+          const packed = c1Ref;
           if (runner !== undefined) {
             // native witness: the partition's witness program on the CPU pool (same bytes as the worker's)
             const shape = await circuits.shape(circuitId);
             const program = porepProgram(info, shape, shapeCacheDir);
             // straight into a pooled buffer of the backend's (pinned on the GPU: fast uploads)
-            const out = ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES);
+            // (a new pinned buffer costs seconds at 32 GiB: span `buffer`)
+            const out = await span.time('buffer', () => ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES));
             let held: Uint8Array | undefined = out;
             const giveBack = (): void => {
               if (held) ctx.buffers.give(held);
               held = undefined;
             };
             try {
-              const w = await porepWitnessNative(runner, program, only, k, shape, out);
+              const w = await porepWitnessNative(runner, program, unpackC1Partition(packed, k), k, shape, out);
               span.record('tape', w.tapeMs);
               span.record('witness', w.runMs);
               return { assignment: w.assignment, inputs: inputs[k], release: giveBack };
@@ -256,7 +269,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
               throw e;
             }
           }
-          const arg: PorepWitnessArg = { c1: only, partition: k, numInputs: inputs[k].length + 1 };
+          const arg: PorepWitnessArg = { c1: packed, partition: k, numInputs: inputs[k].length + 1 };
           const t0 = performance.now();
           const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'porepWitness', arg }, { rank: [k] });
           span.record('worker_wait', Math.max(0, performance.now() - t0 - r.ms));

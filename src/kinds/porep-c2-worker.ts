@@ -1,8 +1,10 @@
 /**
- * Witness of one PoRep partition, run in a synthesis worker (see synth-pool.ts): the C1 arrives
- * structured-cloned with only this partition's vanilla proofs filled in.
+ * The PoRep planner's tasks, run in a synthesis worker (see synth-pool.ts): parsing a request's C1,
+ * checking a partition, the witness of a partition. The C1 travels packed (c1-packed.ts): each task
+ * unpacks the one partition it works on.
  */
-import { C1FormatError, VANILLA_PROOF_PREFIX, parseC1Input, withStatedChallenges, type C1Output, type Commit2In } from '../filecoin/c1.js';
+import { C1FormatError, VANILLA_PROOF_PREFIX, parseC1Input, withStatedChallenges, type Commit2In } from '../filecoin/c1.js';
+import { packC1, unpackC1Partition, type PackedC1 } from '../filecoin/c1-packed.js';
 import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
 import { verifyC1Header, verifyC1Partition } from '../filecoin/verify.js';
@@ -10,14 +12,14 @@ import { actorIdFromAddress, proverIdFromActorId } from '../filecoin/graph.js';
 import { stackedCircuitFor } from '../filecoin/circuit/index.js';
 
 export interface PorepWitnessArg {
-  c1: C1Output;
+  c1: PackedC1;
   partition: number;
   numInputs: number;
 }
 
 export function porepWitness(arg: PorepWitnessArg): { assignment: Uint8Array; inputs: bigint[]; ms: number } {
   const t0 = performance.now();
-  const circuit = stackedCircuitFor(arg.c1, arg.partition);
+  const circuit = stackedCircuitFor(unpackC1Partition(arg.c1, arg.partition), arg.partition);
   const wg = new WitnessGenerator(arg.numInputs);
   circuit.synthesize(wg);
   return { assignment: wg.assignment().slice(), inputs: wg.inputs(), ms: performance.now() - t0 };
@@ -26,9 +28,8 @@ export function porepWitness(arg: PorepWitnessArg): { assignment: Uint8Array; in
 /** What partition k's vanilla proofs claim, checked before any synthesis (filecoin/verify.ts
  *  verifyC1Partition): every Merkle path against its root, comm_r = Poseidon2(comm_c, comm_r_last),
  *  the challenges and column indices, the parents against the graph, the labels and the encoding.
- *  The C1 arrives with only this partition's proofs. The first few failures, and the roots that
- *  the planner compares across partitions. */
-export function porepCheckPartition(arg: { c1: C1Output; partition: number }): {
+ *  The first few failures, and the roots that the planner compares across partitions. */
+export function porepCheckPartition(arg: { c1: PackedC1; partition: number }): {
   failures: string[];
   count: number;
   partition: number;
@@ -37,12 +38,12 @@ export function porepCheckPartition(arg: { c1: C1Output; partition: number }): {
   ms: number;
 } {
   const t0 = performance.now();
-  const r = verifyC1Partition(arg.c1, arg.partition);
+  const r = verifyC1Partition(unpackC1Partition(arg.c1, arg.partition), arg.partition);
   return { failures: r.failures.slice(0, 5), count: r.failures.length, partition: r.partition, commC: r.commC, commRLast: r.commRLast, ms: performance.now() - t0 };
 }
 
 export type PorepPlanTaskResult =
-  | { ok: true; c2: Commit2In; inputs: bigint[][] | undefined; inputsError: string | undefined; failures: string[]; count: number; ms: number }
+  | { ok: true; c2: Omit<Commit2In, 'phase1Out'> & { phase1Out: PackedC1 }; inputs: bigint[][] | undefined; inputsError: string | undefined; failures: string[]; count: number; ms: number }
   | { ok: false; error: string };
 
 /**
@@ -81,5 +82,6 @@ export function porepPlanTask(arg: { bytes: Uint8Array; statedNiChallenges?: boo
     return { ok: false, error: `${VANILLA_PROOF_PREFIX}Miner ${JSON.stringify(c2.miner).slice(0, 100)}: ${(e as Error).message}` };
   }
   const failures = verifyC1Header(c1, ids ?? {});
-  return { ok: true, c2, inputs, inputsError, failures: failures.slice(0, 5), count: failures.length, ms: performance.now() - t0 };
+  // packed: the planner's thread gets shared bytes, not the C1's object graph to rebuild (c1-packed.ts)
+  return { ok: true, c2: { ...c2, phase1Out: packC1(c1) }, inputs, inputsError, failures: failures.slice(0, 5), count: failures.length, ms: performance.now() - t0 };
 }

@@ -229,6 +229,8 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
   const plan = async (req: ProofRequest, ctx: PlanContext, type: 'winning' | 'window'): Promise<WorkerPlan> => {
     const t0 = performance.now();
     const { info, elements } = checkPoStRequest(req, type);
+    // parameters first (as PreloadSRS): a circuit without them fails now, not after its vanilla proofs are checked
+    await circuits.available!(postCircuitId(info));
     const arg: PoStPlanArg = { registeredProof: info.id, elements, randomness: req.randomness, partitionIndex: req.partitionIndex, tape: runner !== undefined };
     const r = await ctx.synthPool.run<PoStPlanTaskResult>({ module: SYNTH_MODULE, fn: 'postPlanTask', arg });
     if (!r.ok) throw new PlanError(r.error);
@@ -257,7 +259,8 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
           // the tape was made with the plan, in the worker: here only the native program runs
           const shape = await circuits.shape(circuitId);
           const program = postProgramFor(info, shape, postShapeCacheDir(shapeCacheDir));
-          const out = ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES);
+          // (a new pinned buffer costs seconds at 32 GiB: span `buffer`)
+          const out = await span.time('buffer', () => ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES));
           let buf: Uint8Array | undefined = out;
           const giveBack = (): void => {
             if (buf) ctx.buffers.give(buf);

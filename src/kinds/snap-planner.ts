@@ -218,6 +218,8 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
   const plan = async (req: ProofRequest, ctx: PlanContext): Promise<WorkerPlan> => {
     const t0 = performance.now();
     const { info, h, pub, elements } = checkSnapRequest(req);
+    // parameters first (as PreloadSRS): a circuit without them fails now, not after its partition proofs are checked
+    await circuits.available!(info.circuitId);
     const arg: SnapPlanArg = { registeredProof: info.id, elements, h, pub };
     const r = await ctx.synthPool.run<SnapPlanTaskResult>({ module: SYNTH_MODULE, fn: 'snapPlanTask', arg });
     if (!r.ok) throw new PlanError(r.error);
@@ -252,7 +254,8 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
           span.record('worker_wait', Math.max(0, performance.now() - t0 - t.ms));
           span.record('tape', t.ms);
           const program = snapProgramFor(info, shape, shapeCacheDir);
-          const out = ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES);
+          // (a new pinned buffer costs seconds at 32 GiB: span `buffer`)
+          const out = await span.time('buffer', () => ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES));
           let held: Uint8Array | undefined = out;
           const giveBack = (): void => {
             if (held) ctx.buffers.give(held);

@@ -15,6 +15,7 @@ import { grpcAuthorized, isLoopback } from './auth.js';
 import { UnknownCircuitError } from '../engine/srs-cache.js';
 import { proofRequest, type ProofRequest } from '../engine/types.js';
 import { INSECURE_TRAILER, INSECURE_TRAILER_TEXT, MAX_MESSAGE_BYTES, SERVER_LOADER_OPTIONS, loadProvingEngine, parseListen, protoPath } from './proto.js';
+import { installStreamDecoder } from './stream-decoder.js';
 
 type Msg = Record<string, unknown>;
 type Handler = (call: grpc.ServerUnaryCall<Msg, Msg>, cb: grpc.sendUnaryData<Msg>) => void;
@@ -232,6 +233,8 @@ export interface GrpcServerOptions {
 }
 
 export async function startGrpcServer(engine: Engine, listen: string, opts: GrpcServerOptions = {}): Promise<GrpcServerHandle> {
+  // large requests arrive without a copy of the whole message on the event loop, in shared memory
+  if (!installStreamDecoder()) opts.warn?.('this @grpc/grpc-js has no StreamDecoder as kiln expects: large requests are joined on the event loop (stalls of ~0.1 s per 10 MB)');
   const { service } = loadProvingEngine(protoPath(), SERVER_LOADER_OPTIONS);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
