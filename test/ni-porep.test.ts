@@ -6,18 +6,32 @@
  */
 import { packC1 } from '../src/filecoin/c1-packed.js';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { C1FormatError, parseC1, parseC1Input, withStatedChallenges } from '../src/filecoin/c1.js';
+import { promisify } from 'node:util';
+import { selectBackend } from '../src/backend/select.js';
+import { BufferPool } from '../src/engine/buffers.js';
+import { defaultConfig } from '../src/engine/config.js';
+import { MemoryBudget } from '../src/engine/memory.js';
+import { SynthesisPool } from '../src/engine/synth-pool.js';
+import { PlanError, proofRequest } from '../src/engine/types.js';
+import { C1FormatError, largeCommit2In, parseC1, parseC1Input, parseCommit2In, withStatedChallenges } from '../src/filecoin/c1.js';
+import { createPorepKind } from '../src/kinds/porep-c2-planner.js';
+import { porepCheckPartition } from '../src/kinds/porep-c2-worker.js';
+import { Span } from '../src/util/timing.js';
 import { stackedParamsFor } from '../src/filecoin/circuit/index.js';
 import { NI_CHALLENGE_TAG, interactiveChallenges, niChallenges } from '../src/filecoin/graph.js';
 import { partitionChallenges, partitionPublicInputs } from '../src/filecoin/public-inputs.js';
 import { sealProofById, sealProofInfo } from '../src/filecoin/registry.js';
-import { sealSector, synthC1 } from '../src/filecoin/seal/index.js';
+import { commit2InChunks, commit2InJson, sealSector, synthC1 } from '../src/filecoin/seal/index.js';
 import { verifyC1 } from '../src/filecoin/verify.js';
 import { officialParamsCandidates, porepCircuitId, verifyPorep } from '../src/kinds/porep-c2.js';
 import type { VerifyingKey } from '../src/groth16/keys.js';
-import { fixture, python, rng } from './support.js';
+import { fixture, python, repoRoot, rng } from './support.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const NI = 'V1_2_Feat_NonInteractivePoRep' as const;
@@ -168,16 +182,7 @@ test('kiln synth-c1 --ni (2 KiB here; 126 partitions at 32 GiB): consistent but 
   assert.equal(synthC1({ sectorSize: '2KiB', rngSeed: 'ni-synth' }).challengesDerived, true);
 });
 
-describe('the daemon planner with NI C1s (POREP_SEAL_COMMIT, registered_proof 15–19)', async () => {
-  const { defaultConfig } = await import('../src/engine/config.js');
-  const { selectBackend } = await import('../src/backend/select.js');
-  const { createPorepKind } = await import('../src/kinds/porep-c2-planner.js');
-  const { SynthesisPool } = await import('../src/engine/synth-pool.js');
-  const { BufferPool } = await import('../src/engine/buffers.js');
-  const { MemoryBudget } = await import('../src/engine/memory.js');
-  const { PlanError, proofRequest } = await import('../src/engine/types.js');
-  const { Span } = await import('../src/util/timing.js');
-  const { porepCheckPartition } = await import('../src/kinds/porep-c2-worker.js');
+describe('the daemon planner with NI C1s (POREP_SEAL_COMMIT, registered_proof 15–19)', () => {
   const GIB = 1024 ** 3;
   const backend = selectBackend('reference');
   const ctx = { synthPool: new SynthesisPool(1), buffers: new BufferPool(backend, new MemoryBudget(8 * GIB), 2) };
@@ -242,8 +247,6 @@ describe('the daemon planner with NI C1s (POREP_SEAL_COMMIT, registered_proof 15
 });
 
 test('32 GiB NI C1s are past V8\'s longest string wrapped (~650 MB): the Commit2In is written in pieces and read from its bytes, same bytes and result', async () => {
-  const { commit2InChunks, commit2InJson } = await import('../src/filecoin/seal/index.js');
-  const { largeCommit2In, parseCommit2In } = await import('../src/filecoin/c1.js');
   const r = sealSector({ sectorSize: '2KiB', version: NI, rngSeed: 'ni-large', sectorNumber: 5 });
   const joined = Buffer.concat(commit2InChunks(r.c1Text, 5n, 2048, 'f01000'));
   assert.equal(joined.toString('utf8'), commit2InJson(r.c1Text, 5n, 2048, 'f01000'));
@@ -269,12 +272,6 @@ test('32 GiB NI C1s are past V8\'s longest string wrapped (~650 MB): the Commit2
 });
 
 test('kiln synth-c1 --ni writes the 13-partition C1 and says its challenges are stated, for benchmarks only', async () => {
-  const { execFile } = await import('node:child_process');
-  const { promisify } = await import('node:util');
-  const { mkdtemp, rm } = await import('node:fs/promises');
-  const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
-  const { repoRoot } = await import('./support.js');
   const dir = await mkdtemp(join(tmpdir(), 'kiln-ni-cli-'));
   try {
     const c1 = join(dir, 'synth-ni.json');
