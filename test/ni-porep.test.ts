@@ -4,7 +4,6 @@
  * from its `NiChallenges::derive`, a kiln-sealed 2 KiB NI sector's C1, and malformed NI inputs
  * refused with the field named (parser and planner; nothing is proved here: porep-e2e.test.ts proves one).
  */
-import { packC1 } from '../src/filecoin/c1-packed.js';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -19,6 +18,7 @@ import { defaultConfig } from '../src/engine/config.js';
 import { MemoryBudget } from '../src/engine/memory.js';
 import { SynthesisPool } from '../src/engine/synth-pool.js';
 import { PlanError, proofRequest } from '../src/engine/types.js';
+import { packC1 } from '../src/filecoin/c1-packed.js';
 import { C1FormatError, largeCommit2In, parseC1, parseC1Input, parseCommit2In, withStatedChallenges } from '../src/filecoin/c1.js';
 import { createPorepKind } from '../src/kinds/porep-c2-planner.js';
 import { porepCheckPartition } from '../src/kinds/porep-c2-worker.js';
@@ -188,6 +188,7 @@ describe('the daemon planner with NI C1s (POREP_SEAL_COMMIT, registered_proof 15
   const ctx = { synthPool: new SynthesisPool(1), buffers: new BufferPool(backend, new MemoryBudget(8 * GIB), 2) };
   const kind = (stated: boolean): ReturnType<typeof createPorepKind> => {
     const config = defaultConfig(64 * GIB);
+    config.srs.dev_params = true; // parameters can be had: planning reads and checks the C1 (nothing is compiled)
     config.kiln.insecure_stated_ni_challenges = stated;
     return createPorepKind({ config, backend });
   };

@@ -89,7 +89,7 @@ test('kiln synth-post writes a vanilla file readVanillaFile reads', async () => 
     const els = readVanillaFile(out);
     assert.equal(els.length, 2);
     checkAll(postProofById(13)!, els, 5n);
-    await assert.rejects(runSynthPost({ type: 'window', sectorSize: '3GiB', randomness: Buffer.from(randomness).toString('hex'), out }), /--sector-size 3GiB/);
+    await assert.rejects(runSynthPost({ type: 'window', sectorSize: '3GiB', randomness: Buffer.from(randomness).toString('hex'), out }), /--sector-size '3GiB': not a Filecoin sector size/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
