@@ -4,7 +4,8 @@
  * prover step slowed (test/support.ts slowProver) so that a partition proof takes a known while.
  *  - a WinningPoSt overtakes queued PoRep partitions while every job slot is taken by running PoRep jobs, and
  *    after a restart whose recovered PoRep jobs took them: no PoRep partition starts proving between its
- *    request and its proof (it waits at most for the partition proving now);
+ *    request and its proof; it proves on the device's urgent lane at once (on the CPU beside the PoRep
+ *    partition proving now; on a GPU the device lock lets it go next), which no PoRep partition takes;
  *  - equal priorities finish in submission order, even when a later request is planned sooner;
  *  - a partition's slot is given back when its proof is made: the next partition proves while it is verified;
  *  - the span tree of a real 2 KiB WinningPoSt job accounts for its time (its validate span included).
@@ -109,7 +110,13 @@ async function winningOvertakes(engine: Engine, porep: Job[]): Promise<number> {
   // the PoRep partitions that started proving after the request and before the WinningPoSt's proof
   const between = porep.flatMap((j) => spansNamed(j.span, 'prove')).filter((s) => s.startMs > sentMs && s.startMs < prove.startMs);
   assert.equal(between.length, 0, `${between.length} PoRep partition(s) started proving between the WinningPoSt's request and its proof`);
-  const porepProve = porep.flatMap((j) => spansNamed(j.span, 'prove')).map((s) => s.durationMs);
+  const porepProves = porep.flatMap((j) => spansNamed(j.span, 'prove'));
+  const porepProve = porepProves.map((s) => s.durationMs);
+  // its own lane: it proves on the device's urgent lane without waiting for one, and no PoRep partition ever did
+  assert.equal(engine.laneOfSpan(prove), 'urgent 0');
+  assert.deepEqual([...new Set(porepProves.map((s) => engine.laneOfSpan(s)))], ['prover 0']);
+  const laneWait = spansNamed(job.span, 'lane_wait')[0]!;
+  assert.ok(laneWait.durationMs < Math.min(...porepProve) / 2, `the WinningPoSt waited ${laneWait.durationMs.toFixed(0)} ms for a lane`);
   console.log(`# WinningPoSt: request → verified proof ${latency.toFixed(0)} ms (its prove ${prove.durationMs.toFixed(0)} ms; a PoRep partition's prove ${Math.max(...porepProve).toFixed(0)} ms at most)`);
   return latency;
 }

@@ -548,6 +548,11 @@ Napi::Value js_prove_partition(const Info& info) {
       if (!pw.IsBoolean()) throw_type(env, "provePartition: plan.prefetchWitness must be a boolean");
       plan.prefetch_witness = pw.As<Napi::Boolean>().Value();
     }
+    Napi::Value ur = prop(env, po, "urgent");
+    if (!ur.IsUndefined()) {
+      if (!ur.IsBoolean()) throw_type(env, "provePartition: plan.urgent must be a boolean");
+      plan.urgent = ur.As<Napi::Boolean>().Value();
+    }
   }
   auto out = std::make_shared<PartitionOut>();
   const uint8_t* wp = w.data;

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -24,11 +25,39 @@
 namespace kiln {
 namespace cuda {
 
+// A device's lock: one operation at a time (calls come from several libuv workers). An urgent caller (a
+// latency-critical proof: a WinningPoSt's partition) goes before every ordinary one waiting, so it waits at
+// most for the operation running now (with two prover lanes per GPU, the other lane's next partition is
+// usually waiting here already); among callers of one kind the order is unspecified, as a mutex's.
+class DeviceLock {
+ public:
+  void lock(bool urgent = false) {
+    std::unique_lock<std::mutex> l(m_);
+    if (urgent) ++urgent_waiting_;
+    cv_.wait(l, [&] { return !held_ && (urgent || urgent_waiting_ == 0); });
+    if (urgent) --urgent_waiting_;
+    held_ = true;
+  }
+  void unlock() {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      held_ = false;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool held_ = false;
+  unsigned urgent_waiting_ = 0;
+};
+
 struct Ctx {
   int dev = 0;
   int sms = 0;
   cudaStream_t stream = nullptr;
-  std::mutex mu;  // one operation at a time per device (calls come from several libuv workers)
+  DeviceLock mu;  // one operation at a time per device (calls come from several libuv workers)
   // NTT twiddle table: tw[i] = ω_N^i, i < N/2, for the largest log N seen.
   void* tw = nullptr;
   unsigned tw_log = 0;
@@ -42,11 +71,21 @@ struct Ctx {
 // The context of device `dev` (created on first use; cudaSetDevice done by the caller's guard).
 Ctx& ctx(int dev);
 
-// Locks the device's context and makes it current on this thread.
+// Locks the device's context (before ordinary callers when `urgent`) and makes it current on this thread.
 struct Guard {
   Ctx& c;
-  std::lock_guard<std::mutex> lock;
-  explicit Guard(int dev) : c(ctx(dev)), lock(c.mu) { KC_CHECK(cudaSetDevice(dev)); }
+  explicit Guard(int dev, bool urgent = false) : c(ctx(dev)) {
+    c.mu.lock(urgent);
+    try {
+      KC_CHECK(cudaSetDevice(dev));
+    } catch (...) {
+      c.mu.unlock();
+      throw;
+    }
+  }
+  ~Guard() { c.mu.unlock(); }
+  Guard(const Guard&) = delete;
+  Guard& operator=(const Guard&) = delete;
 };
 
 // Stream-ordered scratch allocation from the device's pool (cached between calls).

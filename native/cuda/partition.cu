@@ -324,7 +324,7 @@ void prove_partition(Circuit* cc, const PartitionSrs& srs, const void* witness, 
   Scratch s(c);
   if (w) s.held.push_back(w);  // freed on the compute stream, after it waited for the copy
   const auto wait0 = std::chrono::steady_clock::now();
-  Guard g(cc->dev);
+  Guard g(cc->dev, plan.urgent);
   const float waited = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - wait0).count();
   KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
   if (w) {

@@ -60,6 +60,7 @@ struct PartitionPlan {
   unsigned slots = 2;
   size_t matrix_slot_bytes = 0;  // the streamed matrices' two slots (0: slot_bytes)
   bool prefetch_witness = true;
+  bool urgent = false;  // take the device before ordinary callers waiting for it (ctx.cuh DeviceLock)
 };
 
 struct PartitionSrs {

@@ -68,6 +68,9 @@ export interface PartitionInput {
   srs: { h: Section; l: Section; a: Section; bG1: Section; bG2: Section };
   /** (numInputs + numAux) Montgomery Fr, ONE first. */
   witness: Uint8Array;
+  /** A latency-critical proof (a WinningPoSt's): a backend whose device other proofs share lets it go before
+   *  the ones waiting (the CUDA backend's device lock), so it waits at most for the proof running now. */
+  urgent?: boolean;
 }
 
 /** The five MSM sums of a partition (affine, native layout) and per-phase milliseconds. */

@@ -158,6 +158,9 @@ export interface AddonPartitionPlan {
   /** The streamed matrices' two slots (default: slotBytes). */
   matrixSlotBytes?: number;
   prefetchWitness?: boolean;
+  /** Take the device before the ordinary calls waiting for it (native/cuda/ctx.cuh DeviceLock); an addon
+   *  built before it ignores the field. */
+  urgent?: boolean;
 }
 
 /** A synthetic partition for benchPartition: sizes, terms per row, and the witness's shares of 0 and
@@ -735,6 +738,7 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
           slots: plan.slots || undefined,
           matrixSlotBytes: plan.matrixSlotBytes || undefined,
           prefetchWitness: plan.prefetchWitness,
+          ...(input.urgent === true ? { urgent: true } : {}),
         });
         break;
       } catch (e) {

@@ -21,7 +21,8 @@
  * than one running starts beyond it (a WinningPoSt never waits for a PoRep to end); within a priority jobs
  * start in submission order, a later one waiting for an earlier one still being planned. A CRITICAL job
  * (WinningPoSt) plans and synthesises on the synthesis pool's reserved worker, takes its partition slot in
- * overdraft, and holds free lanes from lower-priority work until its partition is ready (lanes.ts).
+ * overdraft, and proves on its device's urgent lane, before the other lanes' proofs waiting for the device
+ * (lanes.ts).
  *
  * Concurrency: `lanes` prover lanes (devices × gpu_workers_per_device; one device on the CPU) take
  * synthesised partitions from a priority queue (job priority, then submission order), so the
@@ -270,7 +271,6 @@ export class Engine {
     job.digest = digest;
     this.jobs.add(job);
     this.unplanned.add(job);
-    if (isUrgent(priority)) this.lanes.expectUrgent(job);
 
     if (planner === undefined) {
       const what = req.proofKind === ProofKind.UNSPECIFIED ? 'proof_kind is PROOF_KIND_UNSPECIFIED' : `unknown proof_kind ${req.proofKind}`;
@@ -469,7 +469,6 @@ export class Engine {
   private finish(job: Job, state: 'completed' | 'failed' | 'cancelled', error?: string): Promise<void> {
     if (job.finished) return Promise.resolve();
     this.restoring.delete(job);
-    this.lanes.urgentDone(job);
     const wasUnplanned = this.unplanned.delete(job);
     job.queueSpan?.end();
     job.span.end();
@@ -699,7 +698,7 @@ export class Engine {
       const mem = d.backend.deviceMemory?.();
       const lanes = this.lanes.lanes.filter((l) => l.device === d.index);
       const jobs = new Map<string, string>();
-      for (const l of lanes) {
+      for (const l of [...lanes, ...this.lanes.urgentLanes.filter((u) => u.device === d.index)]) {
         const cur = l.items.find((it) => it.job.lanes.has(l.index)) ?? l.items[0];
         if (cur !== undefined) jobs.set(cur.job.id, cur.job.kindName);
       }
@@ -827,6 +826,11 @@ export class Engine {
     return jobsTrace(jobs, (s) => this.laneOf.get(s));
   }
 
+  /** The lane a `prove` (or its device's) span ran on: `prover N` or `urgent D`; undefined for other spans. */
+  laneOfSpan(span: Span): string | undefined {
+    return this.laneOf.get(span);
+  }
+
   jobIds(): string[] {
     return this.jobs.ids();
   }
@@ -844,11 +848,12 @@ export class Engine {
     return { live, liveTotal: unfinished.size, finished: this.jobs.recentlyFinished() };
   }
 
-  /** Per prover lane (`prover N`, the trace's lane name), the time its proofs took over the last
+  /** Per prover lane (`prover N` or `urgent D`, the trace's lane name), the time its proofs took over the last
    *  `windowMs` (at most lanes.ts BUSY_WINDOW_MS). */
   laneBusy(windowMs: number): { lane: string; busyMs: number }[] {
     const now = performance.now();
-    return this.lanes.busyMs(now - windowMs, now).map((busyMs, i) => ({ lane: `prover ${i}`, busyMs }));
+    const all = this.lanes.allLanes;
+    return this.lanes.busyMs(now - windowMs, now).map((busyMs, i) => ({ lane: this.lanes.laneName(all[i]!), busyMs }));
   }
 
   /**
@@ -912,7 +917,7 @@ export class Engine {
   }
 }
 
-/** A job whose latency is critical (WinningPoSt's CRITICAL): reserved synthesis worker, slot in overdraft, lanes held. */
+/** A job whose latency is critical (WinningPoSt's CRITICAL): reserved synthesis worker, slot in overdraft, urgent lane. */
 const isUrgent = (priority: number): boolean => priority >= Priority.CRITICAL;
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;

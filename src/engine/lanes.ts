@@ -17,9 +17,11 @@
  * try waits at most [gpus] device_wait, then its job fails (NoHealthyDeviceError). With one device a
  * failure fails the job, as it always did.
  *
- * A latency-critical job on its way (expectUrgent: a WinningPoSt being planned or synthesised) keeps free
- * lanes from taking partitions of lower priority until its partition arrives, for at most URGENT_HOLD_MS:
- * its partition then waits at most for the partitions proving now, not for one more a lane took meanwhile.
+ * Latency-critical partitions (priority CRITICAL: a WinningPoSt's) also have one urgent lane per device
+ * beside those, which takes nothing else: such a partition never waits for a lane while PoRep partitions
+ * occupy them all, and it asks the backend to go first (PartitionInput.urgent: on a GPU the device lock
+ * lets it before the other lanes' calls waiting there), so it waits at most for the proof running now.
+ * On the CPU backend it proves beside them, sharing the threads.
  */
 import { performance } from 'node:perf_hooks';
 import type { Proof } from '../groth16/proof.js';
@@ -29,6 +31,7 @@ import { Span } from '../util/timing.js';
 import type { EngineConfig } from './config.js';
 import type { DeviceSet } from './devices.js';
 import { CancelledError, errorText, type Job } from './jobs.js';
+import { Priority } from './types.js';
 import { PriorityQueue, type Queued } from './queue.js';
 import type { SrsEntry } from './srs-cache.js';
 import type { PartitionWitness } from './types.js';
@@ -75,8 +78,13 @@ export interface Lane {
   readonly index: number;
   /** The device (index in the engine's DeviceSet) it proves on. */
   readonly device: number;
+  /** Takes only latency-critical partitions (priority CRITICAL): one per device, beside the others. */
+  readonly urgent: boolean;
   items: LaneItem[];
 }
+
+/** A partition that may use an urgent lane and go first on its device (a WinningPoSt's). */
+const isUrgent = (it: { priority: number }): boolean => it.priority >= Priority.CRITICAL;
 
 /** What the lanes need of the SRS cache. */
 export interface LaneSrs {
@@ -96,16 +104,15 @@ export interface ProverLanesOptions {
   onRetry?: (info: { jobId: string; partition: number; failedOn: number; error: string }) => void;
 }
 
-/** How long free lanes keep from lower-priority work for a latency-critical job on its way (expectUrgent):
- *  a warm WinningPoSt is planned and synthesised in well under this (0.14 s request to proof at 32 GiB on
- *  the H200); a cold one (parameters loading) lets the lanes go on after it. */
-export const URGENT_HOLD_MS = 1000;
-
 /** How far back ProverLanes.busyMs can look (the status page shows the last minute). */
 export const BUSY_WINDOW_MS = 60_000;
 
 export class ProverLanes {
+  /** devices × gpu_workers_per_device lanes (lane i on device ⌊i / gpu_workers_per_device⌋). */
   readonly lanes: readonly Lane[];
+  /** One urgent lane per device, after those (index lanes.length + device). */
+  readonly urgentLanes: readonly Lane[];
+  private readonly all: readonly Lane[];
   private readonly queue = new PriorityQueue<LaneItem>();
   private batchTimer: NodeJS.Timeout | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
@@ -116,30 +123,17 @@ export class ProverLanes {
   /** The `prove` spans of the last BUSY_WINDOW_MS (and the open ones), per lane: busyMs() reads them
    *  without walking any job. */
   private readonly proving: { lane: number; span: Span; jobId: string; partition: number }[] = [];
-  /** Latency-critical jobs on their way (expectUrgent), with the end of their hold (performance.now()). */
-  private readonly urgentComing = new Map<Job, number>();
-  private holdTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: ProverLanesOptions) {
     const per = opts.config.gpus.gpu_workers_per_device;
-    this.lanes = Array.from({ length: opts.devices.count * per }, (_, index) => ({ index, device: Math.floor(index / per), items: [] }));
+    this.lanes = Array.from({ length: opts.devices.count * per }, (_, index) => ({ index, device: Math.floor(index / per), urgent: false, items: [] }));
+    this.urgentLanes = opts.devices.list.map((_, device) => ({ index: this.lanes.length + device, device, urgent: true, items: [] }));
+    this.all = [...this.lanes, ...this.urgentLanes];
     this.handed = opts.devices.list.map(() => 0);
-  }
-
-  /** A latency-critical job will hand a partition soon: until it does (or URGENT_HOLD_MS passes, or
-   *  urgentDone), free lanes take no partition of lower priority than its. */
-  expectUrgent(job: Job): void {
-    this.urgentComing.set(job, performance.now() + URGENT_HOLD_MS);
-  }
-
-  /** The job expectUrgent announced will hand no partition (it ended). */
-  urgentDone(job: Job): void {
-    if (this.urgentComing.delete(job)) this.dispatch();
   }
 
   /** Proves partition `partition` of `job` on the next free lane. */
   prove(job: Job, partition: number, circuitId: string, entry: SrsEntry, witness: PartitionWitness, span: Span): Promise<{ proof: Proof }> {
-    this.urgentComing.delete(job);
     return new Promise<{ proof: Proof }>((resolve, reject) => {
       this.queue.push({
         job,
@@ -191,7 +185,7 @@ export class ProverLanes {
    *  (performance.now() times, toMs the present; fromMs at most BUSY_WINDOW_MS before it). */
   busyMs(fromMs: number, toMs: number): number[] {
     this.forgetProving(toMs);
-    const busy = this.lanes.map(() => 0);
+    const busy = this.all.map(() => 0);
     for (const { lane, span } of this.proving) {
       if (span.name !== 'prove') continue;
       busy[lane] += Math.max(0, Math.min(span.endMs ?? toMs, toMs) - Math.max(span.startMs, fromMs));
@@ -219,32 +213,6 @@ export class ProverLanes {
     this.closed = true;
     clearTimeout(this.batchTimer);
     clearTimeout(this.stallTimer);
-    clearTimeout(this.holdTimer);
-  }
-
-  /** The priority below which free lanes take nothing now (a latency-critical job on its way), or -Infinity;
-   *  wakes the dispatcher when the hold ends. */
-  private holdBelow(): number {
-    clearTimeout(this.holdTimer);
-    this.holdTimer = undefined;
-    const now = performance.now();
-    let below = -Infinity;
-    let next = Infinity;
-    for (const [job, until] of this.urgentComing) {
-      if (until <= now || job.finished) {
-        this.urgentComing.delete(job);
-        continue;
-      }
-      below = Math.max(below, job.priority);
-      next = Math.min(next, until);
-    }
-    if (next < Infinity) {
-      this.holdTimer = setTimeout(() => {
-        this.holdTimer = undefined;
-        this.dispatch();
-      }, Math.max(1, next - now));
-    }
-    return below;
   }
 
   private busy(device: number): number {
@@ -258,13 +226,14 @@ export class ProverLanes {
     return [this.opts.srs.residentOn(circuitId, device) ? 0 : 1, this.busy(device), this.handed[device], device];
   }
 
-  /** The best free lane for `it`: on a healthy device it has not failed on. */
+  /** The best free lane for `it`: on a healthy device it has not failed on; an urgent lane only for a
+   *  latency-critical partition, and after the other free lanes of its device. */
   private laneFor(it: LaneItem): Lane | undefined {
     let best: Lane | undefined;
     let bestKey: number[] | undefined;
-    for (const lane of this.lanes) {
-      if (lane.items.length > 0 || it.tried.has(lane.device) || !this.opts.devices.get(lane.device).healthy) continue;
-      const key = [...this.deviceKey(it.circuitId, lane.device), lane.index];
+    for (const lane of this.all) {
+      if (lane.items.length > 0 || (lane.urgent && !isUrgent(it)) || it.tried.has(lane.device) || !this.opts.devices.get(lane.device).healthy) continue;
+      const key = [...this.deviceKey(it.circuitId, lane.device), lane.urgent ? 1 : 0, lane.index];
       if (bestKey === undefined || compareKeys(key, bestKey) < 0) {
         best = lane;
         bestKey = key;
@@ -278,16 +247,14 @@ export class ProverLanes {
     this.expireStalled();
     const { config } = this.opts;
     const maxBatch = config.scheduler.max_batch_size;
-    const holdBelow = this.holdBelow();
     for (let assigned = true; assigned && this.queue.length > 0; ) {
       assigned = false;
       for (const first of this.queue.toArray()) {
-        if (first.priority < holdBelow) break; // the queue is in priority order: the rest waits for the urgent job
         const lane = this.laneFor(first);
         if (lane === undefined) continue;
         const same = this.queue
           .toArray()
-          .filter((it) => it.circuitId === first.circuitId && !it.tried.has(lane.device))
+          .filter((it) => it.circuitId === first.circuitId && !it.tried.has(lane.device) && (!lane.urgent || isUrgent(it)))
           .slice(0, maxBatch);
         if (maxBatch > 1 && same.length < maxBatch && config.scheduler.max_batch_wait_ms > 0 && this.opts.moreExpected(first.circuitId, new Set(same.map((b) => b.job)))) {
           // cross-sector batching: wait (bounded) for more partitions of the same circuit
@@ -353,8 +320,14 @@ export class ProverLanes {
     }
   }
 
-  private laneName(lane: Lane): string {
-    return `prover ${lane.index}`;
+  /** A lane's name in traces and the status page: `prover N`, or `urgent D` for device D's urgent lane. */
+  laneName(lane: Lane): string {
+    return lane.urgent ? `urgent ${lane.device}` : `prover ${lane.index}`;
+  }
+
+  /** Every lane, the urgent ones last (the order of busyMs). */
+  get allLanes(): readonly Lane[] {
+    return this.all;
   }
 
   private async run(lane: Lane): Promise<void> {
@@ -389,7 +362,7 @@ export class ProverLanes {
         this.opts.laneOf.set(proving, this.laneName(lane));
         this.forgetProving(proving.startMs);
         this.proving.push({ lane: lane.index, span: proving, jobId: it.job.id, partition: it.partition });
-        const r = await prove(params, it.entry.shape, it.witness.assignment, device.backend, proving, it.job.abort.signal);
+        const r = await prove(params, it.entry.shape, it.witness.assignment, device.backend, proving, it.job.abort.signal, { urgent: isUrgent(it) });
         proving.end();
         it.resolve({ proof: r.proof });
       } catch (e) {

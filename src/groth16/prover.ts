@@ -169,6 +169,7 @@ export async function proveWithRandomness(
   backend: Backend,
   span?: Span,
   signal?: AbortSignal,
+  opts: { urgent?: boolean } = {},
 ): Promise<ProveResult> {
   signal?.throwIfAborted();
   checkScalar(r, 'r');
@@ -184,7 +185,7 @@ export async function proveWithRandomness(
 
   const timings = Object.fromEntries(PROVER_PHASES.map((p) => [p, 0])) as Record<ProverPhase, number>;
   const start = now();
-  const input = partitionInput(params, shape, assignment);
+  const input = { ...partitionInput(params, shape, assignment), ...(opts.urgent === true ? { urgent: true } : {}) };
   // The whole partition in one backend call when the backend offers it (the CUDA backend: a, b, c, h
   // and the MSMs stay on the device, timings from CUDA events), else step by step.
   // The whole-partition call (CUDA) cannot be stopped inside: a cancellation is seen after it.
@@ -229,6 +230,7 @@ export function prove(
   backend: Backend,
   span?: Span,
   signal?: AbortSignal,
+  opts: { urgent?: boolean } = {},
 ): Promise<ProveResult> {
-  return proveWithRandomness(params, shape, assignment, randomFr(), randomFr(), backend, span, signal);
+  return proveWithRandomness(params, shape, assignment, randomFr(), randomFr(), backend, span, signal, opts);
 }
