@@ -268,7 +268,7 @@ async function main(): Promise<void> {
       const c1 = parseCommit2In(c1Bytes).phase1Out;
       const porepVk = await loadPorepVerifyingKey(await porepVerifyingKeySource(c1.registeredProof, dir, path.join(dir, 'kiln-cache')));
       const postVk = {} as Record<'winning' | 'window', Awaited<ReturnType<typeof loadPorepVerifyingKey>>>;
-      for (const k of ['winning', 'window'] as const) {
+      for (const k of windowPartitions > 0 ? (['winning', 'window'] as const) : (['winning'] as const)) {
         const shape = await engine.srs.provider(ids[k])!.shape(ids[k]);
         postVk[k] = await loadPorepVerifyingKey(postVerifyingKeySource(infos[k], dir, path.join(dir, 'kiln-cache'), shape));
       }

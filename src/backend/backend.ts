@@ -94,6 +94,9 @@ export interface PartitionSums {
     /** ms of the call that the device's own timings do not cover: waiting for a thread of the pool native
      *  calls share (libuv's), the results' conversion. The prover's span then accounts for the whole call. */
     host_wait?: number;
+    /** ms a step-by-step proof (the CPU backends) paused between its steps while a latency-critical proof
+     *  (a WinningPoSt's) had the machine's threads (lanes.ts: the urgent lane). */
+    urgent_wait?: number;
   };
 }
 

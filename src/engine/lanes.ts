@@ -21,7 +21,8 @@
  * beside those, which takes nothing else: such a partition never waits for a lane while PoRep partitions
  * occupy them all, and it asks the backend to go first (PartitionInput.urgent: on a GPU the device lock
  * lets it before the other lanes' calls waiting there), so it waits at most for the proof running now.
- * On the CPU backend it proves beside them, sharing the threads.
+ * On the CPU backend (proofs step by step, sharing the machine's threads) the other lanes' proofs pause at
+ * their next step boundary while it proves, so it has the threads after at most the step running now.
  */
 import { performance } from 'node:perf_hooks';
 import type { Proof } from '../groth16/proof.js';
@@ -123,6 +124,8 @@ export class ProverLanes {
   /** The `prove` spans of the last BUSY_WINDOW_MS (and the open ones), per lane: busyMs() reads them
    *  without walking any job. */
   private readonly proving: { lane: number; span: Span; jobId: string; partition: number }[] = [];
+  /** Per device, the step-by-step proofs paused while its urgent lane proves (urgentProving). */
+  private readonly pausedFor = new Map<number, (() => void)[]>();
 
   constructor(private readonly opts: ProverLanesOptions) {
     const per = opts.config.gpus.gpu_workers_per_device;
@@ -362,7 +365,11 @@ export class ProverLanes {
         this.opts.laneOf.set(proving, this.laneName(lane));
         this.forgetProving(proving.startMs);
         this.proving.push({ lane: lane.index, span: proving, jobId: it.job.id, partition: it.partition });
-        const r = await prove(params, it.entry.shape, it.witness.assignment, device.backend, proving, it.job.abort.signal, { urgent: isUrgent(it) });
+        const urgent = isUrgent(it);
+        const r = await prove(params, it.entry.shape, it.witness.assignment, device.backend, proving, it.job.abort.signal, {
+          urgent,
+          pause: urgent ? undefined : () => this.urgentProving(lane.device),
+        });
         proving.end();
         it.resolve({ proof: r.proof });
       } catch (e) {
@@ -378,7 +385,23 @@ export class ProverLanes {
       }
     }
     lane.items = [];
+    if (lane.urgent) {
+      const waiting = this.pausedFor.get(lane.device) ?? [];
+      this.pausedFor.delete(lane.device);
+      for (const wake of waiting) wake();
+    }
     this.dispatch();
+  }
+
+  /** While device `device`'s urgent lane proves, a promise of its end (the other lanes' step-by-step proofs
+   *  wait for it between steps: on the CPU the urgent proof then has every thread), else undefined. */
+  private urgentProving(device: number): Promise<void> | undefined {
+    if (this.urgentLanes[device]!.items.length === 0) return undefined;
+    return new Promise<void>((resolve) => {
+      const waiting = this.pausedFor.get(device) ?? [];
+      waiting.push(resolve);
+      this.pausedFor.set(device, waiting);
+    });
   }
 
   /** After `e` from the device of `lane` failed `it`: takes the device out of service and puts the

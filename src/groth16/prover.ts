@@ -96,7 +96,12 @@ export function partitionInput(params: Parameters, shape: CircuitShape, witness:
  * Backend.provePartition does in one call. Wall-clock timings per phase; each MSM's batched addition
  * (reported by the backend) is moved to batch_add.
  */
-export async function partitionSumsStepwise(backend: Backend, input: PartitionInput, signal?: AbortSignal): Promise<PartitionSums> {
+export async function partitionSumsStepwise(
+  backend: Backend,
+  input: PartitionInput,
+  signal?: AbortSignal,
+  pause?: () => Promise<void> | undefined,
+): Promise<PartitionSums> {
   const { shape, srs, witness } = input;
   const n = 2 ** input.logN;
   const timings: PartitionSums['timings'] = { matvec: 0, ntt_h: 0, msm_h: 0, msm_l: 0, msm_a: 0, msm_b1: 0, msm_b2: 0, batch_add: 0, release: 0 };
@@ -121,31 +126,43 @@ export async function partitionSumsStepwise(backend: Backend, input: PartitionIn
   try {
     // A cancelled proof (signal aborted) stops at the next step boundary: each step is one backend
     // call (native code off the JS thread, not interruptible inside), the buffers are freed below.
-    const check = (): void => signal?.throwIfAborted();
-    check();
+    // `pause` (the lanes: a latency-critical proof is proving) holds it there too, its wait timed apart.
+    const check = async (): Promise<void> => {
+      signal?.throwIfAborted();
+      const wait = pause?.();
+      if (wait === undefined) return;
+      const t0 = now();
+      if (signal === undefined) await wait;
+      else await Promise.race([wait, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);
+      const ms = now() - t0;
+      timings.urgent_wait = (timings.urgent_wait ?? 0) + ms;
+      t += ms; // not the step's time
+      signal?.throwIfAborted();
+    };
+    await check();
     const rowsBytes = shape.numConstraints * FR_BYTES;
     await backend.csrMatVec(shape.a, witness, bufA.subarray(0, rowsBytes));
-    check();
+    await check();
     await backend.csrMatVec(shape.b, witness, bufB.subarray(0, rowsBytes));
-    check();
+    await check();
     await backend.csrMatVec(shape.c, witness, bufC.subarray(0, rowsBytes));
-    check();
+    await check();
     bufA.set(witness.subarray(0, shape.numInputs * FR_BYTES), rowsBytes);
     lap('matvec');
     await backend.quotient(bufA, bufB, bufC);
     lap('ntt_h');
-    check();
+    await check();
     // msmSection: one backend MSM per host chunk of a section (src/backend/section.ts).
     const h = await msm('msm_h', msmSection(backend, 'G1', srs.h, bufA.subarray(0, (n - 1) * FR_BYTES)));
-    check();
+    await check();
     const l = await msm('msm_l', msmSection(backend, 'G1', srs.l, witness.subarray(shape.numInputs * FR_BYTES)));
-    check();
+    await check();
     const a = await msm('msm_a', msmSection(backend, 'G1', srs.a, witness, { scalarIndex: input.aIdx }));
-    check();
+    await check();
     const b1 = await msm('msm_b1', msmSection(backend, 'G1', srs.bG1, witness, { scalarIndex: input.bIdx }));
-    check();
+    await check();
     const b2 = await msm('msm_b2', msmSection(backend, 'G2', srs.bG2, witness, { scalarIndex: input.bIdx }));
-    check();
+    await check();
     return { h, l, a, b1, b2, timings };
   } finally {
     backend.release(bufA);
@@ -153,6 +170,16 @@ export async function partitionSumsStepwise(backend: Backend, input: PartitionIn
     backend.release(bufC);
     lap('release');
   }
+}
+
+/** How a proof shares its backend with others (the lanes set these). */
+export interface ProveOptions {
+  /** A latency-critical proof (a WinningPoSt's): a backend whose device other proofs share lets it go first. */
+  urgent?: boolean;
+  /** Step-by-step proofs (backends without provePartition, the CPU's) call it between steps; a promise
+   *  returned holds the proof there (while a latency-critical proof has the threads), its wait recorded as
+   *  `urgent_wait`. */
+  pause?: () => Promise<void> | undefined;
 }
 
 /**
@@ -169,7 +196,7 @@ export async function proveWithRandomness(
   backend: Backend,
   span?: Span,
   signal?: AbortSignal,
-  opts: { urgent?: boolean } = {},
+  opts: ProveOptions = {},
 ): Promise<ProveResult> {
   signal?.throwIfAborted();
   checkScalar(r, 'r');
@@ -189,9 +216,9 @@ export async function proveWithRandomness(
   // The whole partition in one backend call when the backend offers it (the CUDA backend: a, b, c, h
   // and the MSMs stay on the device, timings from CUDA events), else step by step.
   // The whole-partition call (CUDA) cannot be stopped inside: a cancellation is seen after it.
-  const sums = backend.provePartition !== undefined ? await backend.provePartition(input) : await partitionSumsStepwise(backend, input, signal);
+  const sums = backend.provePartition !== undefined ? await backend.provePartition(input) : await partitionSumsStepwise(backend, input, signal, opts.pause);
   signal?.throwIfAborted();
-  const { device_wait: deviceWait, stream_wait: streamWait, circuit_upload: upload, host_wait: hostWait, ...phases } = sums.timings;
+  const { device_wait: deviceWait, stream_wait: streamWait, circuit_upload: upload, host_wait: hostWait, urgent_wait: urgentWait, ...phases } = sums.timings;
   for (const [phase, ms] of Object.entries(phases)) timings[phase as ProverPhase] += ms;
   const t = now();
   const proof = await assembleProof(backend, params.vk, r, s, { hSum: sums.h, lSum: sums.l, aSum: sums.a, b1Sum: sums.b1, b2Sum: sums.b2 });
@@ -203,6 +230,7 @@ export async function proveWithRandomness(
     if (upload !== undefined) span.record('circuit_upload', upload);
     if (hostWait !== undefined) span.record('host_wait', hostWait);
     if (deviceWait !== undefined) span.record('device_wait', deviceWait);
+    if (urgentWait !== undefined) span.record('urgent_wait', urgentWait);
     for (const p of PROVER_PHASES) span.record(p, timings[p]);
     // a device that streams data from host memory says how long its compute waited for copies
     if (streamWait !== undefined) span.record('stream_wait', streamWait);
@@ -230,7 +258,7 @@ export function prove(
   backend: Backend,
   span?: Span,
   signal?: AbortSignal,
-  opts: { urgent?: boolean } = {},
+  opts: ProveOptions = {},
 ): Promise<ProveResult> {
   return proveWithRandomness(params, shape, assignment, randomFr(), randomFr(), backend, span, signal, opts);
 }
