@@ -6,6 +6,7 @@
 // runner's order (alphabetically) from the file of the test before, then from the first; a name built some
 // other way stays with that file. A file's figure is the sum of its top-level tests: process start, module
 // loading and work at import time are not in it (the run's own total is, and the gap is printed).
+// With files two at a time (scripts/test.mjs) the tests add up to more than the wall time: the gap is negative.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
