@@ -10,7 +10,7 @@ import { postCircuitFor } from '../filecoin/post/circuit.js';
 import { encodeTapeWith, postTape } from '../filecoin/post/program.js';
 import { postProofById } from '../filecoin/post/registry.js';
 import { parsePoStSectorProofs } from '../filecoin/post/vanilla.js';
-import { planPoStSectors } from './post-planner.js';
+import { planPoStSectors } from './post-request.js';
 import { witnessRunner } from './porep-c2.js';
 import { postWitnessTs } from './post.js';
 

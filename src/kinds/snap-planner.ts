@@ -22,10 +22,10 @@ import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import type { EngineConfig } from '../engine/config.js';
 import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork, type ProofRequest, type PlanContext } from '../engine/types.js';
-import { FR_BYTES, FR_MODULUS } from '../field/layout.js';
+import { FR_BYTES } from '../field/layout.js';
 import { snapPublicInputs } from '../filecoin/snap/circuit.js';
-import { snapHDefault, snapProofByCircuitId, snapProofById, type SnapProofInfo } from '../filecoin/snap/registry.js';
-import { checkSnapPartition, parseSnapPartitionProof, SnapInputError, VanillaProofError, type SnapPartitionProof, type SnapPublic } from '../filecoin/snap/vanilla.js';
+import { snapProofByCircuitId, type SnapProofInfo } from '../filecoin/snap/registry.js';
+import type { SnapPublic } from '../filecoin/snap/vanilla.js';
 import type { AnyParameters } from '../groth16/keys.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { loadCircuitParams, stepsOf } from './params.js';
@@ -33,6 +33,7 @@ import type { ProgressFn } from '../util/progress.js';
 import { type ParamsSource, witnessRunner } from './porep-c2.js';
 import { findOfficialSnapParams, rememberSnapProgram, snapProgramFor, snapWitnessNativeFromTape, type SnapShapeTaskResult } from './snap.js';
 import type { SnapPlanArg, SnapPlanTaskResult, SnapWitnessArg } from './snap-worker.js';
+import { checkSnapRequest } from './snap-request.js';
 import { runOffThread, type OffThreadTask } from '../engine/task-worker.js';
 import { rememberQueryIndices } from '../groth16/queries.js';
 import { devSetupOnDevice, type ensureDevParamsFile } from '../groth16/setup.js';
@@ -57,68 +58,6 @@ export interface SnapKind {
   planner: Planner;
   circuits: CircuitProvider;
   paramsSource(circuitId: string): ParamsSource | undefined;
-}
-
-/** The parsed, checked request. */
-export interface SnapPlan {
-  info: SnapProofInfo;
-  h: number;
-  pub: SnapPublic;
-  partitions: SnapPartitionProof[];
-}
-
-function fr32(bytes: Uint8Array, name: string): bigint {
-  if (bytes.length !== 32) throw new PlanError(`${name} must be 32 bytes, got ${bytes.length}`);
-  let x = 0n;
-  for (let i = 31; i >= 0; i--) x = (x << 8n) | BigInt(bytes[i]!);
-  if (x >= FR_MODULUS) throw new PlanError(`${name} is not a canonical field element (≥ r)`);
-  return x;
-}
-
-/** The request's fields checked (cheap: no element parsed); its partition proof elements (PlanError naming the problem). */
-export function checkSnapRequest(req: ProofRequest): { info: SnapProofInfo; h: number; pub: SnapPublic; elements: Uint8Array[] } {
-  const info = snapProofById(req.registeredProof);
-  if (!info) throw new PlanError(`registered_proof ${req.registeredProof} is not a RegisteredUpdateProof (0–4: StackedDrg{2KiB,8MiB,512MiB,32GiB,64GiB}V1)`);
-  if (req.sectorSize !== 0 && req.sectorSize !== info.size.sectorSize) {
-    throw new PlanError(`sector_size ${req.sectorSize} does not match registered_proof ${info.name} (${info.size.sectorSize})`);
-  }
-  const pub: SnapPublic = { commROld: fr32(req.commROld, 'comm_r_old'), commDNew: fr32(req.commDNew, 'comm_d_new'), commRNew: fr32(req.commRNew, 'comm_r_new') };
-  const n = info.params.partitionCount;
-  const elements = req.vanillaProofs;
-  if (elements.length !== n) {
-    throw new PlanError(`vanilla_proofs has ${elements.length} elements; a ${info.size.label} SnapDeals update takes ${n} PartitionProof${n > 1 ? 's' : ''}, one per partition in order`);
-  }
-  return { info, h: snapHDefault(info.params.sectorNodes), pub, elements };
-}
-
-/**
- * Parses every partition proof (errors name the element, field and offset) and checks it as vanilla.rs `verify`
- * does (errors name the partition and challenge): about a second for a 32 GiB update's 16 × 561,768 B, so the
- * engine runs it in a synthesis worker (snap-worker.ts snapPlanTask). PlanError naming the problem.
- */
-export function planSnapPartitions(info: SnapProofInfo, elements: readonly Uint8Array[], h: number, pub: SnapPublic): SnapPartitionProof[] {
-  return elements.map((bytes, k) => {
-    let pp: SnapPartitionProof;
-    try {
-      pp = parseSnapPartitionProof(bytes, info.params);
-    } catch (e) {
-      if (e instanceof VanillaProofError) throw new PlanError(`vanilla_proofs[${k}]: ${e.message}`);
-      throw new PlanError(`vanilla_proofs[${k}]: ${(e as Error).message}`);
-    }
-    try {
-      checkSnapPartition(info.params, k, h, pub, pp);
-    } catch (e) {
-      if (e instanceof SnapInputError) throw new PlanError(`${info.name} vanilla_proofs[${k}]: ${e.message}`);
-      throw e;
-    }
-    return pp;
-  });
-}
-
-/** Validates a SNAP_DEALS_UPDATE request and parses and checks its partition proofs, in this thread (PlanError naming the problem). */
-export function planSnapRequest(req: ProofRequest): SnapPlan {
-  const { info, h, pub, elements } = checkSnapRequest(req);
-  return { info, h, pub, partitions: planSnapPartitions(info, elements, h, pub) };
 }
 
 export function createSnapKind(opts: SnapKindOptions): SnapKind {

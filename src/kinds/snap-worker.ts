@@ -13,7 +13,7 @@ import { snapTape } from '../filecoin/snap/program.js';
 import { snapProofById } from '../filecoin/snap/registry.js';
 import { parseSnapPartitionProof, snapCircuitFor, type SnapPublic } from '../filecoin/snap/vanilla.js';
 import { witnessRunner } from './porep-c2.js';
-import { planSnapPartitions } from './snap-planner.js';
+import { planSnapPartitions } from './snap-request.js';
 import { snapWitnessTs } from './snap.js';
 
 export interface SnapWitnessArg {
