@@ -5,21 +5,16 @@
  * witness (native or TypeScript) and the verification of every partition of a C1. Proving goes
  * through the engine (porep-c2-planner.ts), for the daemon and the CLI alike.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Backend } from '../backend/backend.js';
-import { NativeBackend } from '../backend/native.js';
-import { type AnyParameters, readVerifyingKeyFile, type VerifyingKey } from '../groth16/keys.js';
-import { loadParams } from '../groth16/params-native.js';
+import { readVerifyingKeyFile, type VerifyingKey } from '../groth16/keys.js';
 import { decodeProofs, PROOF_BYTES } from '../groth16/proof.js';
-import { checkParamsForShape, domainSize, expectedParamsCounts, queryIndices, type QueryIndices } from '../groth16/queries.js';
-import { devParamsPath, devParamsPathForDigest, ensureDevParamsFile, loadOrCreateDevParams, type EnsureDevParamsResult } from '../groth16/setup.js';
+import { domainSize } from '../groth16/queries.js';
+import { devParamsPath } from '../groth16/setup.js';
 import { CountingSystem } from '../r1cs/counter.js';
 import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
 import type { CircuitShape } from '../r1cs/cs.js';
-import { checkProgramForShape, deserializeProgram, programChunks, type WitnessProgram } from '../r1cs/program.js';
-import { readShapeFile, rememberShapeDigest, shapeDigest, writeShapeFile } from '../r1cs/shape.js';
-import { writeChunksAtomic } from '../util/files.js';
+import { checkProgramForShape, type WitnessProgram } from '../r1cs/program.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
 import type { C1Output } from '../filecoin/c1.js';
 import { porepParamsFileName } from '../filecoin/params-names.js';
@@ -27,7 +22,11 @@ import { stackedCircuitFor, stackedParamsFor, stackedShapeCircuit } from '../fil
 import { type WitnessProgramRunner, stackedProgramFast, stackedShapeAndProgramFast, stackedWitnessNative } from '../filecoin/circuit/stacked-program.js';
 import { partitionPublicInputs } from '../filecoin/public-inputs.js';
 import { parseSectorSize, sealProofInfo, sectorSizeRefusal, sectorSizeByBytes, sectorSizeByCircuitLabel, type SealProofInfo } from '../filecoin/registry.js';
-import type { ShapeTaskResult } from './shape-cache.js';
+import { kindShapes, type ShapeStepFn, type ShapeTaskResult } from './shape-cache.js';
+import { type ParamsSource, verifyingKeySource } from './params.js';
+
+export { loadPorepParams, loadPorepVerifyingKey, type ParamsSource } from './params.js';
+export { witnessRunner, type WitnessPath } from './witness.js';
 
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
 export const STACKED_CIRCUIT_VERSION = 1;
@@ -61,140 +60,54 @@ export function porepInfoForSize(sectorSize: number): SealProofInfo {
   return info;
 }
 
+const shapes = kindShapes<SealProofInfo>({
+  name: 'PoRep',
+  infoOf: porepInfoForCircuit,
+  shapeFile: (info, cacheDir) => join(cacheDir, 'shapes', `${porepCircuitId(info.sectorSize)}-v${STACKED_CIRCUIT_VERSION}.shape`),
+  // one challenge recorded (its witness program in the same synthesis), then replicated: challenges are identical
+  // segments (tests compare with a whole-partition recording)
+  record: (info, onStep) => stackedShapeAndProgramFast(stackedParamsFor(info), (step, k) => onStep(step, k)),
+  recordSteps: 4,
+  recordProgram: (info) => stackedProgramFast(stackedParamsFor(info)),
+});
+
+export type { ShapeStepFn };
+
 /**
- * The compiled partition shape of a sector size: read from `<cacheDir>/shapes/` when a shape of the
- * current circuit version is there, else recorded (and written there, atomically).
+ * The compiled partition shape of a sector size: read from `<cacheDir>/shapes/` when a shape of the current
+ * circuit version is there, else recorded (and written there, atomically), its steps told to `onStep`.
  */
-/** A step of a shape compile: `index` of `steps` done so far (steps = index at the end). */
-export type ShapeStepFn = (step: string, index: number, steps: number) => void;
+export const porepShape = shapes.shape;
 
-export function porepShape(info: SealProofInfo, cacheDir?: string, onStep?: ShapeStepFn): { shape: CircuitShape; cached: boolean; cacheError?: string } {
-  const file = cacheDir ? shapeFile(info, cacheDir) : undefined;
-  if (file && existsSync(file)) {
-    try {
-      const shape = readShapeFile(file);
-      // The digest written with the shape (hashing it again would cost seconds per load).
-      if (existsSync(`${file}.sha256`)) rememberShapeDigest(shape, readFileSync(`${file}.sha256`, 'utf8').trim());
-      return { shape, cached: true };
-    } catch {
-      /* unreadable or stale: record again below */
-    }
-  }
-  // One challenge recorded (its witness program in the same synthesis), then replicated: challenges
-  // are identical segments (tests compare with a whole-partition recording).
-  const STEPS = file ? 6 : 4;
-  const { shape, program } = stackedShapeAndProgramFast(stackedParamsFor(info), (step, k) => onStep?.(step, k, STEPS));
-  rememberProgram(shape, program);
-  if (!file) {
-    onStep?.('done', STEPS, STEPS);
-    return { shape, cached: false };
-  }
-  // The cache only saves time: a full disk (a 32 GiB shape is ~7 GB) costs a warning, not the proof.
-  try {
-    mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
-    onStep?.('digest the shape', 4, STEPS);
-    writeFileSync(`${tmp}.sha256`, shapeDigest(shape) + '\n');
-    renameSync(`${tmp}.sha256`, `${file}.sha256`);
-    onStep?.(`write the shape cache (${file})`, 5, STEPS);
-    writeChunksAtomic(`${file}.wprog`, programChunks(program));
-    writeShapeFile(file, shape);
-    onStep?.('done', STEPS, STEPS);
-    return { shape, cached: false };
-  } catch (e) {
-    for (const f of [`${file}.sha256`, `${file}.wprog`, `${file}.${process.pid}.tmp`, `${file}.wprog.${process.pid}.tmp`]) rmSync(f, { force: true });
-    return { shape, cached: false, cacheError: `shape not cached in ${cacheDir}: ${(e as Error).message}` };
-  }
-}
-
-const programs = new WeakMap<CircuitShape, WitnessProgram>();
 /** Records the witness program of a shape (e.g. one a worker thread compiled with it). */
-export const rememberProgram = (shape: CircuitShape, p: WitnessProgram): void => void programs.set(shape, p);
+export const rememberProgram = shapes.rememberProgram;
 
 /** What porepShapeTask sends back. */
 export type PorepShapeTaskResult = ShapeTaskResult;
 
-/**
- * Makes the INSECURE development parameter file of a circuit id when missing, meant to run in a
- * worker thread (engine/task-worker.ts): the CPU setup evaluates the circuit at tau in this thread
- * for seconds to hours. The shape is read from the cache `porepShapeTask` filled (or compiled).
- */
-export async function porepDevParamsTask(arg: { circuitId: string; cacheDir: string; devDir: string; backend: string }, progress?: (p: { step: string; done: number; total: number }) => void): Promise<EnsureDevParamsResult> {
-  const info = porepInfoForCircuit(arg.circuitId);
-  if (info === undefined) throw new Error(`unknown PoRep circuit ${arg.circuitId}`);
-  const { shape } = porepShape(info, arg.cacheDir);
-  const { selectBackend } = await import('../backend/select.js');
-  const r = await ensureDevParamsFile(shape, selectBackend(arg.backend), arg.devDir, { onStep: (step, done, total) => progress?.({ step, done, total }) });
-  return r;
-}
+/** Makes the INSECURE development parameter file of a circuit id when missing, in a worker thread (the CPU setup
+ *  evaluates the circuit at tau for seconds to hours). The shape is read from the cache porepShapeTask filled. */
+export const porepDevParamsTask = shapes.devParamsTask;
 
 /**
- * porepShape and porepProgram of a circuit id, meant to run in a worker thread
- * (engine/task-worker.ts runOffThread): compiling or reading a shape takes seconds (2 KiB) to
- * minutes (32 GiB) and gigabytes, which must not block the daemon's event loop. The caller calls
- * rememberProgram and rememberShapeDigest with the result.
+ * porepShape and porepProgram of a circuit id in a worker thread (engine/task-worker.ts runOffThread): seconds
+ * (2 KiB) to minutes (32 GiB) and gigabytes. The caller remembers the program, query indices and digest (kind.ts).
  */
-export function porepShapeTask(arg: { circuitId: string; cacheDir?: string }): PorepShapeTaskResult {
-  const info = porepInfoForCircuit(arg.circuitId);
-  if (info === undefined) throw new Error(`unknown PoRep circuit ${arg.circuitId}`);
-  const { shape, cached, cacheError } = porepShape(info, arg.cacheDir);
-  const program = porepProgram(info, shape, arg.cacheDir);
-  const digest = arg.cacheDir !== undefined ? cachedPorepShapeDigest(info, arg.cacheDir) : undefined;
-  return { shape, queries: queryIndices(shape), program, digest, cached, cacheError };
-}
+export const porepShapeTask = shapes.shapeTask;
 
-/**
- * The witness program of a sector size's partition circuit (native witness generation): kept
- * with the shape (`<id>-v<version>.shape.wprog` in the shape cache), recorded when missing.
- */
-export function porepProgram(info: SealProofInfo, shape: CircuitShape, cacheDir?: string): WitnessProgram {
-  const known = programs.get(shape);
-  if (known) return known;
-  const file = cacheDir ? join(cacheDir, 'shapes', `${porepCircuitId(info.sectorSize)}-v${STACKED_CIRCUIT_VERSION}.shape.wprog`) : undefined;
-  let program: WitnessProgram | undefined;
-  if (file && existsSync(file)) {
-    try {
-      program = deserializeProgram(readFileSync(file));
-      checkProgramForShape(program, shape);
-    } catch {
-      program = undefined; // unreadable or stale: record again
-    }
-  }
-  if (!program) {
-    program = stackedProgramFast(stackedParamsFor(info));
-    checkProgramForShape(program, shape);
-    if (file) {
-      mkdirSync(join(cacheDir!, 'shapes'), { recursive: true });
-      writeChunksAtomic(file, programChunks(program));
-    }
-  }
-  programs.set(shape, program);
-  return program;
-}
+/** The witness program of a sector size's partition circuit (native witness generation): kept with the shape
+ *  (`<id>-v<version>.shape.wprog` in the shape cache), recorded when missing. */
+export const porepProgram = shapes.programFor;
 
-function shapeFile(info: SealProofInfo, cacheDir: string): string {
-  return join(cacheDir, 'shapes', `${porepCircuitId(info.sectorSize)}-v${STACKED_CIRCUIT_VERSION}.shape`);
-}
-
-/** The digest of the shape porepShape cached for `info` in `cacheDir` (written beside it), read
- *  without loading or compiling the shape; undefined when no shape of this version is cached. */
-export function cachedPorepShapeDigest(info: SealProofInfo, cacheDir: string): string | undefined {
-  const file = shapeFile(info, cacheDir);
-  if (!existsSync(file) || !existsSync(`${file}.sha256`)) return undefined;
-  const d = readFileSync(`${file}.sha256`, 'utf8').trim();
-  return /^[0-9a-f]{64}$/.test(d) ? d : undefined;
-}
+/** The digest of the shape porepShape cached for `info` in `cacheDir` (written beside it), read without loading or
+ *  compiling the shape; undefined when no shape of this version is cached. */
+export const cachedPorepShapeDigest = shapes.cachedDigest;
 
 /** The partition circuit's sizes, counted (nothing stored: seconds at 32 GiB, no matrices). */
 export function porepCircuitSizes(info: SealProofInfo): { numConstraints: number; numInputs: number; numAux: number } {
   const cs = new CountingSystem();
   stackedShapeCircuit(info).synthesize(cs);
   return { numConstraints: cs.numConstraints, numInputs: cs.numInputs, numAux: cs.numAux };
-}
-
-export interface ParamsSource {
-  kind: 'official' | 'dev';
-  path: string;
 }
 
 /**
@@ -263,34 +176,12 @@ export async function porepParamsSource(info: SealProofInfo, shape: CircuitShape
  * (porepShape writes it). Only when neither is known is the shape compiled (and cached), as before.
  */
 export async function porepVerifyingKeySource(info: SealProofInfo, paramsDir: string, cacheDir: string): Promise<ParamsSource> {
-  const official = await findOfficialParams(info, () => porepCircuitSizes(info), paramsDir);
-  if (official) return { kind: 'official', path: official };
-  const devDir = join(cacheDir, 'dev-params');
-  const digest = cachedPorepShapeDigest(info, cacheDir);
-  if (digest !== undefined) return { kind: 'dev', path: devParamsPathForDigest(digest, devDir) };
-  return { kind: 'dev', path: devParamsPath(porepShape(info, cacheDir).shape, devDir) };
-}
-
-/**
- * Loads the parameters of `source` (generating development parameters when needed) through the one
- * loader of parameter files (groth16/params-native.ts loadParams): the file's counts are checked
- * against its size and against the circuit before any point is read; the CPU backend gets the
- * sections in native memory, the GPU backend on its device (the host keeps no copy).
- */
-export async function loadPorepParams(source: ParamsSource, shape: CircuitShape, backend: Backend, devCacheDir: string, label?: string): Promise<AnyParameters> {
-  if (source.kind === 'official') {
-    const p = await loadParams(source.path, backend, { expected: expectedParamsCounts(shape), shape, label });
-    checkParamsForShape(p, shape);
-    return p;
-  }
-  return loadOrCreateDevParams(shape, backend, devCacheDir, { label });
-}
-
-/** The verifying key of `source` (read from the start of the parameter file). */
-export function loadPorepVerifyingKey(source: ParamsSource): Promise<VerifyingKey> {
-  const vkFile = source.path.replace(/\.params$/, '.vk');
-  if (source.kind === 'official' && existsSync(vkFile)) return readVerifyingKeyFile(vkFile);
-  return readVerifyingKeyFile(source.path, { prefix: true });
+  return verifyingKeySource(
+    await findOfficialParams(info, () => porepCircuitSizes(info), paramsDir),
+    cacheDir,
+    () => cachedPorepShapeDigest(info, cacheDir),
+    () => porepShape(info, cacheDir).shape,
+  );
 }
 
 /** The witness (assignment) and public inputs of one partition; checks the circuit's inputs against
@@ -308,21 +199,6 @@ export function porepWitness(
   checkPublicInputs(c1, partition, inputs);
   if (wg.numAux !== shape.numAux) throw new Error(`partition ${partition}: ${wg.numAux} aux variables, the shape has ${shape.numAux}`);
   return { assignment: wg.assignment(), inputs };
-}
-
-/** Which witness path: native (witness programs, the default when the CPU addon loads) or ts. */
-export type WitnessPath = 'native' | 'ts';
-
-/** The witness path chosen by `KILN_WITNESS` (native | ts; default native when the CPU addon loads). */
-export function witnessRunner(): WitnessProgramRunner | undefined {
-  const want = process.env.KILN_WITNESS ?? 'native';
-  if (want !== 'native' && want !== 'ts') throw new RangeError(`KILN_WITNESS must be native or ts, got ${want}`);
-  if (want === 'ts') return undefined;
-  try {
-    return new NativeBackend();
-  } catch {
-    return undefined; // no CPU addon: the TypeScript generator
-  }
 }
 
 /** porepWitness, computed natively by the partition's witness program (same bytes, same checks). */

@@ -6,17 +6,14 @@
  * parameter cache; else INSECURE development parameters, exactly as PoRep: porep-c2.ts / params.ts), the witness
  * of a partition (native witness program or TypeScript) and the verification of a proof.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { VerifyingKey } from '../groth16/keys.js';
 import { decodeProofs, PROOF_BYTES } from '../groth16/proof.js';
-import { queryIndices, type QueryIndices } from '../groth16/queries.js';
-import { devParamsPath, devParamsPathForDigest, ensureDevParamsFile, type EnsureDevParamsResult } from '../groth16/setup.js';
 import { prepareVerifyingKey } from '../groth16/verifier.js';
 import { verifyPartitionProof } from '../engine/verify-proof.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { type WitnessProgram } from '../r1cs/program.js';
-import { rememberShapeDigest, shapeDigest } from '../r1cs/shape.js';
 import { DensityCounter } from '../r1cs/density.js';
 import { WitnessGenerator } from '../r1cs/witness.js';
 import type { WitnessProgramRunner } from '../filecoin/circuit/stacked-program.js';
@@ -24,8 +21,8 @@ import { type PoStChallengeContext, postBlankCircuit, postCircuitFor, postCircui
 import { postProgramFast, postShapeAndProgramFast, postWitnessFromTape, postWitnessNative } from '../filecoin/post/program.js';
 import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofById, postProofName } from '../filecoin/post/registry.js';
 import type { PoStProofInfo, PoStSectorProof } from '../filecoin/post/types.js';
-import type { ParamsSource } from './porep-c2.js';
-import { cachedProgram, readCachedShape, type ShapeTaskResult, writeShapeCache } from './shape-cache.js';
+import { type ParamsSource, verifyingKeySource } from './params.js';
+import { countedSizes, type CircuitSizes, kindShapes, type ShapeTaskResult } from './shape-cache.js';
 
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
 export const POST_CIRCUIT_VERSION = 1;
@@ -53,88 +50,43 @@ export function postShapeCacheDir(cacheDir: string | undefined): string | undefi
   return v === '0' || v === 'off' || v === 'false' ? undefined : cacheDir;
 }
 
-function shapeFile(info: PoStProofInfo, cacheDir: string): string {
-  return join(cacheDir, 'shapes', `${postCircuitId(info)}-v${POST_CIRCUIT_VERSION}.shape`);
-}
+const shapes = kindShapes<PoStProofInfo>({
+  name: 'PoSt',
+  infoOf: postProofByCircuitId,
+  shapeFile: (info, cacheDir) => join(cacheDir, 'shapes', `${postCircuitId(info)}-v${POST_CIRCUIT_VERSION}.shape`),
+  // recorded from one sector and replicated
+  record: (info) => postShapeAndProgramFast(postCircuitParams(info)),
+  recordProgram: (info) => postProgramFast(postCircuitParams(info)),
+});
 
-const programs = new WeakMap<CircuitShape, WitnessProgram>();
 /** Records the witness program of a shape (one a worker thread compiled with it: postShapeTask). */
-export const rememberPostProgram = (shape: CircuitShape, p: WitnessProgram): void => void programs.set(shape, p);
+export const rememberPostProgram = shapes.rememberProgram;
 
 /** What postShapeTask sends back (the digest computed when `digest` was asked for). */
 export type PostShapeTaskResult = ShapeTaskResult;
 
 /**
- * postShape and postProgramFor of a circuit id, meant to run in a worker thread (engine/task-worker.ts
- * runOffThread): recording a PoSt shape takes seconds (wpost-512m) to half a minute (wpost-32g on the H200)
- * and gigabytes, which must not block the daemon's event loop. Every typed array of the result is transferred
- * back, not copied. `digest`: compute the shape's digest when none is cached (development parameters are
- * named by it; hashing a 32 GiB shape takes seconds). The caller calls rememberPostProgram,
- * rememberQueryIndices and rememberShapeDigest with the result.
+ * postShape and postProgramFor of a circuit id in a worker thread (engine/task-worker.ts runOffThread): seconds
+ * (wpost-512m) to half a minute (wpost-32g on the H200) and gigabytes. `digest`: compute the shape's digest when
+ * none is cached (without a shape cache, development parameters are named by it). The caller remembers the
+ * program, query indices and digest (kind.ts).
  */
-export function postShapeTask(arg: { circuitId: string; cacheDir?: string; digest?: boolean }): PostShapeTaskResult {
-  const info = postProofByCircuitId(arg.circuitId);
-  if (info === undefined) throw new Error(`unknown PoSt circuit ${arg.circuitId}`);
-  const { shape, cached, cacheError } = postShape(info, arg.cacheDir);
-  const program = postProgramFor(info, shape, arg.cacheDir);
-  let digest = arg.cacheDir !== undefined ? cachedPostShapeDigest(info, arg.cacheDir) : undefined;
-  if (digest === undefined && arg.digest === true) digest = shapeDigest(shape);
-  return { shape, queries: queryIndices(shape), program, digest, cached, cacheError };
-}
+export const postShapeTask = shapes.shapeTask;
 
-/**
- * Makes the INSECURE development parameter file of a PoSt circuit when missing, in a worker thread (the CPU
- * setup evaluates the circuit at tau for seconds to hours). The shape is read from the cache postShapeTask
- * filled (recorded again when the cache is off: KILN_POST_SHAPE_CACHE=0).
- */
-export async function postDevParamsTask(arg: { circuitId: string; cacheDir?: string; devDir: string; backend: string }, progress?: (p: { step: string; done: number; total: number }) => void): Promise<EnsureDevParamsResult> {
-  const info = postProofByCircuitId(arg.circuitId);
-  if (info === undefined) throw new Error(`unknown PoSt circuit ${arg.circuitId}`);
-  const { shape } = postShape(info, arg.cacheDir);
-  const { selectBackend } = await import('../backend/select.js');
-  return ensureDevParamsFile(shape, selectBackend(arg.backend), arg.devDir, { onStep: (step, done, total) => progress?.({ step, done, total }) });
-}
+/** Makes the INSECURE development parameter file of a PoSt circuit when missing, in a worker thread. The shape is
+ *  read from the cache postShapeTask filled (recorded again when the cache is off: KILN_POST_SHAPE_CACHE=0). */
+export const postDevParamsTask = shapes.devParamsTask;
 
-/**
- * The compiled shape of a PoSt circuit: read from `<cacheDir>/shapes/` when a shape of the current circuit
- * version is there, else recorded from one sector and replicated (with its witness program) and written there.
- */
-export function postShape(info: PoStProofInfo, cacheDir?: string): { shape: CircuitShape; cached: boolean; cacheError?: string } {
-  const file = cacheDir ? shapeFile(info, cacheDir) : undefined;
-  const cached = readCachedShape(file);
-  if (cached) return { shape: cached, cached: true };
-  const { shape, program } = postShapeAndProgramFast(postCircuitParams(info));
-  programs.set(shape, program);
-  if (!file) return { shape, cached: false };
-  return { shape, cached: false, ...writeShapeCache(file, shape, program) };
-}
+/** The compiled shape of a PoSt circuit: cached in `<cacheDir>/shapes/`, else recorded from one sector and replicated. */
+export const postShape = shapes.shape;
 
 /** The witness program of a PoSt circuit (kept with the shape; `<id>-v<version>.shape.wprog`), recorded when missing. */
-export function postProgramFor(info: PoStProofInfo, shape: CircuitShape, cacheDir?: string): WitnessProgram {
-  const known = programs.get(shape);
-  if (known) return known;
-  const program = cachedProgram(cacheDir ? shapeFile(info, cacheDir) : undefined, shape, () => postProgramFast(postCircuitParams(info)));
-  programs.set(shape, program);
-  return program;
-}
+export const postProgramFor = shapes.programFor;
 
 /** The digest of the cached shape (written beside it), without loading it; undefined when none is cached. */
-export function cachedPostShapeDigest(info: PoStProofInfo, cacheDir: string): string | undefined {
-  const file = shapeFile(info, cacheDir);
-  if (!existsSync(file) || !existsSync(`${file}.sha256`)) return undefined;
-  const d = readFileSync(`${file}.sha256`, 'utf8').trim();
-  return /^[0-9a-f]{64}$/.test(d) ? d : undefined;
-}
+export const cachedPostShapeDigest = shapes.cachedDigest;
 
-export interface PoStCircuitSizes {
-  numConstraints: number;
-  /** Inputs with ONE. */
-  numInputs: number;
-  numAux: number;
-  aAuxDense: number;
-  bInputDense: number;
-  bAuxDense: number;
-}
+export type PoStCircuitSizes = CircuitSizes;
 
 /**
  * The circuit's sizes and densities, counted without storing anything: one sector and two sectors are counted
@@ -145,8 +97,7 @@ export function postCircuitSizes(info: PoStProofInfo): PoStCircuitSizes {
   const count = (sectorCount: number): PoStCircuitSizes => {
     const dc = new DensityCounter();
     postBlankCircuit({ ...postCircuitParams(info), sectorCount }).synthesize(dc);
-    const d = dc.densityCounts();
-    return { numConstraints: d.constraints, numInputs: d.inputs, numAux: d.aux, aAuxDense: d.aAuxDense, bInputDense: d.bInputDense, bAuxDense: d.bAuxDense };
+    return countedSizes(dc);
   };
   const one = count(1);
   const two = count(2);
@@ -174,13 +125,12 @@ export function findOfficialPoStParams(info: PoStProofInfo, paramsDir: string): 
 /** Where the verifying key comes from without compiling the shape when it can be avoided (as PoRep's; `shape`: the
  *  circuit's shape when the caller has it). */
 export function postVerifyingKeySource(info: PoStProofInfo, paramsDir: string, cacheDir: string, shape?: CircuitShape): ParamsSource {
-  const official = findOfficialPoStParams(info, paramsDir);
-  if (official) return { kind: 'official', path: official };
-  const devDir = join(cacheDir, 'dev-params');
-  if (shape) return { kind: 'dev', path: devParamsPath(shape, devDir) };
-  const digest = cachedPostShapeDigest(info, cacheDir);
-  if (digest !== undefined) return { kind: 'dev', path: devParamsPathForDigest(digest, devDir) };
-  return { kind: 'dev', path: devParamsPath(postShape(info, postShapeCacheDir(cacheDir)).shape, devDir) };
+  return verifyingKeySource(
+    findOfficialPoStParams(info, paramsDir),
+    cacheDir,
+    () => (shape ? undefined : cachedPostShapeDigest(info, cacheDir)),
+    () => shape ?? postShape(info, postShapeCacheDir(cacheDir)).shape,
+  );
 }
 
 /** The partition's witness computed by the TypeScript WitnessGenerator (the reference path). */
