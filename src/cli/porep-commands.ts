@@ -16,7 +16,7 @@ import {
   porepShape,
   porepVerifyingKeySource,
   verifyPorep,
-} from '../kinds/porep-c2.js';
+} from '../kinds/porep/porep-c2.js';
 import { ensureDevParamsFile } from '../groth16/setup.js';
 import { paramsWords, verdictLine } from './insecure.js';
 import { type LocalProof, type LocalProveOptions, proveC1Locally } from './local-engine.js';

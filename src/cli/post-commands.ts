@@ -14,7 +14,7 @@ import { parseMinerId, spanTreeText } from './options.js';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Backend } from '../backend/backend.js';
 import type { PoStProofInfo } from '../filecoin/post/types.js';
-import type { ParamsSource } from '../kinds/porep-c2.js';
+import type { ParamsSource } from '../kinds/params.js';
 import type { Span } from '../util/timing.js';
 import { paramsWords, verdictLine } from './insecure.js';
 import type { ProgressFn } from '../util/progress.js';
@@ -45,7 +45,7 @@ export function parseRandomness(hex: string): Uint8Array {
 /** The proof: --registered-proof when given, else what the vanilla file's sector proofs determine by their size. */
 async function postInfo(type: string, registeredProof: string | undefined, vanilla: { file: string; elements: readonly Uint8Array[] }): Promise<PoStProofInfo> {
   if (type !== 'window' && type !== 'winning') throw new InvalidArgumentError(`--type must be window or winning, got '${type}'`);
-  const { parsePoStProof } = await import('../kinds/post.js');
+  const { parsePoStProof } = await import('../kinds/post/post.js');
   const { postProofName } = await import('../filecoin/post/registry.js');
   if (registeredProof === undefined) {
     const { postProofForVanilla } = await import('../filecoin/post/vanilla.js');
@@ -97,7 +97,7 @@ export async function provePoStLocally(
   const { cliLanesPerDevice, defaultConfig } = await import('../engine/config.js');
   const { Engine } = await import('../engine/engine.js');
   const { AwaitStatus, ProofKind, proofRequest } = await import('../engine/types.js');
-  const { createPoStKind } = await import('../kinds/post-planner.js');
+  const { createPoStKind } = await import('../kinds/post/planner.js');
   const config = defaultConfig();
   config.srs.param_cache = o.paramsDir;
   config.srs.dev_params = true;
@@ -177,8 +177,8 @@ export async function runVerifyPoSt(o: VerifyPoStOptions): Promise<boolean> {
   const randomness = parseRandomness(o.randomness);
   const partitionIndex = nonNegative('--partition-index', o.partitionIndex);
   const { readVanillaFile, parsePoStSectorProof } = await import('../filecoin/post/vanilla.js');
-  const { postVerifyingKeySource, verifyPoSt } = await import('./../kinds/post.js');
-  const { loadPorepVerifyingKey } = await import('../kinds/porep-c2.js');
+  const { postVerifyingKeySource, verifyPoSt } = await import('../kinds/post/post.js');
+  const { loadPorepVerifyingKey } = await import('../kinds/porep/porep-c2.js');
   const { postProofName } = await import('../filecoin/post/registry.js');
   const elements = withOption('--vanilla', () => readVanillaFile(o.vanilla));
   const info = await postInfo(o.type, o.registeredProof, { file: o.vanilla, elements });
@@ -202,7 +202,7 @@ export async function runVerifyPoSt(o: VerifyPoStOptions): Promise<boolean> {
 /** `kiln circuit-info --circuit winning-32g|wpost-32g|…`: the PoSt circuit counted without storing. */
 export async function runPoStCircuitInfo(circuitId: string): Promise<Record<string, unknown>> {
   const { postProofByCircuitId, postProofName, postParamsFileName, postParamsIdentifier } = await import('../filecoin/post/registry.js');
-  const { postCircuitSizes } = await import('../kinds/post.js');
+  const { postCircuitSizes } = await import('../kinds/post/post.js');
   const info = postProofByCircuitId(circuitId);
   if (!info) throw new InvalidArgumentError(`unknown circuit '${circuitId}' (winning-2k … winning-64g, wpost-2k … wpost-64g)`);
   const t0 = performance.now();

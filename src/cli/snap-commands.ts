@@ -19,7 +19,7 @@ import { commandProgress } from '../util/progress.js';
 import { withOption } from './post-commands.js';
 import { hiddenAlias, spanTreeText } from './options.js';
 import type { Backend } from '../backend/backend.js';
-import type { ParamsSource } from '../kinds/porep-c2.js';
+import type { ParamsSource } from '../kinds/params.js';
 import type { SnapProofInfo } from '../filecoin/snap/registry.js';
 import type { SnapPublic } from '../filecoin/snap/vanilla.js';
 import type { Span } from '../util/timing.js';
@@ -203,7 +203,7 @@ export async function proveSnapLocally(
   const { cliLanesPerDevice, defaultConfig } = await import('../engine/config.js');
   const { Engine } = await import('../engine/engine.js');
   const { AwaitStatus, ProofKind, proofRequest } = await import('../engine/types.js');
-  const { createSnapKind } = await import('../kinds/snap-planner.js');
+  const { createSnapKind } = await import('../kinds/snap/planner.js');
   const config = defaultConfig();
   config.srs.param_cache = o.paramsDir;
   config.srs.dev_params = true;
@@ -276,8 +276,8 @@ export async function runProveSnap(o: ProveSnapOptions): Promise<void> {
 /** Verifies partitions × 192 bytes against the update's public inputs; true when valid. */
 export async function runVerifySnap(o: { update: string; proof: string; paramsDir: string; cacheDir: string }): Promise<boolean> {
   const { info, pub } = await readUpdateFile(o.update);
-  const { snapVerifyingKeySource, verifySnap } = await import('../kinds/snap.js');
-  const { loadPorepVerifyingKey } = await import('../kinds/porep-c2.js');
+  const { snapVerifyingKeySource, verifySnap } = await import('../kinds/snap/snap.js');
+  const { loadPorepVerifyingKey } = await import('../kinds/porep/porep-c2.js');
   const source = snapVerifyingKeySource(info, o.paramsDir, o.cacheDir);
   const vk = await loadPorepVerifyingKey(source).catch((e: unknown) => {
     throw new Error(`no verifying key for ${info.name}: ${(e as Error).message}`);
@@ -291,7 +291,7 @@ export async function runVerifySnap(o: { update: string; proof: string; paramsDi
 /** `kiln circuit-info --circuit snap-*`: the circuit counted without storing. */
 export async function runSnapCircuitInfo(circuitId: string): Promise<Record<string, unknown>> {
   const { snapProofByCircuitId, snapParamsIdentifier } = await import('../filecoin/snap/registry.js');
-  const { snapCircuitSizes } = await import('../kinds/snap.js');
+  const { snapCircuitSizes } = await import('../kinds/snap/snap.js');
   const info = snapProofByCircuitId(circuitId);
   if (!info) throw new InvalidArgumentError(`unknown circuit '${circuitId}' (snap-2k, snap-8m, snap-512m, snap-32g, snap-64g)`);
   const t0 = performance.now();

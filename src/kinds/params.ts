@@ -1,7 +1,7 @@
 /**
  * Parameters (SRS) of a circuit, the one way every proof kind loads them: the official file when the kind found
  * one, otherwise, only with `[srs] dev_params = true`, INSECURE development parameters generated once (on the GPU
- * with the CUDA backend) and cached in `devDir`, then read like any parameter file (porep-c2.ts loadPorepParams).
+ * with the CUDA backend) and cached in `devDir`, then read like any parameter file (loadPorepParams, below).
  * Each step is its own span (dev_setup, read), with progress notices every 10 s.
  */
 import { existsSync } from 'node:fs';

@@ -6,7 +6,7 @@
  * registered_proof and sector_number, and turned into one ProofWork of `partitions` partition
  * circuits of circuit id `porep-<size>` (porep-2k, porep-8m, porep-512m, porep-32g, porep-64g).
  *
- * Synthesis runs in the worker pool (porep-c2-worker.ts), the public inputs come from
+ * Synthesis runs in the worker pool (worker.ts), the public inputs come from
  * partitionPublicInputs (what a chain verifier uses) and must equal the circuit's.
  *
  * The C1's consistency checks (porepCheckPartition, one synthesis task per partition) are queued when the
@@ -20,8 +20,8 @@
  * parameters generated and cached in `<[kiln] cache_dir>/dev-params/` ($KILN_CACHE_DIR, else
  * ~/.cache/kiln: the CLI's --cache-dir default, so what `kiln setup` or `kiln prove` made is used here).
  */
-import { unpackC1Partition, type PackedC1 } from '../filecoin/c1-packed.js';
-import { sealProofById, sealProofInfo, sectorSizeByBytes } from '../filecoin/registry.js';
+import { unpackC1Partition, type PackedC1 } from '../../filecoin/c1-packed.js';
+import { sealProofById, sealProofInfo, sectorSizeByBytes } from '../../filecoin/registry.js';
 import {
   findOfficialParams,
   officialParamsCandidates,
@@ -31,16 +31,16 @@ import {
   porepProgram,
   porepWitnessNative,
 } from './porep-c2.js';
-import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, workerWitness } from './kind.js';
-import type { ParamsSource } from './params.js';
-import { witnessRunner } from './witness.js';
-import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest, type ProofWork } from '../engine/types.js';
-import type { PorepPlanTaskResult, PorepWitnessArg, porepCheckPartition } from './porep-c2-worker.js';
-import { crossPartitionFailures } from '../filecoin/verify.js';
+import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, workerWitness } from '../kind.js';
+import type { ParamsSource } from '../params.js';
+import { witnessRunner } from '../witness.js';
+import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest, type ProofWork } from '../../engine/types.js';
+import type { PorepPlanTaskResult, PorepWitnessArg, porepCheckPartition } from './worker.js';
+import { crossPartitionFailures } from '../../filecoin/verify.js';
 
 type PorepPartitionCheck = ReturnType<typeof porepCheckPartition>;
 
-const SYNTH_MODULE = new URL('./porep-c2-worker.js', import.meta.url).href;
+const SYNTH_MODULE = new URL('./worker.js', import.meta.url).href;
 const SHAPE_MODULE = new URL('./porep-c2.js', import.meta.url).href;
 
 export { porepCircuitId };

@@ -1,27 +1,27 @@
 /**
  * The SnapDeals proof kind's core (EmptySectorUpdate circuit, FACTS §7), for the CLI and the engine
- * (snap-planner.ts): the compiled shape and witness program of a circuit id (`snap-2k` … `snap-64g`, cached on disk
+ * (planner.ts): the compiled shape and witness program of a circuit id (`snap-2k` … `snap-64g`, cached on disk
  * like PoRep's and PoSt's), the circuit's sizes counted without storing, where the parameters come from (the
  * official file by its v28 name from [srs] param_cache — the name is given by the caller, see
  * params-names.ts on branch ops — or `<circuit id>.params`; else INSECURE development parameters, as for PoRep:
  * params.ts), a partition's witness (native witness program or TypeScript) and the verification of the proofs.
  */
-import { snapParamsFileName } from '../filecoin/params-names.js';
+import { snapParamsFileName } from '../../filecoin/params-names.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { VerifyingKey } from '../groth16/keys.js';
-import { decodeProofs, PROOF_BYTES } from '../groth16/proof.js';
-import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
-import { type WitnessProgram } from '../r1cs/program.js';
-import { DensityCounter } from '../r1cs/density.js';
-import { WitnessGenerator } from '../r1cs/witness.js';
-import type { WitnessProgramRunner } from '../filecoin/circuit/stacked-program.js';
-import { snapBlankCircuit, snapPublicInputs } from '../filecoin/snap/circuit.js';
-import { snapShapeAndProgramFast, snapWitnessFromTape, snapWitnessNative } from '../filecoin/snap/program.js';
-import { snapHDefault, snapProofByCircuitId, snapProofById, type SnapProofInfo } from '../filecoin/snap/registry.js';
-import { snapCircuitFor, type SnapPartitionProof, type SnapPublic } from '../filecoin/snap/vanilla.js';
-import { type ParamsSource, verifyingKeySource } from './params.js';
-import { countedSizes, type CircuitSizes, kindShapes, type ShapeTaskResult } from './shape-cache.js';
+import type { VerifyingKey } from '../../groth16/keys.js';
+import { decodeProofs, PROOF_BYTES } from '../../groth16/proof.js';
+import { prepareVerifyingKey, verifyProof } from '../../groth16/verifier.js';
+import { type WitnessProgram } from '../../r1cs/program.js';
+import { DensityCounter } from '../../r1cs/density.js';
+import { WitnessGenerator } from '../../r1cs/witness.js';
+import type { WitnessProgramRunner } from '../../filecoin/circuit/stacked-program.js';
+import { snapBlankCircuit, snapPublicInputs } from '../../filecoin/snap/circuit.js';
+import { snapShapeAndProgramFast, snapWitnessFromTape, snapWitnessNative } from '../../filecoin/snap/program.js';
+import { snapHDefault, snapProofByCircuitId, snapProofById, type SnapProofInfo } from '../../filecoin/snap/registry.js';
+import { snapCircuitFor, type SnapPartitionProof, type SnapPublic } from '../../filecoin/snap/vanilla.js';
+import { type ParamsSource, verifyingKeySource } from '../params.js';
+import { countedSizes, type CircuitSizes, kindShapes, type ShapeTaskResult } from '../shape-cache.js';
 
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
 export const SNAP_CIRCUIT_VERSION = 1;
@@ -132,7 +132,7 @@ export async function snapWitnessNativeFor(
   return snapWitnessNative(runner, program, snapCircuitFor(info.params, job.k, job.h, job.pub, job.proof), out);
 }
 
-/** The partition's witness computed natively from its encoded tape (snap-worker.ts snapTapeTask, in a synthesis worker). */
+/** The partition's witness computed natively from its encoded tape (worker.ts snapTapeTask, in a synthesis worker). */
 export async function snapWitnessNativeFromTape(
   runner: WitnessProgramRunner,
   program: WitnessProgram,

@@ -6,13 +6,13 @@
  *  - `postWitness`: the TypeScript witness, when the native witness path is off (KILN_WITNESS=ts or no CPU
  *    addon): the raw elements arrive structured-cloned and are parsed here again.
  */
-import { postCircuitFor } from '../filecoin/post/circuit.js';
-import { encodeTapeWith, postTape } from '../filecoin/post/program.js';
-import { postProofById } from '../filecoin/post/registry.js';
-import { parsePoStSectorProofs } from '../filecoin/post/vanilla.js';
-import { planPoStSectors } from './post-request.js';
-import type { PlanTaskResult } from './kind.js';
-import { lazyWitnessRunner, timedWitness } from './witness.js';
+import { postCircuitFor } from '../../filecoin/post/circuit.js';
+import { encodeTapeWith, postTape } from '../../filecoin/post/program.js';
+import { postProofById } from '../../filecoin/post/registry.js';
+import { parsePoStSectorProofs } from '../../filecoin/post/vanilla.js';
+import { planPoStSectors } from './request.js';
+import type { PlanTaskResult } from '../kind.js';
+import { lazyWitnessRunner, timedWitness } from '../witness.js';
 import { postWitnessTs } from './post.js';
 
 export interface PoStWitnessArg {

@@ -6,11 +6,11 @@
  * name the element, field and offset), every challenged leaf is checked against the challenge the randomness
  * derives (errors name the sector and challenge), and one ProofWork of one partition is made: circuit id
  * `winning-<size>` / `wpost-<size>`. Nothing heavy runs on the event loop (issue 16): the parse, the checks, the
- * public inputs and the witness tape are made in a synthesis worker (post-worker.ts postPlanTask; ~2 s for a
+ * public inputs and the witness tape are made in a synthesis worker (worker.ts postPlanTask; ~2 s for a
  * 2,349-sector 32 GiB WindowPoSt), the shape and witness program are recorded in a one-shot worker thread
  * (post.ts postShapeTask, its arrays transferred back), the CPU development setup too (postDevParamsTask).
  * Synthesis: the circuit's witness program on the native backend run on the worker's tape (one sector = one
- * segment, run in parallel), else the TypeScript generator in the worker pool (post-worker.ts postWitness). The
+ * segment, run in parallel), else the TypeScript generator in the worker pool (worker.ts postWitness). The
  * engine verifies the proof against `postPublicInputs` before it returns it.
  *
  * Parameters: the official file by its name (`postParamsFileName`, e.g.
@@ -19,17 +19,17 @@
  * (params.ts, exactly as PoRep: `<[kiln] cache_dir>/dev-params/`).
  */
 import { join } from 'node:path';
-import { Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork, type ProofRequest, type PlanContext } from '../engine/types.js';
-import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofName } from '../filecoin/post/registry.js';
-import type { PoStProofInfo } from '../filecoin/post/types.js';
-import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, workerWitness } from './kind.js';
-import type { ParamsSource } from './params.js';
+import { Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork, type ProofRequest, type PlanContext } from '../../engine/types.js';
+import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofName } from '../../filecoin/post/registry.js';
+import type { PoStProofInfo } from '../../filecoin/post/types.js';
+import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, workerWitness } from '../kind.js';
+import type { ParamsSource } from '../params.js';
 import { findOfficialPoStParams, postProgramFor, postShapeCacheDir, postWitnessNativeFromTape, rememberPostProgram } from './post.js';
-import type { PoStPlanArg, PoStPlanTaskResult, PoStWitnessArg } from './post-worker.js';
-import { checkPoStRequest } from './post-request.js';
-import { witnessRunner } from './witness.js';
+import type { PoStPlanArg, PoStPlanTaskResult, PoStWitnessArg } from './worker.js';
+import { checkPoStRequest } from './request.js';
+import { witnessRunner } from '../witness.js';
 
-const SYNTH_MODULE = new URL('./post-worker.js', import.meta.url).href;
+const SYNTH_MODULE = new URL('./worker.js', import.meta.url).href;
 const SHAPE_MODULE = new URL('./post.js', import.meta.url).href;
 
 export type PoStKindOptions = KindOptions;
@@ -65,7 +65,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
   );
 
   const runner = witnessRunner();
-  /** The request checked and planned in a synthesis worker (post-worker.ts postPlanTask). */
+  /** The request checked and planned in a synthesis worker (worker.ts postPlanTask). */
   const plan = async (req: ProofRequest, ctx: PlanContext, type: 'winning' | 'window'): Promise<WorkerPlan> => {
     const t0 = performance.now();
     const { info, elements } = checkPoStRequest(req, type);

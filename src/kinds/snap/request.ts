@@ -1,11 +1,11 @@
 /**
- * A SNAP_DEALS_UPDATE request's checks and plan, shared by the planner (snap-planner.ts: the cheap field checks on
- * the event loop) and the synthesis worker (snap-worker.ts snapPlanTask: the parse and vanilla.rs `verify` checks).
+ * A SNAP_DEALS_UPDATE request's checks and plan, shared by the planner (planner.ts: the cheap field checks on
+ * the event loop) and the synthesis worker (worker.ts snapPlanTask: the parse and vanilla.rs `verify` checks).
  */
-import { PlanError, type ProofRequest } from '../engine/types.js';
-import { FR_MODULUS } from '../field/layout.js';
-import { snapHDefault, snapProofById, type SnapProofInfo } from '../filecoin/snap/registry.js';
-import { checkSnapPartition, parseSnapPartitionProof, SnapInputError, VanillaProofError, type SnapPartitionProof, type SnapPublic } from '../filecoin/snap/vanilla.js';
+import { PlanError, type ProofRequest } from '../../engine/types.js';
+import { FR_MODULUS } from '../../field/layout.js';
+import { snapHDefault, snapProofById, type SnapProofInfo } from '../../filecoin/snap/registry.js';
+import { checkSnapPartition, parseSnapPartitionProof, SnapInputError, VanillaProofError, type SnapPartitionProof, type SnapPublic } from '../../filecoin/snap/vanilla.js';
 
 /** The parsed, checked request. */
 export interface SnapPlan {
@@ -42,7 +42,7 @@ export function checkSnapRequest(req: ProofRequest): { info: SnapProofInfo; h: n
 /**
  * Parses every partition proof (errors name the element, field and offset) and checks it as vanilla.rs `verify`
  * does (errors name the partition and challenge): about a second for a 32 GiB update's 16 × 561,768 B, so the
- * engine runs it in a synthesis worker (snap-worker.ts snapPlanTask). PlanError naming the problem.
+ * engine runs it in a synthesis worker (worker.ts snapPlanTask). PlanError naming the problem.
  */
 export function planSnapPartitions(info: SnapProofInfo, elements: readonly Uint8Array[], h: number, pub: SnapPublic): SnapPartitionProof[] {
   return elements.map((bytes, k) => {

@@ -5,12 +5,12 @@
  * name the element, field and offset) and checked as vanilla.rs `verify` does with h = h_default (errors name the
  * partition and challenge); one ProofWork of `partitions` partitions is made, circuit id `snap-<size>`, through the
  * per-partition pipeline; the answer is the partition proofs concatenated (16 × 192 = 3,072 B for 32 GiB).
- * Nothing heavy runs on the event loop (issue 16): the parse and checks run in a synthesis worker (snap-worker.ts
+ * Nothing heavy runs on the event loop (issue 16): the parse and checks run in a synthesis worker (worker.ts
  * snapPlanTask; ~20 s for a 32 GiB update on this 2-core machine), each partition's witness tape is made there too
  * (snapTapeTask), the shape and witness program are recorded in a one-shot worker thread (snap.ts snapShapeTask,
  * its arrays transferred back), the CPU development setup too (snapDevParamsTask).
  * Synthesis: the circuit's witness program on the native backend (one segment per challenge) run on the worker's
- * tape, else the TypeScript generator in the worker pool (snap-worker.ts snapWitness). The engine verifies each
+ * tape, else the TypeScript generator in the worker pool (worker.ts snapWitness). The engine verifies each
  * partition proof against its public inputs.
  *
  * Parameters: the official file (by the name `officialParamsName` gives: params-names.ts `snapParamsFileName` on
@@ -18,19 +18,19 @@
  * INSECURE development parameters (params.ts).
  */
 import { join } from 'node:path';
-import { Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork, type ProofRequest, type PlanContext } from '../engine/types.js';
-import { snapParamsFileName } from '../filecoin/params-names.js';
-import { snapPublicInputs } from '../filecoin/snap/circuit.js';
-import { snapProofByCircuitId, type SnapProofInfo } from '../filecoin/snap/registry.js';
-import type { SnapPublic } from '../filecoin/snap/vanilla.js';
-import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, workerWitness } from './kind.js';
-import type { ParamsSource } from './params.js';
+import { Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork, type ProofRequest, type PlanContext } from '../../engine/types.js';
+import { snapParamsFileName } from '../../filecoin/params-names.js';
+import { snapPublicInputs } from '../../filecoin/snap/circuit.js';
+import { snapProofByCircuitId, type SnapProofInfo } from '../../filecoin/snap/registry.js';
+import type { SnapPublic } from '../../filecoin/snap/vanilla.js';
+import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, workerWitness } from '../kind.js';
+import type { ParamsSource } from '../params.js';
 import { findOfficialSnapParams, rememberSnapProgram, snapProgramFor, snapWitnessNativeFromTape } from './snap.js';
-import type { SnapPlanArg, SnapPlanTaskResult, SnapWitnessArg } from './snap-worker.js';
-import { checkSnapRequest } from './snap-request.js';
-import { witnessRunner } from './witness.js';
+import type { SnapPlanArg, SnapPlanTaskResult, SnapWitnessArg } from './worker.js';
+import { checkSnapRequest } from './request.js';
+import { witnessRunner } from '../witness.js';
 
-const SYNTH_MODULE = new URL('./snap-worker.js', import.meta.url).href;
+const SYNTH_MODULE = new URL('./worker.js', import.meta.url).href;
 const SHAPE_MODULE = new URL('./snap.js', import.meta.url).href;
 
 export interface SnapKindOptions extends KindOptions {
@@ -67,7 +67,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
   );
 
   const runner = witnessRunner();
-  /** The request checked in a synthesis worker (snap-worker.ts snapPlanTask); only the verdict comes back. */
+  /** The request checked in a synthesis worker (worker.ts snapPlanTask); only the verdict comes back. */
   const plan = async (req: ProofRequest, ctx: PlanContext): Promise<WorkerPlan> => {
     const t0 = performance.now();
     const { info, h, pub, elements } = checkSnapRequest(req);

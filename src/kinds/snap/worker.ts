@@ -8,13 +8,13 @@
  *  - `snapWitness`: the TypeScript witness, when the native witness path is off (KILN_WITNESS=ts or no CPU
  *    addon): the raw element arrives structured-cloned and is parsed here.
  */
-import { encodeTapeWith } from '../filecoin/post/program.js';
-import { snapTape } from '../filecoin/snap/program.js';
-import { snapProofById } from '../filecoin/snap/registry.js';
-import { parseSnapPartitionProof, snapCircuitFor, type SnapPublic } from '../filecoin/snap/vanilla.js';
-import type { PlanTaskResult } from './kind.js';
-import { lazyWitnessRunner, timedWitness } from './witness.js';
-import { planSnapPartitions } from './snap-request.js';
+import { encodeTapeWith } from '../../filecoin/post/program.js';
+import { snapTape } from '../../filecoin/snap/program.js';
+import { snapProofById } from '../../filecoin/snap/registry.js';
+import { parseSnapPartitionProof, snapCircuitFor, type SnapPublic } from '../../filecoin/snap/vanilla.js';
+import type { PlanTaskResult } from '../kind.js';
+import { lazyWitnessRunner, timedWitness } from '../witness.js';
+import { planSnapPartitions } from './request.js';
 import { snapWitnessTs } from './snap.js';
 
 export interface SnapWitnessArg {

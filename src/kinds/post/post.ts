@@ -1,28 +1,28 @@
 /**
  * The WinningPoSt / WindowPoSt proof kinds' core (FallbackPoSt circuit, FACTS §6), for the CLI and the engine
- * (post-planner.ts): the compiled shape and witness program of a circuit id (`winning-2k` … `wpost-64g`, recorded
+ * (planner.ts): the compiled shape and witness program of a circuit id (`winning-2k` … `wpost-64g`, recorded
  * from one sector and replicated, cached on disk like PoRep's), the circuit's sizes counted without storing, where
  * the parameters come from (the official file by its name, `postParamsFileName`, or `<circuit id>.params` in the
- * parameter cache; else INSECURE development parameters, exactly as PoRep: porep-c2.ts / params.ts), the witness
+ * parameter cache; else INSECURE development parameters, exactly as PoRep: porep/porep-c2.ts, ../params.ts), the witness
  * of a partition (native witness program or TypeScript) and the verification of a proof.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { VerifyingKey } from '../groth16/keys.js';
-import { decodeProofs, PROOF_BYTES } from '../groth16/proof.js';
-import { prepareVerifyingKey } from '../groth16/verifier.js';
-import { verifyPartitionProof } from '../engine/verify-proof.js';
-import type { CircuitShape } from '../r1cs/cs.js';
-import { type WitnessProgram } from '../r1cs/program.js';
-import { DensityCounter } from '../r1cs/density.js';
-import { WitnessGenerator } from '../r1cs/witness.js';
-import type { WitnessProgramRunner } from '../filecoin/circuit/stacked-program.js';
-import { type PoStChallengeContext, postBlankCircuit, postCircuitFor, postCircuitParams, postPublicInputs } from '../filecoin/post/circuit.js';
-import { postProgramFast, postShapeAndProgramFast, postWitnessFromTape, postWitnessNative } from '../filecoin/post/program.js';
-import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofById, postProofName } from '../filecoin/post/registry.js';
-import type { PoStProofInfo, PoStSectorProof } from '../filecoin/post/types.js';
-import { type ParamsSource, verifyingKeySource } from './params.js';
-import { countedSizes, type CircuitSizes, kindShapes, type ShapeTaskResult } from './shape-cache.js';
+import type { VerifyingKey } from '../../groth16/keys.js';
+import { decodeProofs, PROOF_BYTES } from '../../groth16/proof.js';
+import { prepareVerifyingKey } from '../../groth16/verifier.js';
+import { verifyPartitionProof } from '../../engine/verify-proof.js';
+import type { CircuitShape } from '../../r1cs/cs.js';
+import { type WitnessProgram } from '../../r1cs/program.js';
+import { DensityCounter } from '../../r1cs/density.js';
+import { WitnessGenerator } from '../../r1cs/witness.js';
+import type { WitnessProgramRunner } from '../../filecoin/circuit/stacked-program.js';
+import { type PoStChallengeContext, postBlankCircuit, postCircuitFor, postCircuitParams, postPublicInputs } from '../../filecoin/post/circuit.js';
+import { postProgramFast, postShapeAndProgramFast, postWitnessFromTape, postWitnessNative } from '../../filecoin/post/program.js';
+import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofById, postProofName } from '../../filecoin/post/registry.js';
+import type { PoStProofInfo, PoStSectorProof } from '../../filecoin/post/types.js';
+import { type ParamsSource, verifyingKeySource } from '../params.js';
+import { countedSizes, type CircuitSizes, kindShapes, type ShapeTaskResult } from '../shape-cache.js';
 
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
 export const POST_CIRCUIT_VERSION = 1;

@@ -1,14 +1,14 @@
 /**
- * A WINNING_POST / WINDOW_POST_PARTITION request's checks and plan, shared by the planner (post-planner.ts: the
- * cheap field checks on the event loop) and the synthesis worker (post-worker.ts postPlanTask: the parse, the
+ * A WINNING_POST / WINDOW_POST_PARTITION request's checks and plan, shared by the planner (planner.ts: the
+ * cheap field checks on the event loop) and the synthesis worker (worker.ts postPlanTask: the parse, the
  * challenge checks and the public inputs).
  */
-import { PlanError, type ProofRequest } from '../engine/types.js';
-import { FR_MODULUS } from '../field/layout.js';
-import { checkPoStSectors, PoStInputError, postPublicInputs } from '../filecoin/post/circuit.js';
-import { postProofById, postProofName } from '../filecoin/post/registry.js';
-import type { PoStProofInfo, PoStSectorProof } from '../filecoin/post/types.js';
-import { parsePoStSectorProof, VanillaProofError } from '../filecoin/post/vanilla.js';
+import { PlanError, type ProofRequest } from '../../engine/types.js';
+import { FR_MODULUS } from '../../field/layout.js';
+import { checkPoStSectors, PoStInputError, postPublicInputs } from '../../filecoin/post/circuit.js';
+import { postProofById, postProofName } from '../../filecoin/post/registry.js';
+import type { PoStProofInfo, PoStSectorProof } from '../../filecoin/post/types.js';
+import { parsePoStSectorProof, VanillaProofError } from '../../filecoin/post/vanilla.js';
 
 /** The parsed, checked request: what the ProofWork proves. */
 export interface PoStPlan {
@@ -53,7 +53,7 @@ export function checkPoStRequest(req: ProofRequest, type: 'winning' | 'window'):
  * Parses every element (errors name the element, field and offset), checks each challenged leaf against the
  * challenge the randomness derives and comm_r (errors name the sector and challenge), and derives the public
  * inputs: seconds for a full 32 GiB WindowPoSt partition, so the engine runs it in a synthesis worker
- * (post-worker.ts postPlanTask). PlanError naming the problem.
+ * (worker.ts postPlanTask). PlanError naming the problem.
  */
 export function planPoStSectors(info: PoStProofInfo, elements: readonly Uint8Array[], randomness: Uint8Array, partitionIndex: number): { sectors: PoStSectorProof[]; inputs: bigint[] } {
   const sectors = elements.map((bytes, k) => {

@@ -1,32 +1,32 @@
 /**
- * The PoRep C2 proof kind's core, for the CLI and the engine (porep-c2-planner.ts): the circuit id of a sector size, the compiled
+ * The PoRep C2 proof kind's core, for the CLI and the engine (planner.ts): the circuit id of a sector size, the compiled
  * partition shape (recorded once per size and cached on disk), where the parameters come from
  * (official files in the parameter cache, else insecure development parameters), a partition's
  * witness (native or TypeScript) and the verification of every partition of a C1. Proving goes
- * through the engine (porep-c2-planner.ts), for the daemon and the CLI alike.
+ * through the engine (planner.ts), for the daemon and the CLI alike.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { readVerifyingKeyFile, type VerifyingKey } from '../groth16/keys.js';
-import { decodeProofs, PROOF_BYTES } from '../groth16/proof.js';
-import { domainSize } from '../groth16/queries.js';
-import { devParamsPath } from '../groth16/setup.js';
-import { CountingSystem } from '../r1cs/counter.js';
-import { prepareVerifyingKey, verifyProof } from '../groth16/verifier.js';
-import type { CircuitShape } from '../r1cs/cs.js';
-import { checkProgramForShape, type WitnessProgram } from '../r1cs/program.js';
-import { WitnessGenerator } from '../r1cs/witness.js';
-import type { C1Output } from '../filecoin/c1.js';
-import { porepParamsFileName } from '../filecoin/params-names.js';
-import { stackedCircuitFor, stackedParamsFor, stackedShapeCircuit } from '../filecoin/circuit/index.js';
-import { type WitnessProgramRunner, stackedProgramFast, stackedShapeAndProgramFast, stackedWitnessNative } from '../filecoin/circuit/stacked-program.js';
-import { partitionPublicInputs } from '../filecoin/public-inputs.js';
-import { parseSectorSize, sealProofInfo, sectorSizeRefusal, sectorSizeByBytes, sectorSizeByCircuitLabel, type SealProofInfo } from '../filecoin/registry.js';
-import { kindShapes, type ShapeStepFn, type ShapeTaskResult } from './shape-cache.js';
-import { type ParamsSource, verifyingKeySource } from './params.js';
+import { readVerifyingKeyFile, type VerifyingKey } from '../../groth16/keys.js';
+import { decodeProofs, PROOF_BYTES } from '../../groth16/proof.js';
+import { domainSize } from '../../groth16/queries.js';
+import { devParamsPath } from '../../groth16/setup.js';
+import { CountingSystem } from '../../r1cs/counter.js';
+import { prepareVerifyingKey, verifyProof } from '../../groth16/verifier.js';
+import type { CircuitShape } from '../../r1cs/cs.js';
+import { checkProgramForShape, type WitnessProgram } from '../../r1cs/program.js';
+import { WitnessGenerator } from '../../r1cs/witness.js';
+import type { C1Output } from '../../filecoin/c1.js';
+import { porepParamsFileName } from '../../filecoin/params-names.js';
+import { stackedCircuitFor, stackedParamsFor, stackedShapeCircuit } from '../../filecoin/circuit/index.js';
+import { type WitnessProgramRunner, stackedProgramFast, stackedShapeAndProgramFast, stackedWitnessNative } from '../../filecoin/circuit/stacked-program.js';
+import { partitionPublicInputs } from '../../filecoin/public-inputs.js';
+import { parseSectorSize, sealProofInfo, sectorSizeRefusal, sectorSizeByBytes, sectorSizeByCircuitLabel, type SealProofInfo } from '../../filecoin/registry.js';
+import { kindShapes, type ShapeStepFn, type ShapeTaskResult } from '../shape-cache.js';
+import { type ParamsSource, verifyingKeySource } from '../params.js';
 
-export { loadPorepParams, loadPorepVerifyingKey, type ParamsSource } from './params.js';
-export { witnessRunner, type WitnessPath } from './witness.js';
+export { loadPorepParams, loadPorepVerifyingKey, type ParamsSource } from '../params.js';
+export { witnessRunner, type WitnessPath } from '../witness.js';
 
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
 export const STACKED_CIRCUIT_VERSION = 1;
