@@ -38,7 +38,7 @@ import { readShapeFile, recordShape } from '../src/r1cs/shape.js';
 import { domainSize } from '../src/groth16/queries.js';
 import { devParamsLayout } from '../src/groth16/setup.js';
 import { hasDevSetup, writeInsecureDevParamsGpu, type GpuDevParamsResult } from '../src/groth16/setup-gpu.js';
-import { parsePorepSectorSize, porepInfoForSize, porepShape } from '../src/kinds/porep-c2.js';
+import { parsePorepSectorSize, porepInfoForSize, porepShape } from '../src/kinds/porep/porep-c2.js';
 import { appendResults, commitLine, machineLine, markdownTable } from './report.js';
 
 /** The sizes of a synthetic shape: bench/gpu.ts's partition figures (na, nb: the A- and B-query

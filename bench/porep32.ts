@@ -33,7 +33,7 @@ import type { Engine } from '../src/engine/engine.js';
 import { ProofKind, proofRequest } from '../src/engine/types.js';
 import { resultToWire } from '../src/server/grpc.js';
 import { writeChunksAtomic } from '../src/util/files.js';
-import { loadPorepVerifyingKey, porepCircuitId, porepVerifyingKeySource, verifyPorep } from '../src/kinds/porep-c2.js';
+import { loadPorepVerifyingKey, porepCircuitId, porepVerifyingKeySource, verifyPorep } from '../src/kinds/porep/porep-c2.js';
 import type { BackendName } from '../src/backend/select.js';
 import { formatSpanTree } from '../src/util/timing.js';
 import { median, partitionFigures, planLine, planRows } from './plan-report.js';

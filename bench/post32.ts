@@ -25,8 +25,8 @@ import { postCircuitId, postProofName, allPoStProofs } from '../src/filecoin/pos
 import { synthPoSt } from '../src/filecoin/post/synthetic.js';
 import type { PoStProofInfo } from '../src/filecoin/post/types.js';
 import { parsePoStSectorProof, readVanillaFile, vanillaFileText } from '../src/filecoin/post/vanilla.js';
-import { loadPorepVerifyingKey } from '../src/kinds/porep-c2.js';
-import { postVerifyingKeySource, verifyPoSt } from '../src/kinds/post.js';
+import { loadPorepVerifyingKey } from '../src/kinds/porep/porep-c2.js';
+import { postVerifyingKeySource, verifyPoSt } from '../src/kinds/post/post.js';
 import { formatSpanTree } from '../src/util/timing.js';
 import { partitionFigures, partitionRows, planLine, planRows } from './plan-report.js';
 import { benchDaemon, commitLine, machineLine, writeSection } from './report.js';

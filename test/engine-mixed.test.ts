@@ -23,7 +23,7 @@ import { Engine, type Job } from '../src/engine/engine.js';
 import { Journal } from '../src/engine/journal.js';
 import { AwaitStatus, Priority, ProofKind, proofRequest, type Planner } from '../src/engine/types.js';
 import { createDemoKind } from '../src/kinds/demo-circuit.js';
-import { createPoStKind } from '../src/kinds/post-planner.js';
+import { createPoStKind } from '../src/kinds/post/planner.js';
 import { postProofById } from '../src/filecoin/post/registry.js';
 import { synthPoSt } from '../src/filecoin/post/synthetic.js';
 import { testRandomness } from './post-support.js';

@@ -8,7 +8,7 @@ import { selectBackend } from '../src/backend/select.js';
 import { estimatePartitionBytes } from '../src/engine/partitions.js';
 import type { CircuitShape } from '../src/r1cs/cs.js';
 import { ConfigError, defaultConfig, parseConfig, parseSize } from '../src/engine/config.js';
-import { createPorepKind } from '../src/kinds/porep-c2-planner.js';
+import { createPorepKind } from '../src/kinds/porep/planner.js';
 import { BufferPool } from '../src/engine/buffers.js';
 import { MemoryBudget, MemoryBudgetError } from '../src/engine/memory.js';
 import { PriorityQueue } from '../src/engine/queue.js';

@@ -5,7 +5,7 @@ import {
   allSealProofs, allSectorSizes, parseSectorSize, sealProofById, sectorSizeRefusal, sealProofInfo, sectorSizeByBytes, sectorSizeByCircuitLabel,
 } from '../src/filecoin/registry.js';
 import { SealOptionError, sectorSizeLabel } from '../src/filecoin/seal/index.js';
-import { parsePorepSectorSize, porepCircuitId, porepInfoForCircuit, porepInfoForSize } from '../src/kinds/porep-c2.js';
+import { parsePorepSectorSize, porepCircuitId, porepInfoForCircuit, porepInfoForSize } from '../src/kinds/porep/porep-c2.js';
 
 const KiB = 1024;
 const MiB = 1024 ** 2;

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sealProofInfo } from '../src/filecoin/registry.js';
-import { cachedPorepShapeDigest, porepVerifyingKeySource, STACKED_CIRCUIT_VERSION } from '../src/kinds/porep-c2.js';
+import { cachedPorepShapeDigest, porepVerifyingKeySource, STACKED_CIRCUIT_VERSION } from '../src/kinds/porep/porep-c2.js';
 
 test('porepVerifyingKeySource: official file by circuit id, else dev parameters by the cached shape digest; no shape compiled', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'kiln-vk-source-'));

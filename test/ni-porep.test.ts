@@ -20,8 +20,8 @@ import { SynthesisPool } from '../src/engine/synth-pool.js';
 import { PlanError, proofRequest } from '../src/engine/types.js';
 import { packC1 } from '../src/filecoin/c1-packed.js';
 import { C1FormatError, largeCommit2In, parseC1, parseC1Input, parseCommit2In, withStatedChallenges } from '../src/filecoin/c1.js';
-import { createPorepKind } from '../src/kinds/porep-c2-planner.js';
-import { porepCheckPartition } from '../src/kinds/porep-c2-worker.js';
+import { createPorepKind } from '../src/kinds/porep/planner.js';
+import { porepCheckPartition } from '../src/kinds/porep/worker.js';
 import { Span } from '../src/util/timing.js';
 import { stackedParamsFor } from '../src/filecoin/circuit/index.js';
 import { NI_CHALLENGE_TAG, interactiveChallenges, niChallenges } from '../src/filecoin/graph.js';
@@ -29,7 +29,7 @@ import { partitionChallenges, partitionPublicInputs } from '../src/filecoin/publ
 import { sealProofById, sealProofInfo } from '../src/filecoin/registry.js';
 import { commit2InChunks, commit2InJson, sealSector, synthC1 } from '../src/filecoin/seal/index.js';
 import { verifyC1 } from '../src/filecoin/verify.js';
-import { officialParamsCandidates, porepCircuitId, verifyPorep } from '../src/kinds/porep-c2.js';
+import { officialParamsCandidates, porepCircuitId, verifyPorep } from '../src/kinds/porep/porep-c2.js';
 import type { VerifyingKey } from '../src/groth16/keys.js';
 import { fixture, python, repoRoot, rng } from './support.js';
 

@@ -63,7 +63,7 @@ test('circuit ids and kinds of the names; .vk and .meta resolve to the same circ
 });
 
 test('the PoRep provider looks for the official name first, then <circuit id>.params', async () => {
-  const { officialParamsCandidates, findOfficialParams } = await import('../src/kinds/porep-c2.js');
+  const { officialParamsCandidates, findOfficialParams } = await import('../src/kinds/porep/porep-c2.js');
   const { sealProofInfo } = await import('../src/filecoin/registry.js');
   const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
   const { tmpdir } = await import('node:os');

@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { parseC1, parseCommit2In } from '../src/filecoin/c1.js';
-import { loadPorepVerifyingKey, porepParamsSource, porepShape, verifyPorep } from '../src/kinds/porep-c2.js';
+import { loadPorepVerifyingKey, porepParamsSource, porepShape, verifyPorep } from '../src/kinds/porep/porep-c2.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
 import { pino } from 'pino';
 import { fixture, repoRoot } from './support.js';

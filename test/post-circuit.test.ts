@@ -143,7 +143,7 @@ test('checks: wrong counts and shapes are refused with the sector named', () => 
 });
 
 test('postCircuitSizes (one and two sectors counted, extrapolated) = a whole count: winning-2k (66 sectors), wpost-8m', async () => {
-  const { postCircuitSizes } = await import('../src/kinds/post.js');
+  const { postCircuitSizes } = await import('../src/kinds/post/post.js');
   const { DensityCounter } = await import('../src/r1cs/density.js');
   const { postCircuitParams } = await import('../src/filecoin/post/circuit.js');
   for (const id of [0, 11]) {

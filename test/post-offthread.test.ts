@@ -19,9 +19,10 @@ import { postCircuitId, postProofById } from '../src/filecoin/post/registry.js';
 import { synthPoSt } from '../src/filecoin/post/synthetic.js';
 import { encodeTape, programChunks, type WitnessProgram } from '../src/r1cs/program.js';
 import { shapeDigest } from '../src/r1cs/shape.js';
-import { createPoStKind, planPoStRequest } from '../src/kinds/post-planner.js';
-import { postProgramFor, postShape } from '../src/kinds/post.js';
-import { postPlanTask } from '../src/kinds/post-worker.js';
+import { createPoStKind } from '../src/kinds/post/planner.js';
+import { planPoStRequest } from '../src/kinds/post/request.js';
+import { postProgramFor, postShape } from '../src/kinds/post/post.js';
+import { postPlanTask } from '../src/kinds/post/worker.js';
 
 let dir: string;
 let pool: SynthesisPool;

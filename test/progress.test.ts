@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { porepInfoForSize, porepShape } from '../src/kinds/porep-c2.js';
+import { porepInfoForSize, porepShape } from '../src/kinds/porep/porep-c2.js';
 import { cliProgressRenderer, progressLine, progressWanted } from '../src/util/progress.js';
 import { formatDuration } from '../src/util/timing.js';
 

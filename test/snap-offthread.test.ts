@@ -24,9 +24,10 @@ import { parseSnapPartitionProof, serializeSnapPartitionProof, snapCircuitFor } 
 import { encodeTape, programChunks, type WitnessProgram } from '../src/r1cs/program.js';
 import { shapeDigest } from '../src/r1cs/shape.js';
 import { devParamsPath } from '../src/groth16/setup.js';
-import { createSnapKind, planSnapRequest } from '../src/kinds/snap-planner.js';
-import { snapProgramFor, snapShape, snapWitnessTs } from '../src/kinds/snap.js';
-import { snapPlanTask, snapTapeTask } from '../src/kinds/snap-worker.js';
+import { createSnapKind } from '../src/kinds/snap/planner.js';
+import { planSnapRequest } from '../src/kinds/snap/request.js';
+import { snapProgramFor, snapShape, snapWitnessTs } from '../src/kinds/snap/snap.js';
+import { snapPlanTask, snapTapeTask } from '../src/kinds/snap/worker.js';
 
 let dir: string;
 let pool: SynthesisPool;

@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import { parseCommit2In } from '../filecoin/c1.js';
-import { loadPorepVerifyingKey, verifyPorep } from '../kinds/porep-c2.js';
+import { loadPorepVerifyingKey, verifyPorep } from '../kinds/porep/porep-c2.js';
 import { Span } from '../util/timing.js';
 import { paramsWords } from './insecure.js';
 import { proveC1 } from './porep-commands.js';

@@ -3,7 +3,7 @@
  * parameters (toxic waste from a public seed) verifies only against them and is never accepted on chain: every
  * result line that says "verified" or "valid" says that too (issue 25).
  */
-import type { ParamsSource } from '../kinds/porep-c2.js';
+import type { ParamsSource } from '../kinds/params.js';
 
 export const NEVER_ON_CHAIN = 'never accepted on chain';
 

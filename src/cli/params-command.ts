@@ -18,7 +18,7 @@ import { PARAMS_SECTIONS, decodeVerifyingKey, readParamsLayout, readVerifyingKey
 import { checkParamsPoints, inspectParamsFile } from '../groth16/params-native.js';
 import { domainSize } from '../groth16/queries.js';
 import { allSealProofs, sectorSizeByBytes } from '../filecoin/registry.js';
-import { porepCircuitSizes } from '../kinds/porep-c2.js';
+import { porepCircuitSizes } from '../kinds/porep/porep-c2.js';
 import { CLI_WITHOUT, checkParamsDir, paramsDirAdvice } from '../kinds/params-dir.js';
 
 /** Circuit sizes counted once per run. */

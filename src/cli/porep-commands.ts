@@ -16,10 +16,12 @@ import {
   porepShape,
   porepVerifyingKeySource,
   verifyPorep,
-} from '../kinds/porep-c2.js';
+} from '../kinds/porep/porep-c2.js';
 import { ensureDevParamsFile } from '../groth16/setup.js';
 import { paramsWords, verdictLine } from './insecure.js';
 import { type LocalProof, type LocalProveOptions, proveC1Locally } from './local-engine.js';
+import { sizesInfo } from './kind-commands.js';
+import { countedSizes } from '../kinds/shape-cache.js';
 import { DensityCounter } from '../r1cs/density.js';
 import { CountingSystem } from '../r1cs/counter.js';
 import type { SealProofInfo } from '../filecoin/registry.js';
@@ -138,24 +140,13 @@ export function runCircuitInfo(o: CircuitInfoOptions, progress?: ProgressFn): Re
   })();
   progress?.(COUNT_STAGE, 0, total);
   stackedShapeCircuit(info).synthesize(dc);
-  const d = dc.densityCounts();
-  const withInputs = d.constraints + d.inputs;
-  let n = 1;
-  while (n < withInputs) n *= 2;
   return {
     registeredProof: info.name,
     circuitId: porepCircuitId(info.sectorSize),
     sectorSize: info.sectorSize,
     partitions: info.partitions,
     challengesPerPartition: info.challengesPerPartition,
-    constraints: d.constraints,
-    constraintsWithInputConstraints: withInputs,
-    publicInputs: d.inputs - 1,
-    publicInputsWithOne: d.inputs,
-    auxVariables: d.aux,
-    domainSize: n,
-    aDensity: { inputs: d.inputs, aux: d.aAuxDense, total: d.inputs + d.aAuxDense },
-    bDensity: { inputs: d.bInputDense, aux: d.bAuxDense, total: d.bInputDense + d.bAuxDense },
+    ...sizesInfo(countedSizes(dc)),
     countMs: Math.round(performance.now() - t0),
   };
 }

@@ -6,18 +6,16 @@
  * verified before it is returned). Without official parameters in --params-dir, INSECURE development parameters
  * are generated once into --cache-dir and said so.
  */
-import { writeFileSync } from 'node:fs';
 import { readOptionFile } from '../util/files.js';
 import { commandProgress } from '../util/progress.js';
-import { parseMinerId, spanTreeText } from './options.js';
+import { parseMinerId } from './options.js';
 
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Backend } from '../backend/backend.js';
 import type { PoStProofInfo } from '../filecoin/post/types.js';
-import type { ParamsSource } from '../kinds/porep-c2.js';
-import type { Span } from '../util/timing.js';
-import { paramsWords, verdictLine } from './insecure.js';
-import type { ProgressFn } from '../util/progress.js';
+import type { KindOptions } from '../kinds/kind.js';
+import { verdictLine } from './insecure.js';
+import { type CliKind, type KindLocalProof, type KindProveOptions, printProof, proveArgs, proveKindLocally, proveOptions, sizesInfo, verifyingKeyOf } from './kind-commands.js';
 
 export interface PoStCommandDefaults {
   paramsDir: () => string;
@@ -45,7 +43,7 @@ export function parseRandomness(hex: string): Uint8Array {
 /** The proof: --registered-proof when given, else what the vanilla file's sector proofs determine by their size. */
 async function postInfo(type: string, registeredProof: string | undefined, vanilla: { file: string; elements: readonly Uint8Array[] }): Promise<PoStProofInfo> {
   if (type !== 'window' && type !== 'winning') throw new InvalidArgumentError(`--type must be window or winning, got '${type}'`);
-  const { parsePoStProof } = await import('../kinds/post.js');
+  const { parsePoStProof } = await import('../kinds/post/post.js');
   const { postProofName } = await import('../filecoin/post/registry.js');
   if (registeredProof === undefined) {
     const { postProofForVanilla } = await import('../filecoin/post/vanilla.js');
@@ -80,58 +78,22 @@ export interface ProvePoStOptions {
   json: boolean;
 }
 
-export interface PoStLocalProof {
-  bytes: Uint8Array;
-  source: ParamsSource;
-  span: Span;
-  ms: number;
-}
+export type PoStLocalProof = KindLocalProof;
 
 /** Proves one PoSt partition through an in-process engine (dev parameters allowed, INSECURE, and said so). */
 export async function provePoStLocally(
   req: { info: PoStProofInfo; vanillaProofs: Uint8Array[]; randomness: Uint8Array; minerId: number; partitionIndex: number },
-  o: { paramsDir: string; cacheDir: string; backend: Backend; say: (m: string) => void; label?: string; progress?: ProgressFn },
+  o: KindProveOptions,
 ): Promise<PoStLocalProof> {
-  const { cliEngineLogger } = await import('../util/log.js');
-  const { userInputError, watchJob } = await import('./local-engine.js');
-  const { cliLanesPerDevice, defaultConfig } = await import('../engine/config.js');
-  const { Engine } = await import('../engine/engine.js');
-  const { AwaitStatus, ProofKind, proofRequest } = await import('../engine/types.js');
-  const { createPoStKind } = await import('../kinds/post-planner.js');
-  const config = defaultConfig();
-  config.srs.param_cache = o.paramsDir;
-  config.srs.dev_params = true;
-  config.gpus.gpu_workers_per_device = cliLanesPerDevice(o.backend);
-  const kind = createPoStKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`), progress: o.progress });
-  const engine = new Engine({
-    config,
-    backend: o.backend,
-    logger: cliEngineLogger(),
-    planners: [kind.winning, kind.window],
-    providers: [kind.circuits],
-    defaultMetrics: false,
-  });
-  try {
-    const t0 = performance.now();
-    const { job } = await engine.submit(
-      proofRequest({
-        proofKind: req.info.type === 'winning' ? ProofKind.WINNING_POST : ProofKind.WINDOW_POST_PARTITION,
-        registeredProof: req.info.id,
-        vanillaProofs: req.vanillaProofs,
-        randomness: req.randomness,
-        minerId: req.minerId,
-        partitionIndex: req.partitionIndex,
-      }),
-    );
-    const unwatch = watchJob(job, o.progress, 'proving');
-    const r = await engine.await(job.id).finally(unwatch);
-    if (r === undefined || r.status !== AwaitStatus.COMPLETED) throw new Error(userInputError(r?.errorMessage || `job ${job.id} did not complete`, o.label));
-    const source = job.work ? kind.paramsSource(job.work.circuitId) : undefined;
-    if (source === undefined) throw new Error('internal: the job completed without parameters');
-    return { bytes: r.proof, source, span: job.span, ms: performance.now() - t0 };
-  } finally {
-    await engine.close(0);
-  }
+  const { ProofKind } = await import('../engine/types.js');
+  const makeKind = async (opts: KindOptions): Promise<CliKind> => {
+    const { createPoStKind } = await import('../kinds/post/planner.js');
+    const kind = createPoStKind(opts);
+    return { planners: [kind.winning, kind.window], circuits: kind.circuits, paramsSource: kind.paramsSource };
+  };
+  const proofKind = req.info.type === 'winning' ? ProofKind.WINNING_POST : ProofKind.WINDOW_POST_PARTITION;
+  const { info, vanillaProofs, randomness, minerId, partitionIndex } = req;
+  return proveKindLocally(makeKind, { proofKind, registeredProof: info.id, vanillaProofs, randomness, minerId, partitionIndex }, o);
 }
 
 export async function runProvePoSt(o: ProvePoStOptions): Promise<void> {
@@ -147,15 +109,7 @@ export async function runProvePoSt(o: ProvePoStOptions): Promise<void> {
   const info = await postInfo(o.type, o.registeredProof, { file: o.vanilla, elements: vanillaProofs });
   say(`${postProofName(info)} (${postCircuitId(info)}): ${vanillaProofs.length} vanilla proof(s) from ${o.vanilla}, backend ${describeBackend(o.backend)}`);
   const r = await provePoStLocally({ info, vanillaProofs, randomness, minerId, partitionIndex }, { ...o, say, progress: ui.progress, label: `--vanilla ${o.vanilla}` }).finally(ui.stop);
-  if (o.out) writeFileSync(o.out, r.bytes);
-  const hex = Buffer.from(r.bytes).toString('hex');
-  if (o.json) {
-    console.log(JSON.stringify({ proof: hex, bytes: r.bytes.length, registeredProof: postProofName(info), params: r.source, insecure: r.source.kind === 'dev', ms: Math.round(r.ms), spans: r.span.toJSON() }, null, 2));
-    return;
-  }
-  console.log(spanTreeText(r.span));
-  console.log(`proof: ${r.bytes.length} B${o.out ? ` written to ${o.out}` : ''}, verified (${paramsWords(r.source)})`);
-  if (!o.out) console.log(hex);
+  printProof(o, r, postProofName(info));
 }
 
 export interface VerifyPoStOptions {
@@ -177,8 +131,7 @@ export async function runVerifyPoSt(o: VerifyPoStOptions): Promise<boolean> {
   const randomness = parseRandomness(o.randomness);
   const partitionIndex = nonNegative('--partition-index', o.partitionIndex);
   const { readVanillaFile, parsePoStSectorProof } = await import('../filecoin/post/vanilla.js');
-  const { postVerifyingKeySource, verifyPoSt } = await import('./../kinds/post.js');
-  const { loadPorepVerifyingKey } = await import('../kinds/porep-c2.js');
+  const { postVerifyingKeySource, verifyPoSt } = await import('../kinds/post/post.js');
   const { postProofName } = await import('../filecoin/post/registry.js');
   const elements = withOption('--vanilla', () => readVanillaFile(o.vanilla));
   const info = await postInfo(o.type, o.registeredProof, { file: o.vanilla, elements });
@@ -190,9 +143,7 @@ export async function runVerifyPoSt(o: VerifyPoStOptions): Promise<boolean> {
     }
   });
   const source = postVerifyingKeySource(info, o.paramsDir, o.cacheDir);
-  const vk = await loadPorepVerifyingKey(source).catch((e: unknown) => {
-    throw new Error(`no verifying key for ${postProofName(info)}: ${(e as Error).message}`);
-  });
+  const vk = await verifyingKeyOf(source, postProofName(info));
   const proof = new Uint8Array(readOptionFile('--proof', o.proof));
   const ok = await verifyPoSt(info, sectors, { randomness, partitionIndex }, proof, vk);
   console.log(verdictLine(ok, source));
@@ -202,28 +153,18 @@ export async function runVerifyPoSt(o: VerifyPoStOptions): Promise<boolean> {
 /** `kiln circuit-info --circuit winning-32g|wpost-32g|…`: the PoSt circuit counted without storing. */
 export async function runPoStCircuitInfo(circuitId: string): Promise<Record<string, unknown>> {
   const { postProofByCircuitId, postProofName, postParamsFileName, postParamsIdentifier } = await import('../filecoin/post/registry.js');
-  const { postCircuitSizes } = await import('../kinds/post.js');
+  const { postCircuitSizes } = await import('../kinds/post/post.js');
   const info = postProofByCircuitId(circuitId);
   if (!info) throw new InvalidArgumentError(`unknown circuit '${circuitId}' (winning-2k … winning-64g, wpost-2k … wpost-64g)`);
   const t0 = performance.now();
   const s = postCircuitSizes(info);
-  const withInputs = s.numConstraints + s.numInputs;
-  let n = 1;
-  while (n < withInputs) n *= 2;
   return {
     circuitId,
     registeredProof: postProofName(info),
     sectorSize: info.size.sectorSize,
     sectorCount: info.sectorCount,
     challengeCount: info.challengeCount,
-    constraints: s.numConstraints,
-    constraintsWithInputConstraints: withInputs,
-    publicInputs: s.numInputs - 1,
-    publicInputsWithOne: s.numInputs,
-    auxVariables: s.numAux,
-    domainSize: n,
-    aDensity: { inputs: s.numInputs, aux: s.aAuxDense, total: s.numInputs + s.aAuxDense },
-    bDensity: { inputs: s.bInputDense, aux: s.bAuxDense, total: s.bInputDense + s.bAuxDense },
+    ...sizesInfo(s),
     paramsIdentifier: postParamsIdentifier(info),
     paramsFile: postParamsFileName(info),
     countMs: Math.round(performance.now() - t0),
@@ -242,7 +183,7 @@ export function registerPostCommands(program: Command, d: PoStCommandDefaults): 
       .option('--partition-index <k>', 'WindowPoSt partition index (V1 challenges depend on it)', '0')
       .option('--params-dir <dir>', 'Filecoin parameter cache (official files by their v28 names)', d.paramsDir())
       .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', d.cacheDir());
-  common(
+  const prove = common(
     program
       .command('prove-post')
       .description(
@@ -250,27 +191,18 @@ export function registerPostCommands(program: Command, d: PoStCommandDefaults): 
           'print the timing breakdown. Without official parameters in --params-dir it generates INSECURE development parameters ' +
           '(once, cached) and says so.',
       ),
-  )
-    .option('--miner-id <f0…|n>', 'the miner, an ID address or actor id (for the record; the circuit does not use it)', '0')
-    .option('--out <file>', 'where to write the proof (default: print it as hex)')
-    .option('--backend <name>', 'compute backend: auto (the GPU when usable, else the CPU), cuda, native or reference', 'auto')
-    .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')
-    .option('--json', 'print the result and span tree as JSON')
-    .action(async (opts) => {
-      await runProvePoSt({
-        type: opts.type,
-        vanilla: opts.vanilla,
-        randomness: opts.randomness,
-        minerId: opts.minerId,
-        registeredProof: opts.registeredProof,
-        partitionIndex: opts.partitionIndex,
-        out: opts.out,
-        paramsDir: opts.paramsDir,
-        cacheDir: opts.cacheDir,
-        backend: d.selectBackend(opts.backend, { device: Number(opts.device) }),
-        json: Boolean(opts.json),
-      });
+  ).option('--miner-id <f0…|n>', 'the miner, an ID address or actor id (for the record; the circuit does not use it)', '0');
+  proveOptions(prove).action(async (opts) => {
+    await runProvePoSt({
+      type: opts.type,
+      vanilla: opts.vanilla,
+      randomness: opts.randomness,
+      minerId: opts.minerId,
+      registeredProof: opts.registeredProof,
+      partitionIndex: opts.partitionIndex,
+      ...proveArgs(opts, d.selectBackend),
     });
+  });
   common(program.command('verify-post').description('verify a WinningPoSt / WindowPoSt proof against its sectors (ids and comm_r from the vanilla file) and randomness (exit status 0 when valid, 1 when not)'))
     .requiredOption('--proof <file>', 'the 192-byte proof')
     .action(async (opts) => {

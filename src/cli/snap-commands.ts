@@ -17,14 +17,13 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { readOptionFile } from '../util/files.js';
 import { commandProgress } from '../util/progress.js';
 import { withOption } from './post-commands.js';
-import { hiddenAlias, spanTreeText } from './options.js';
+import { hiddenAlias } from './options.js';
 import type { Backend } from '../backend/backend.js';
-import type { ParamsSource } from '../kinds/porep-c2.js';
+import type { KindOptions } from '../kinds/kind.js';
 import type { SnapProofInfo } from '../filecoin/snap/registry.js';
 import type { SnapPublic } from '../filecoin/snap/vanilla.js';
-import type { Span } from '../util/timing.js';
-import { paramsWords, verdictLine } from './insecure.js';
-import type { ProgressFn } from '../util/progress.js';
+import { verdictLine } from './insecure.js';
+import { type CliKind, type KindLocalProof, type KindProveOptions, printProof, proveArgs, proveKindLocally, proveOptions, sizesInfo, verifyingKeyOf } from './kind-commands.js';
 
 export interface SnapCommandDefaults {
   paramsDir: () => string;
@@ -186,58 +185,20 @@ export async function runSynthSnap(o: SynthSnapOptions, say: (m: string) => void
   return file;
 }
 
-export interface SnapLocalProof {
-  bytes: Uint8Array;
-  source: ParamsSource;
-  span: Span;
-  ms: number;
-}
+export type SnapLocalProof = KindLocalProof;
 
 /** Proves a SnapDeals update through an in-process engine (dev parameters allowed, INSECURE, and said so). */
 export async function proveSnapLocally(
   req: { info: SnapProofInfo; vanillaProofs: Uint8Array[]; raw: { commROld: Uint8Array; commDNew: Uint8Array; commRNew: Uint8Array } },
-  o: { paramsDir: string; cacheDir: string; backend: Backend; say: (m: string) => void; label?: string; progress?: ProgressFn },
+  o: KindProveOptions,
 ): Promise<SnapLocalProof> {
-  const { cliEngineLogger } = await import('../util/log.js');
-  const { userInputError, watchJob } = await import('./local-engine.js');
-  const { cliLanesPerDevice, defaultConfig } = await import('../engine/config.js');
-  const { Engine } = await import('../engine/engine.js');
-  const { AwaitStatus, ProofKind, proofRequest } = await import('../engine/types.js');
-  const { createSnapKind } = await import('../kinds/snap-planner.js');
-  const config = defaultConfig();
-  config.srs.param_cache = o.paramsDir;
-  config.srs.dev_params = true;
-  config.gpus.gpu_workers_per_device = cliLanesPerDevice(o.backend);
-  const kind = createSnapKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`), progress: o.progress });
-  const engine = new Engine({
-    config,
-    backend: o.backend,
-    logger: cliEngineLogger(),
-    planners: [kind.planner],
-    providers: [kind.circuits],
-    defaultMetrics: false,
-  });
-  try {
-    const t0 = performance.now();
-    const { job } = await engine.submit(
-      proofRequest({
-        proofKind: ProofKind.SNAP_DEALS_UPDATE,
-        registeredProof: req.info.id,
-        vanillaProofs: req.vanillaProofs,
-        commROld: req.raw.commROld,
-        commDNew: req.raw.commDNew,
-        commRNew: req.raw.commRNew,
-      }),
-    );
-    const unwatch = watchJob(job, o.progress, 'proving');
-    const r = await engine.await(job.id).finally(unwatch);
-    if (r === undefined || r.status !== AwaitStatus.COMPLETED) throw new Error(userInputError(r?.errorMessage || `job ${job.id} did not complete`, o.label));
-    const source = job.work ? kind.paramsSource(job.work.circuitId) : undefined;
-    if (source === undefined) throw new Error('internal: the job completed without parameters');
-    return { bytes: r.proof, source, span: job.span, ms: performance.now() - t0 };
-  } finally {
-    await engine.close(0);
-  }
+  const { ProofKind } = await import('../engine/types.js');
+  const makeKind = async (opts: KindOptions): Promise<CliKind> => {
+    const { createSnapKind } = await import('../kinds/snap/planner.js');
+    const kind = createSnapKind(opts);
+    return { planners: [kind.planner], circuits: kind.circuits, paramsSource: kind.paramsSource };
+  };
+  return proveKindLocally(makeKind, { proofKind: ProofKind.SNAP_DEALS_UPDATE, registeredProof: req.info.id, vanillaProofs: req.vanillaProofs, ...req.raw }, o);
 }
 
 export interface ProveSnapOptions {
@@ -262,26 +223,15 @@ export async function runProveSnap(o: ProveSnapOptions): Promise<void> {
   const vanillaProofs = withOption(o.vanilla !== undefined ? '--vanilla' : `(named by --update ${o.update})`, () => readVanillaFile(vfile));
   say(`${info.name} (${info.circuitId}): ${vanillaProofs.length} partition proof(s) from ${vfile}, backend ${describeBackend(o.backend)}`);
   const r = await proveSnapLocally({ info, vanillaProofs, raw }, { ...o, say, progress: ui.progress, label }).finally(ui.stop);
-  if (o.out) writeFileSync(o.out, r.bytes);
-  const hex = Buffer.from(r.bytes).toString('hex');
-  if (o.json) {
-    console.log(JSON.stringify({ proof: hex, bytes: r.bytes.length, registeredProof: info.name, params: r.source, insecure: r.source.kind === 'dev', ms: Math.round(r.ms), spans: r.span.toJSON() }, null, 2));
-    return;
-  }
-  console.log(spanTreeText(r.span));
-  console.log(`proof: ${r.bytes.length} B (${info.params.partitionCount} partition${info.params.partitionCount > 1 ? 's' : ''})${o.out ? ` written to ${o.out}` : ''}, verified (${paramsWords(r.source)})`);
-  if (!o.out) console.log(hex);
+  printProof(o, r, info.name, ` (${info.params.partitionCount} partition${info.params.partitionCount > 1 ? 's' : ''})`);
 }
 
 /** Verifies partitions × 192 bytes against the update's public inputs; true when valid. */
 export async function runVerifySnap(o: { update: string; proof: string; paramsDir: string; cacheDir: string }): Promise<boolean> {
   const { info, pub } = await readUpdateFile(o.update);
-  const { snapVerifyingKeySource, verifySnap } = await import('../kinds/snap.js');
-  const { loadPorepVerifyingKey } = await import('../kinds/porep-c2.js');
+  const { snapVerifyingKeySource, verifySnap } = await import('../kinds/snap/snap.js');
   const source = snapVerifyingKeySource(info, o.paramsDir, o.cacheDir);
-  const vk = await loadPorepVerifyingKey(source).catch((e: unknown) => {
-    throw new Error(`no verifying key for ${info.name}: ${(e as Error).message}`);
-  });
+  const vk = await verifyingKeyOf(source, info.name);
   const proof = new Uint8Array(readOptionFile('--proof', o.proof));
   const ok = verifySnap(info, pub, proof, vk);
   console.log(verdictLine(ok, source));
@@ -291,14 +241,11 @@ export async function runVerifySnap(o: { update: string; proof: string; paramsDi
 /** `kiln circuit-info --circuit snap-*`: the circuit counted without storing. */
 export async function runSnapCircuitInfo(circuitId: string): Promise<Record<string, unknown>> {
   const { snapProofByCircuitId, snapParamsIdentifier } = await import('../filecoin/snap/registry.js');
-  const { snapCircuitSizes } = await import('../kinds/snap.js');
+  const { snapCircuitSizes } = await import('../kinds/snap/snap.js');
   const info = snapProofByCircuitId(circuitId);
   if (!info) throw new InvalidArgumentError(`unknown circuit '${circuitId}' (snap-2k, snap-8m, snap-512m, snap-32g, snap-64g)`);
   const t0 = performance.now();
   const s = snapCircuitSizes(info);
-  const withInputs = s.numConstraints + s.numInputs;
-  let n = 1;
-  while (n < withInputs) n *= 2;
   const p = info.params;
   return {
     circuitId,
@@ -309,14 +256,7 @@ export async function runSnapCircuitInfo(circuitId: string): Promise<Record<stri
     apexLeaves: p.apexLeafCount,
     hs: p.hs,
     treeR: `${p.tree.baseArity}-${p.tree.subArity}-${p.tree.topArity}`,
-    constraints: s.numConstraints,
-    constraintsWithInputConstraints: withInputs,
-    publicInputs: s.numInputs - 1,
-    publicInputsWithOne: s.numInputs,
-    auxVariables: s.numAux,
-    domainSize: n,
-    aDensity: { inputs: s.numInputs, aux: s.aAuxDense, total: s.numInputs + s.aAuxDense },
-    bDensity: { inputs: s.bInputDense, aux: s.bAuxDense, total: s.bInputDense + s.bAuxDense },
+    ...sizesInfo(s),
     paramsIdentifier: snapParamsIdentifier(p.sectorNodes),
     countMs: Math.round(performance.now() - t0),
   };
@@ -352,30 +292,21 @@ export function registerSnapCommands(program: Command, d: SnapCommandDefaults): 
       .requiredOption('--update <file>', 'update.json (kiln update / kiln synth-snap): registered proof, comm_r_old, comm_d_new, comm_r_new, vanilla file')
       .option('--params-dir <dir>', 'Filecoin parameter cache (official files by their v28 names)', d.paramsDir())
       .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', d.cacheDir());
-  common(
+  const prove = common(
     program
       .command('prove-snap')
       .description(
         'SnapDeals (EmptySectorUpdate): prove every partition from the vanilla proofs, verify, write partitions × 192 bytes and print the ' +
           'timing breakdown. Without official parameters in --params-dir it generates INSECURE development parameters (once, cached) and says so.',
       ),
-  )
-    .option('--vanilla <file>', 'vanilla proofs instead of the one update.json names (a JSON array of base64 bincode PartitionProofs, or one raw element)')
-    .option('--out <file>', 'where to write the proof (default: print it as hex)')
-    .option('--backend <name>', 'compute backend: auto (the GPU when usable, else the CPU), cuda, native or reference', 'auto')
-    .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')
-    .option('--json', 'print the result and span tree as JSON')
-    .action(async (opts) => {
-      await runProveSnap({
-        update: opts.update,
-        vanilla: opts.vanilla,
-        out: opts.out,
-        paramsDir: opts.paramsDir,
-        cacheDir: opts.cacheDir,
-        backend: d.selectBackend(opts.backend, { device: Number(opts.device) }),
-        json: Boolean(opts.json),
-      });
+  ).option('--vanilla <file>', 'vanilla proofs instead of the one update.json names (a JSON array of base64 bincode PartitionProofs, or one raw element)');
+  proveOptions(prove).action(async (opts) => {
+    await runProveSnap({
+      update: opts.update,
+      vanilla: opts.vanilla,
+      ...proveArgs(opts, d.selectBackend),
     });
+  });
   common(program.command('verify-snap').description('verify a SnapDeals proof (partitions × 192 bytes) against update.json\'s public inputs (exit status 0 when valid, 1 when not)'))
     .requiredOption('--proof <file>', 'the proof file')
     .action(async (opts) => {

@@ -128,7 +128,7 @@ export interface SubmitOptions {
  *  `vanilla_proofs`, with randomness, registered_proof, miner_id and partition_index. */
 async function postRequestFields(o: SubmitOptions, req: Msg): Promise<void> {
   const { parseVanillaFile, postProofForVanilla } = await import('../filecoin/post/vanilla.js');
-  const { parsePoStProof } = await import('../kinds/post.js');
+  const { parsePoStProof } = await import('../kinds/post/post.js');
   const { parseMinerId } = await import('../cli/options.js');
   const elements = parseVanillaFile(new Uint8Array(readOptionFile('--vanilla', o.vanilla!)), o.vanilla);
   const type = o.type === 'winning' ? 'winning' : 'window';

@@ -13,7 +13,7 @@
  *     with `checkPoints`) into chunks of backend memory (host PointSections), or, with `device`,
  *     into two pinned staging buffers in turn, each copied to the device while the next decodes, so
  *     that the host never holds more than the two buffers.
- *  3. `loadParams`: the one entry point of official and development files alike (kinds/porep-c2.ts,
+ *  3. `loadParams`: the one entry point of official and development files alike (kinds/params.ts,
  *     the engine's circuit providers, groth16/setup.ts's cache): host sections for the CPU backend,
  *     sections streamed to the device for a GPU backend, the TypeScript reader without the addon.
  *

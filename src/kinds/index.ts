@@ -1,27 +1,27 @@
 /**
- * The proof kinds: the engine's planners and circuit providers, one set of modules per kind, above
- * the engine (which knows nothing about Filecoin) and below the server and the CLI.
- *  - PoRep C2: porep-c2.ts (circuit ids, compiled shapes, parameter files, witness, prove/verify of
- *    every partition), porep-c2-planner.ts (the engine's planner and circuit provider) and
- *    porep-c2-worker.ts (a partition's witness in a synthesis worker);
- *  - WinningPoSt / WindowPoSt: post.ts (shape, witness program, parameters, verification of the FallbackPoSt
- *    circuit), post-planner.ts (the two planners and their circuit provider), post-worker.ts;
- *  - SnapDeals: snap.ts (shape, witness program, parameters, verification of the EmptySectorUpdate circuit),
- *    snap-planner.ts (SNAP_DEALS_UPDATE's planner and circuit provider), snap-worker.ts;
- *  - the opt-in demo-circuit kind (demo-circuit.ts, demo-circuit-worker.ts): the synthetic
- *    DemoCircuit of src/r1cs/demo-circuit.ts.
+ * The proof kinds' registry: the engine's planners and circuit providers, above the engine (which knows nothing
+ * about Filecoin) and below the server and the CLI. A kind is one folder of what makes it different:
+ *  - porep/ (POREP_SEAL_COMMIT, C2), post/ (WINNING_POST, WINDOW_POST_PARTITION), snap/ (SNAP_DEALS_UPDATE), each
+ *    with its core (<kind>.ts: circuit ids, shapes, parameter files, witness, verification), planner.ts (the
+ *    engine's planner and circuit provider), worker.ts (its tasks in a synthesis worker) and, for PoSt and
+ *    SnapDeals, request.ts (the request's checks, shared by planner and worker);
+ *  - the opt-in demo-circuit kind (demo-circuit.ts, demo-circuit-worker.ts): the synthetic DemoCircuit of
+ *    src/r1cs/demo-circuit.ts.
+ * What every kind shares is written once beside them: kind.ts (the circuit provider, planning in a synthesis
+ * worker, the witness paths), shape-cache.ts (shapes and witness programs, cached on disk), params.ts and
+ * params-dir.ts (parameters), witness.ts (the witness runner). A worker imports what it runs, never its planner.
  */
 import type { Backend } from '../backend/backend.js';
 import type { EngineConfig } from '../engine/config.js';
 import type { CircuitProvider, Planner } from '../engine/types.js';
-import { createPorepKind } from './porep-c2-planner.js';
-import { createPoStKind } from './post-planner.js';
-import { createSnapKind } from './snap-planner.js';
+import { createPorepKind } from './porep/planner.js';
+import { createPoStKind } from './post/planner.js';
+import { createSnapKind } from './snap/planner.js';
 
 export { createDemoKind, demoCircuitId, type DemoKindOptions } from './demo-circuit.js';
-export { createPorepKind, porepCircuitId } from './porep-c2-planner.js';
-export { createPoStKind } from './post-planner.js';
-export { createSnapKind } from './snap-planner.js';
+export { createPorepKind, porepCircuitId } from './porep/planner.js';
+export { createPoStKind } from './post/planner.js';
+export { createSnapKind } from './snap/planner.js';
 
 /** The built-in kinds; `notice` gets the lines worth logging (parameters found or generated, shapes). */
 export function builtinKinds(config: EngineConfig, backend: Backend, notice?: (msg: string) => void): { planners: Planner[]; providers: CircuitProvider[] } {

@@ -1,18 +1,20 @@
 /**
  * Parameters (SRS) of a circuit, the one way every proof kind loads them: the official file when the kind found
  * one, otherwise, only with `[srs] dev_params = true`, INSECURE development parameters generated once (on the GPU
- * with the CUDA backend) and cached in `devDir`, then read like any parameter file (porep-c2.ts loadPorepParams).
+ * with the CUDA backend) and cached in `devDir`, then read like any parameter file (loadPorepParams, below).
  * Each step is its own span (dev_setup, read), with progress notices every 10 s.
  */
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Backend } from '../backend/backend.js';
 import type { EngineConfig } from '../engine/config.js';
-import type { AnyParameters } from '../groth16/keys.js';
-import { devParamsPath, devSetupOnDevice, ensureDevParamsFile, type SetupStepProgress } from '../groth16/setup.js';
+import { type AnyParameters, readVerifyingKeyFile, type VerifyingKey } from '../groth16/keys.js';
+import { loadParams } from '../groth16/params-native.js';
+import { checkParamsForShape, expectedParamsCounts } from '../groth16/queries.js';
+import { devParamsPath, devParamsPathForDigest, devSetupOnDevice, ensureDevParamsFile, loadOrCreateDevParams, type SetupStepProgress } from '../groth16/setup.js';
 import type { ProgressFn } from '../util/progress.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import type { Span } from '../util/timing.js';
-import { loadPorepParams, type ParamsSource } from './porep-c2.js';
 
 export interface CircuitParamsRequest {
   id: string;
@@ -114,4 +116,43 @@ export async function loadCircuitParams(r: CircuitParamsRequest): Promise<AnyPar
   return span.time('read', () =>
     whileLogging(notice, `reading the parameters of ${id}`, () => loadPorepParams({ kind: 'dev', path: devFile }, shape, r.backend, r.devDir, id)),
   );
+}
+
+/** Where a circuit's parameters come from: the official file, or INSECURE development parameters. */
+export interface ParamsSource {
+  kind: 'official' | 'dev';
+  path: string;
+}
+
+/**
+ * Loads the parameters of `source` (generating development parameters when needed) through the one
+ * loader of parameter files (groth16/params-native.ts loadParams): the file's counts are checked
+ * against its size and against the circuit before any point is read; the CPU backend gets the
+ * sections in native memory, the GPU backend on its device (the host keeps no copy).
+ */
+export async function loadPorepParams(source: ParamsSource, shape: CircuitShape, backend: Backend, devCacheDir: string, label?: string): Promise<AnyParameters> {
+  if (source.kind === 'official') {
+    const p = await loadParams(source.path, backend, { expected: expectedParamsCounts(shape), shape, label });
+    checkParamsForShape(p, shape);
+    return p;
+  }
+  return loadOrCreateDevParams(shape, backend, devCacheDir, { label });
+}
+
+/** The verifying key of `source` (read from the start of the parameter file). */
+export function loadPorepVerifyingKey(source: ParamsSource): Promise<VerifyingKey> {
+  const vkFile = source.path.replace(/\.params$/, '.vk');
+  if (source.kind === 'official' && existsSync(vkFile)) return readVerifyingKeyFile(vkFile);
+  return readVerifyingKeyFile(source.path, { prefix: true });
+}
+
+/** Where a circuit's verifying key comes from, without compiling its shape when it can be avoided: the official
+ *  file, else the development parameters named by the digest cached beside the shape (`digest`), else by the
+ *  shape's own (`shape`, compiled, and cached, only then). */
+export function verifyingKeySource(official: string | undefined, cacheDir: string, digest: () => string | undefined, shape: () => CircuitShape): ParamsSource {
+  if (official) return { kind: 'official', path: official };
+  const devDir = join(cacheDir, 'dev-params');
+  const d = digest();
+  if (d !== undefined) return { kind: 'dev', path: devParamsPathForDigest(d, devDir) };
+  return { kind: 'dev', path: devParamsPath(shape(), devDir) };
 }

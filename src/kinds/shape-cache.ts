@@ -1,12 +1,14 @@
 /**
  * The on-disk cache of a kind's compiled shape and witness program (`<cacheDir>/shapes/<id>-v<version>.shape`,
- * with `.sha256` (its digest) and `.wprog` (its witness program) beside it), shared by the PoSt and SnapDeals
- * kinds: read when present and readable, written through temporary names (a failed write leaves no part behind
- * and costs a notice, not the proof).
+ * with `.sha256` (its digest) and `.wprog` (its witness program) beside it), shared by the kinds: read when present
+ * and readable, written through temporary names (a failed write leaves no part behind and costs a notice, not the
+ * proof); and kindShapes, a kind's shapes and programs and the worker tasks that make them.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { QueryIndices } from '../groth16/queries.js';
+import { queryIndices, type QueryIndices } from '../groth16/queries.js';
+import { ensureDevParamsFile, type EnsureDevParamsResult } from '../groth16/setup.js';
+import type { DensityCounter } from '../r1cs/density.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { checkProgramForShape, deserializeProgram, programChunks, type WitnessProgram } from '../r1cs/program.js';
 import { readShapeFile, rememberShapeDigest, shapeDigest, writeShapeFile } from '../r1cs/shape.js';
@@ -36,13 +38,17 @@ export function readCachedShape(file: string | undefined): CircuitShape | undefi
   }
 }
 
-/** Writes a freshly recorded shape, its digest and its witness program to `file`; `cacheError` says why not. */
-export function writeShapeCache(file: string, shape: CircuitShape, program: WitnessProgram): { cacheError?: string } {
+/** Writes a freshly recorded shape, its digest and its witness program to `file` (its two steps told to `onStep`);
+ *  `cacheError` says why not: the cache only saves time, a full disk (a 32 GiB shape is ~7 GB) costs a warning,
+ *  not the proof. */
+export function writeShapeCache(file: string, shape: CircuitShape, program: WitnessProgram, onStep?: (step: string, index: number) => void): { cacheError?: string } {
   try {
     mkdirSync(dirname(file), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
+    onStep?.('digest the shape', 0);
     writeFileSync(`${tmp}.sha256`, shapeDigest(shape) + '\n');
     renameSync(`${tmp}.sha256`, `${file}.sha256`);
+    onStep?.(`write the shape cache (${file})`, 1);
     writeChunksAtomic(`${file}.wprog`, programChunks(program));
     writeShapeFile(file, shape);
     return {};
@@ -72,4 +78,126 @@ export function cachedProgram(shapeFile: string | undefined, shape: CircuitShape
     writeChunksAtomic(file, programChunks(program));
   }
   return program;
+}
+
+/** The digest written beside a cached shape file, read without loading the shape; undefined when none is cached. */
+export function cachedShapeDigest(file: string): string | undefined {
+  if (!existsSync(file) || !existsSync(`${file}.sha256`)) return undefined;
+  const d = readFileSync(`${file}.sha256`, 'utf8').trim();
+  return /^[0-9a-f]{64}$/.test(d) ? d : undefined;
+}
+
+/** A circuit's sizes and densities, counted without storing anything. */
+export interface CircuitSizes {
+  numConstraints: number;
+  /** Inputs with ONE. */
+  numInputs: number;
+  numAux: number;
+  aAuxDense: number;
+  bInputDense: number;
+  bAuxDense: number;
+}
+
+/** The sizes a DensityCounter counted. */
+export function countedSizes(dc: DensityCounter): CircuitSizes {
+  const d = dc.densityCounts();
+  return { numConstraints: d.constraints, numInputs: d.inputs, numAux: d.aux, aAuxDense: d.aAuxDense, bInputDense: d.bInputDense, bAuxDense: d.bAuxDense };
+}
+
+/** A step of a shape compile: `index` of `steps` done so far (steps = index at the end). */
+export type ShapeStepFn = (step: string, index: number, steps: number) => void;
+
+/** What a kind tells kindShapes of its circuits. */
+export interface KindShapesSpec<Info> {
+  /** The kind's name in errors ("unknown PoSt circuit …"). */
+  name: string;
+  infoOf(circuitId: string): Info | undefined;
+  /** `<cacheDir>/shapes/<circuit id>-v<circuit version>.shape`. */
+  shapeFile(info: Info, cacheDir: string): string;
+  /** Records the shape and its witness program, telling its steps (of `steps` in all) to `onStep`. */
+  record(info: Info, onStep: (step: string, index: number) => void): { shape: CircuitShape; program: WitnessProgram };
+  /** How many steps `record` tells (default 0). */
+  recordSteps?: number;
+  /** Records the witness program only. */
+  recordProgram(info: Info): WitnessProgram;
+}
+
+/**
+ * A kind's compiled shapes and witness programs, cached on disk (`<cacheDir>/shapes/`) and kept together in memory,
+ * and the one-shot worker tasks that make them off the event loop (engine/task-worker.ts runOffThread).
+ */
+export function kindShapes<Info>(spec: KindShapesSpec<Info>) {
+  const programs = new WeakMap<CircuitShape, WitnessProgram>();
+  const infoOf = (circuitId: string): Info => {
+    const info = spec.infoOf(circuitId);
+    if (info === undefined) throw new Error(`unknown ${spec.name} circuit ${circuitId}`);
+    return info;
+  };
+  const shapes = {
+    /** Keeps the witness program of a shape (one a worker thread compiled with it: the shape task). */
+    rememberProgram: (shape: CircuitShape, p: WitnessProgram): void => void programs.set(shape, p),
+    /** The compiled shape: read from `<cacheDir>/shapes/` when a shape of the current circuit version is there, else
+     *  recorded (with its witness program) and written there; a recording's steps told to `onStep`. */
+    shape(info: Info, cacheDir?: string, onStep?: ShapeStepFn): { shape: CircuitShape; cached: boolean; cacheError?: string } {
+      const file = cacheDir ? spec.shapeFile(info, cacheDir) : undefined;
+      const cached = readCachedShape(file);
+      if (cached) return { shape: cached, cached: true };
+      const recorded = spec.recordSteps ?? 0;
+      const steps = file ? recorded + 2 : recorded;
+      const { shape, program } = spec.record(info, (step, k) => onStep?.(step, k, steps));
+      programs.set(shape, program);
+      if (!file) {
+        onStep?.('done', steps, steps);
+        return { shape, cached: false };
+      }
+      const written = writeShapeCache(file, shape, program, (step, k) => onStep?.(step, recorded + k, steps));
+      if (written.cacheError === undefined) onStep?.('done', steps, steps);
+      return { shape, cached: false, ...written };
+    },
+    /** The witness program kept with the shape (`<id>-v<version>.shape.wprog`), recorded when missing. */
+    programFor(info: Info, shape: CircuitShape, cacheDir?: string): WitnessProgram {
+      const known = programs.get(shape);
+      if (known) return known;
+      const program = cachedProgram(cacheDir ? spec.shapeFile(info, cacheDir) : undefined, shape, () => spec.recordProgram(info));
+      programs.set(shape, program);
+      return program;
+    },
+    /** The digest of the cached shape, without loading it; undefined when none is cached. */
+    cachedDigest: (info: Info, cacheDir: string): string | undefined => cachedShapeDigest(spec.shapeFile(info, cacheDir)),
+    /**
+     * shape and programFor of a circuit id in a worker thread: recording a shape takes seconds to a minute and
+     * gigabytes. Every typed array of the result is transferred back, not copied. `digest`: compute the shape's
+     * digest when none is cached (development parameters are named by it; hashing a 32 GiB shape takes seconds).
+     */
+    shapeTask(arg: { circuitId: string; cacheDir?: string; digest?: boolean }): ShapeTaskResult {
+      const info = infoOf(arg.circuitId);
+      const { shape, cached, cacheError } = shapes.shape(info, arg.cacheDir);
+      const program = shapes.programFor(info, shape, arg.cacheDir);
+      let digest = arg.cacheDir !== undefined ? shapes.cachedDigest(info, arg.cacheDir) : undefined;
+      if (digest === undefined && arg.digest === true) digest = shapeDigest(shape);
+      return { shape, queries: queryIndices(shape), program, digest, cached, cacheError };
+    },
+    /** Makes the INSECURE development parameter file of a circuit when missing, in a worker thread (the CPU setup
+     *  evaluates the circuit at tau for seconds to hours); the shape is read from the cache the shape task filled. */
+    async devParamsTask(arg: DevParamsTaskArg, progress?: (p: { step: string; done: number; total: number }) => void): Promise<EnsureDevParamsResult> {
+      const { shape } = shapes.shape(infoOf(arg.circuitId), arg.cacheDir);
+      return devParamsFor(shape, arg, progress);
+    },
+  };
+  return shapes;
+}
+
+/** What a kind's development setup task takes (kind.ts createKindCircuits sends it). */
+export interface DevParamsTaskArg {
+  circuitId: string;
+  cacheDir?: string;
+  devDir: string;
+  /** The backend's name (backend/select.ts). */
+  backend: string;
+}
+
+/** The development parameter file of `shape`, made when missing by the named backend, its steps told to `progress`. */
+export async function devParamsFor(shape: CircuitShape, arg: DevParamsTaskArg, progress?: (p: { step: string; done: number; total: number }) => void): Promise<EnsureDevParamsResult> {
+  const { selectBackend } = await import('../backend/select.js');
+  return ensureDevParamsFile(shape, selectBackend(arg.backend), arg.devDir, { onStep: (step, done, total) => progress?.({ step, done, total }) });
 }

@@ -34,7 +34,7 @@ import { proveWithRandomness } from '../../src/groth16/prover.js';
 import { expectedParamsCounts } from '../../src/groth16/queries.js';
 import { insecureDevSetup, loadOrCreateDevParams } from '../../src/groth16/setup.js';
 import { prepareVerifyingKey, verifyProof } from '../../src/groth16/verifier.js';
-import { porepInfoForSize, porepShape, porepWitness, verifyPorep } from '../../src/kinds/porep-c2.js';
+import { porepInfoForSize, porepShape, porepWitness, verifyPorep } from '../../src/kinds/porep/porep-c2.js';
 import { prove } from '../../src/groth16/prover.js';
 import { DemoCircuit } from '../../src/r1cs/demo-circuit.js';
 import { recordShape } from '../../src/r1cs/shape.js';

@@ -38,7 +38,7 @@ import { devParamsPath, ensureDevParamsFile, loadOrCreateDevParams, vkPathOf, wr
 import { hasDevSetup, writeInsecureDevParamsGpu, type DevSetupProgress, type GpuDevParamsOptions } from '../../src/groth16/setup-gpu.js';
 import { prepareVerifyingKey, verifyProof } from '../../src/groth16/verifier.js';
 import { stackedBlankCircuit, stackedTestParams } from '../../src/filecoin/circuit/index.js';
-import { porepInfoForSize, porepShape } from '../../src/kinds/porep-c2.js';
+import { porepInfoForSize, porepShape } from '../../src/kinds/porep/porep-c2.js';
 import { rng } from '../support.js';
 
 const probe = cudaCapabilities();

@@ -6,7 +6,7 @@
  * registered_proof and sector_number, and turned into one ProofWork of `partitions` partition
  * circuits of circuit id `porep-<size>` (porep-2k, porep-8m, porep-512m, porep-32g, porep-64g).
  *
- * Synthesis runs in the worker pool (porep-c2-worker.ts), the public inputs come from
+ * Synthesis runs in the worker pool (worker.ts), the public inputs come from
  * partitionPublicInputs (what a chain verifier uses) and must equal the circuit's.
  *
  * The C1's consistency checks (porepCheckPartition, one synthesis task per partition) are queued when the
@@ -20,39 +20,27 @@
  * parameters generated and cached in `<[kiln] cache_dir>/dev-params/` ($KILN_CACHE_DIR, else
  * ~/.cache/kiln: the CLI's --cache-dir default, so what `kiln setup` or `kiln prove` made is used here).
  */
-import { join } from 'node:path';
-import type { Backend } from '../backend/backend.js';
-import { unpackC1Partition, type PackedC1 } from '../filecoin/c1-packed.js';
-import { sealProofById, sealProofInfo, sectorSizeByBytes } from '../filecoin/registry.js';
-import { runOffThread, type OffThreadTask } from '../engine/task-worker.js';
-import { rememberQueryIndices } from '../groth16/queries.js';
-import { rememberShapeDigest } from '../r1cs/shape.js';
+import { unpackC1Partition, type PackedC1 } from '../../filecoin/c1-packed.js';
+import { sealProofById, sealProofInfo, sectorSizeByBytes } from '../../filecoin/registry.js';
 import {
   findOfficialParams,
   officialParamsCandidates,
   rememberProgram,
-  type PorepShapeTaskResult,
   porepCircuitId,
   porepInfoForCircuit as infoForCircuit,
   porepProgram,
   porepWitnessNative,
-  type ParamsSource,
-  witnessRunner,
 } from './porep-c2.js';
-import type { AnyParameters } from '../groth16/keys.js';
-import { devSetupOnDevice, type ensureDevParamsFile } from '../groth16/setup.js';
-import { loadCircuitParams, stepsOf } from './params.js';
-import type { ProgressFn } from '../util/progress.js';
-import type { CircuitShape } from '../r1cs/cs.js';
-import { FR_BYTES } from '../field/layout.js';
-import type { EngineConfig } from '../engine/config.js';
-import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest, type ProofWork } from '../engine/types.js';
-import type { PorepPlanTaskResult, PorepWitnessArg, porepCheckPartition } from './porep-c2-worker.js';
-import { crossPartitionFailures } from '../filecoin/verify.js';
+import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, workerWitness } from '../kind.js';
+import type { ParamsSource } from '../params.js';
+import { witnessRunner } from '../witness.js';
+import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest, type ProofWork } from '../../engine/types.js';
+import type { PorepPlanTaskResult, PorepWitnessArg, porepCheckPartition } from './worker.js';
+import { crossPartitionFailures } from '../../filecoin/verify.js';
 
 type PorepPartitionCheck = ReturnType<typeof porepCheckPartition>;
 
-const SYNTH_MODULE = new URL('./porep-c2-worker.js', import.meta.url).href;
+const SYNTH_MODULE = new URL('./worker.js', import.meta.url).href;
 const SHAPE_MODULE = new URL('./porep-c2.js', import.meta.url).href;
 
 export { porepCircuitId };
@@ -64,17 +52,7 @@ function namedCircuit(req: ProofRequest): string | undefined {
   return size !== undefined && sectorSizeByBytes(size) !== undefined ? porepCircuitId(size) : undefined;
 }
 
-export interface PorepKindOptions {
-  config: EngineConfig;
-  backend: Backend;
-  /** Shapes and development parameters (default `[kiln] cache_dir`; the CLI passes its
-   *  --cache-dir, whose default is the same). */
-  cacheDir?: string;
-  /** Lines worth telling a person (which parameters, a long generation starting); default none. */
-  notice?: (msg: string) => void;
-  /** A development setup's progress in percent (the CLI's bar). */
-  progress?: ProgressFn;
-}
+export type PorepKindOptions = KindOptions;
 
 export interface PorepKind {
   planner: Planner;
@@ -84,99 +62,35 @@ export interface PorepKind {
 }
 
 export function createPorepKind(opts: PorepKindOptions): PorepKind {
-  const sources = new Map<string, ParamsSource>();
-  const shapes = new Map<string, Promise<CircuitShape>>();
-
-  const shapeCacheDir = opts.cacheDir ?? opts.config.kiln.cache_dir;
-  const notice = opts.notice ?? ((): void => undefined);
+  const paramCache = opts.config.srs.param_cache;
   const officialFiles = new Map<string, string>();
-  /** `<param_cache>/<circuit id>.params`, or the official v28 file whose sizes match the circuit.
-   *  Looked up again while not found (a file placed later is seen); the shape is compiled (off the
-   *  event loop) only when v28 files of the circuit's tree tag are there to be told apart. */
-  const officialFile = async (id: string): Promise<string | undefined> => {
-    if (!officialFiles.has(id)) {
-      const info = infoForCircuit(id);
-      const f = info ? await findOfficialParams(info, () => circuits.shape(id), opts.config.srs.param_cache) : undefined;
-      if (f !== undefined) officialFiles.set(id, f);
-    }
-    return officialFiles.get(id);
-  };
-  /** Shape compilations in flight (terminated on close). */
-  const compiling = new Set<OffThreadTask<PorepShapeTaskResult>>();
-  const devTasks = new Set<OffThreadTask<unknown>>();
-  const circuits: CircuitProvider = {
-    knows: (id) => infoForCircuit(id) !== undefined,
-    insecure: (id) => sources.get(id)?.kind === 'dev',
-    async available(id) {
-      if (!opts.config.srs.dev_params && (await officialFile(id)) === undefined) {
-        const info = infoForCircuit(id)!;
-        const [official, byId] = officialParamsCandidates(info, opts.config.srs.param_cache);
-        throw new Error(
+  const { circuits, paramsSource, cacheDir } = createKindCircuits(
+    {
+      name: 'PoRep',
+      infoOf: infoForCircuit,
+      tasks: { module: SHAPE_MODULE, shape: 'porepShapeTask', devParams: 'porepDevParamsTask' },
+      rememberProgram,
+      /** `<param_cache>/<circuit id>.params`, or the official v28 file whose sizes match the circuit. Looked up
+       *  again while not found (a file placed later is seen); the shape is compiled (off the event loop) only when
+       *  v28 files of the circuit's tree tag are there to be told apart. */
+      async officialFile(id, info, shape) {
+        if (!officialFiles.has(id)) {
+          const f = await findOfficialParams(info, shape, paramCache);
+          if (f !== undefined) officialFiles.set(id, f);
+        }
+        return officialFiles.get(id);
+      },
+      officialName: (_id, info) => officialParamsCandidates(info, paramCache)[0],
+      missingParams(id, info) {
+        const [official, byId] = officialParamsCandidates(info, paramCache);
+        return (
           `no parameters for ${id}: looked for ${official} (the official name), then ${byId}, then any official v28 ` +
-            'stacked-proof-of-replication .params file of this size there (or set [srs] dev_params = true for INSECURE development parameters)',
+          'stacked-proof-of-replication .params file of this size there (or set [srs] dev_params = true for INSECURE development parameters)'
         );
-      }
+      },
     },
-    shape(id) {
-      let s = shapes.get(id);
-      if (s === undefined) {
-        const info = infoForCircuit(id);
-        if (info === undefined) return Promise.reject(new Error(`unknown PoRep circuit ${id}`));
-        // compiled (or read from the disk cache) once per size in a worker thread: seconds to minutes
-        // and gigabytes that must not block the event loop; concurrent callers share the one promise
-        const task = runOffThread<PorepShapeTaskResult>(SHAPE_MODULE, 'porepShapeTask', { circuitId: id, cacheDir: shapeCacheDir });
-        compiling.add(task);
-        s = task.result.finally(() => compiling.delete(task)).then((r) => {
-          const { shape, cached, cacheError } = r;
-          rememberProgram(shape, r.program);
-          rememberQueryIndices(shape, r.queries);
-          if (r.digest !== undefined) rememberShapeDigest(shape, r.digest);
-          notice(
-            `circuit ${id}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux ` +
-              `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : 'recorded and cached'})`,
-          );
-          return shape;
-        });
-        shapes.set(id, s);
-        s.catch(() => shapes.delete(id));
-      }
-      return s;
-    },
-    async params(id, span, device = opts.backend): Promise<AnyParameters> {
-      const shape = await circuits.shape(id);
-      return loadCircuitParams({
-        id,
-        shape,
-        officialFile: await officialFile(id),
-        config: opts.config,
-        backend: device,
-        devDir: join(shapeCacheDir, 'dev-params'),
-        notice,
-        span,
-        checkAvailable: () => circuits.available!(id),
-        onSource: (s) => void sources.set(id, s),
-        officialName: officialParamsCandidates(infoForCircuit(id)!, opts.config.srs.param_cache)[0],
-        progress: opts.progress,
-        // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
-        makeDevParams:
-          !devSetupOnDevice(device) && (device.name === 'native' || device.name === 'reference')
-            ? (onStep) => {
-                const task = runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(
-                  SHAPE_MODULE,
-                  'porepDevParamsTask',
-                  { circuitId: id, cacheDir: shapeCacheDir, devDir: join(shapeCacheDir, 'dev-params'), backend: device.name },
-                  stepsOf(onStep),
-                );
-                devTasks.add(task);
-                return task.result.finally(() => devTasks.delete(task));
-              }
-            : undefined,
-      });
-    },
-    async close() {
-      await Promise.all([...compiling, ...devTasks].map((t) => t.terminate()));
-    },
-  };
+    opts,
+  );
 
   const runner = witnessRunner();
   const planner: Planner = {
@@ -248,38 +162,20 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
           await span.time('checks', () => checked(k));
           const packed = c1Ref;
           if (runner !== undefined) {
-            // native witness: the partition's witness program on the CPU pool (same bytes as the worker's)
+            // native witness: the partition's witness program on the CPU pool (same bytes as the worker's; its
+            // public inputs checked against the C1's by porepWitnessNative)
             const shape = await circuits.shape(circuitId);
-            const program = porepProgram(info, shape, shapeCacheDir);
-            // straight into a pooled buffer of the backend's (pinned on the GPU: fast uploads)
-            // (a new pinned buffer costs seconds at 32 GiB: span `buffer`)
-            const out = await span.time('buffer', () => ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES));
-            let held: Uint8Array | undefined = out;
-            const giveBack = (): void => {
-              if (held) ctx.buffers.give(held);
-              held = undefined;
-            };
-            try {
+            const program = porepProgram(info, shape, cacheDir);
+            return nativeWitness(ctx, span, shape, inputs[k], async (out) => {
               const w = await porepWitnessNative(runner, program, unpackC1Partition(packed, k), k, shape, out);
               span.record('tape', w.tapeMs);
               span.record('witness', w.runMs);
-              return { assignment: w.assignment, inputs: inputs[k], release: giveBack };
-            } catch (e) {
-              giveBack();
-              throw e;
-            }
+              return w;
+            });
           }
           const arg: PorepWitnessArg = { c1: packed, partition: k, numInputs: inputs[k].length + 1 };
-          const t0 = performance.now();
-          const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'porepWitness', arg }, { rank: [k] });
-          span.record('worker_wait', Math.max(0, performance.now() - t0 - r.ms));
-          span.record('witness', r.ms);
-          const want = inputs[k];
-          const bad = want.findIndex((x, i) => r.inputs[i] !== x);
-          if (r.inputs.length !== want.length || bad >= 0) {
-            throw new Error(`the circuit's public inputs differ from partitionPublicInputs (index ${bad < 0 ? r.inputs.length : bad})`);
-          }
-          return { assignment: r.assignment, inputs: want };
+          const check = (got: bigint[]): void => checkInputs(inputs[k], got, "the circuit's public inputs differ from partitionPublicInputs");
+          return workerWitness(ctx, span, { module: SYNTH_MODULE, fn: 'porepWitness', arg }, inputs[k], check, { rank: [k] });
         },
         dispose() {
           c1Ref = undefined;
@@ -288,7 +184,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       };
     },
   };
-  return { planner, circuits, paramsSource: (id) => sources.get(id) };
+  return { planner, circuits, paramsSource };
 }
 
 /** The refusal of an inconsistent C1: its first failure, and how many more. */

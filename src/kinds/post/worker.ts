@@ -6,12 +6,13 @@
  *  - `postWitness`: the TypeScript witness, when the native witness path is off (KILN_WITNESS=ts or no CPU
  *    addon): the raw elements arrive structured-cloned and are parsed here again.
  */
-import { postCircuitFor } from '../filecoin/post/circuit.js';
-import { encodeTapeWith, postTape } from '../filecoin/post/program.js';
-import { postProofById } from '../filecoin/post/registry.js';
-import { parsePoStSectorProofs } from '../filecoin/post/vanilla.js';
-import { planPoStSectors } from './post-planner.js';
-import { witnessRunner } from './porep-c2.js';
+import { postCircuitFor } from '../../filecoin/post/circuit.js';
+import { encodeTapeWith, postTape } from '../../filecoin/post/program.js';
+import { postProofById } from '../../filecoin/post/registry.js';
+import { parsePoStSectorProofs } from '../../filecoin/post/vanilla.js';
+import { planPoStSectors } from './request.js';
+import type { PlanTaskResult } from '../kind.js';
+import { lazyWitnessRunner, timedWitness } from '../witness.js';
 import { postWitnessTs } from './post.js';
 
 export interface PoStWitnessArg {
@@ -22,11 +23,11 @@ export interface PoStWitnessArg {
 }
 
 export function postWitness(arg: PoStWitnessArg): { assignment: Uint8Array; inputs: bigint[]; ms: number } {
-  const t0 = performance.now();
-  const info = postProofById(arg.registeredProof);
-  if (!info) throw new Error(`unknown registered PoSt proof ${arg.registeredProof}`);
-  const w = postWitnessTs(info, parsePoStSectorProofs(arg.elements, info), arg.numInputs);
-  return { assignment: w.assignment.slice(), inputs: w.inputs, ms: performance.now() - t0 };
+  return timedWitness(() => {
+    const info = postProofById(arg.registeredProof);
+    if (!info) throw new Error(`unknown registered PoSt proof ${arg.registeredProof}`);
+    return postWitnessTs(info, parsePoStSectorProofs(arg.elements, info), arg.numInputs);
+  });
 }
 
 export interface PoStPlanArg {
@@ -38,17 +39,15 @@ export interface PoStPlanArg {
   tape: boolean;
 }
 
-export type PoStPlanTaskResult =
-  | { ok: true; inputs: bigint[]; firstSectorId: bigint; sectors: number; tape: Uint8Array | undefined; planMs: number; tapeMs: number }
-  | { ok: false; error: string };
+/** What postPlanTask finds (tapeMs: with a tape). */
+export type PoStPlanTaskResult = PlanTaskResult<{ inputs: bigint[]; firstSectorId: bigint; sectors: number; tape: Uint8Array | undefined }>;
 
-let native: ReturnType<typeof witnessRunner> | null = null;
+const native = lazyWitnessRunner();
 
 /** Loads this module (and the native field, when the addon loads here) into a synthesis worker ahead of the
  *  first request: the planner's `warm` (a WinningPoSt then pays no worker start or import, ~0.2–0.4 s). */
 export function postWarm(): boolean {
-  if (native === null) native = witnessRunner();
-  return native !== undefined;
+  return native() !== undefined;
 }
 
 /** planPoStSectors (messages as the planner gives them) and, with `tape`, the encoded witness tape. */
@@ -63,11 +62,9 @@ export function postPlanTask(arg: PoStPlanArg): PoStPlanTaskResult {
     return { ok: false, error: (e as Error).message };
   }
   const t1 = performance.now();
-  let tape: Uint8Array | undefined;
-  if (arg.tape) {
-    // the native field's Montgomery conversion when the addon loads in this thread (~15x faster)
-    if (native === null) native = witnessRunner();
-    tape = encodeTapeWith(postTape(postCircuitFor(info, plan.sectors)), native);
-  }
-  return { ok: true, inputs: plan.inputs, firstSectorId: plan.sectors[0]!.sectorId, sectors: plan.sectors.length, tape, planMs: t1 - t0, tapeMs: performance.now() - t1 };
+  const found = { ok: true as const, inputs: plan.inputs, firstSectorId: plan.sectors[0]!.sectorId, sectors: plan.sectors.length, planMs: t1 - t0 };
+  if (!arg.tape) return { ...found, tape: undefined };
+  // the native field's Montgomery conversion when the addon loads in this thread (~15x faster)
+  const tape = encodeTapeWith(postTape(postCircuitFor(info, plan.sectors)), native());
+  return { ...found, tape, tapeMs: performance.now() - t1 };
 }

@@ -3,13 +3,13 @@
  * checking a partition, the witness of a partition. The C1 travels packed (c1-packed.ts): each task
  * unpacks the one partition it works on.
  */
-import { C1FormatError, VANILLA_PROOF_PREFIX, parseC1Input, withStatedChallenges, type Commit2In } from '../filecoin/c1.js';
-import { packC1, unpackC1Partition, type PackedC1 } from '../filecoin/c1-packed.js';
-import { partitionPublicInputs } from '../filecoin/public-inputs.js';
-import { WitnessGenerator } from '../r1cs/witness.js';
-import { verifyC1Header, verifyC1Partition } from '../filecoin/verify.js';
-import { actorIdFromAddress, proverIdFromActorId } from '../filecoin/graph.js';
-import { stackedCircuitFor } from '../filecoin/circuit/index.js';
+import { C1FormatError, VANILLA_PROOF_PREFIX, parseC1Input, withStatedChallenges, type Commit2In } from '../../filecoin/c1.js';
+import { packC1, unpackC1Partition, type PackedC1 } from '../../filecoin/c1-packed.js';
+import { partitionPublicInputs } from '../../filecoin/public-inputs.js';
+import { WitnessGenerator } from '../../r1cs/witness.js';
+import { verifyC1Header, verifyC1Partition } from '../../filecoin/verify.js';
+import { actorIdFromAddress, proverIdFromActorId } from '../../filecoin/graph.js';
+import { stackedCircuitFor } from '../../filecoin/circuit/index.js';
 
 export interface PorepWitnessArg {
   c1: PackedC1;
@@ -52,7 +52,7 @@ export type PorepPlanTaskResult =
  * event loop): the parsed Commit2In, its public inputs and the replica_id check. The partitions'
  * consistency checks are separate tasks (porepCheckPartition), one per partition, so that a 32 GiB
  * C1's ten run in parallel (in one task they took ~47 s on the H200 machine, 2026-12-02) and each
- * partition's synthesis waits only for its own (porep-c2-planner.ts).
+ * partition's synthesis waits only for its own (planner.ts).
  */
 export function porepPlanTask(arg: { bytes: Uint8Array; statedNiChallenges?: boolean }): PorepPlanTaskResult {
   const t0 = performance.now();

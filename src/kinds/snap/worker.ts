@@ -8,12 +8,13 @@
  *  - `snapWitness`: the TypeScript witness, when the native witness path is off (KILN_WITNESS=ts or no CPU
  *    addon): the raw element arrives structured-cloned and is parsed here.
  */
-import { encodeTapeWith } from '../filecoin/post/program.js';
-import { snapTape } from '../filecoin/snap/program.js';
-import { snapProofById } from '../filecoin/snap/registry.js';
-import { parseSnapPartitionProof, snapCircuitFor, type SnapPublic } from '../filecoin/snap/vanilla.js';
-import { witnessRunner } from './porep-c2.js';
-import { planSnapPartitions } from './snap-planner.js';
+import { encodeTapeWith } from '../../filecoin/post/program.js';
+import { snapTape } from '../../filecoin/snap/program.js';
+import { snapProofById } from '../../filecoin/snap/registry.js';
+import { parseSnapPartitionProof, snapCircuitFor, type SnapPublic } from '../../filecoin/snap/vanilla.js';
+import type { PlanTaskResult } from '../kind.js';
+import { lazyWitnessRunner, timedWitness } from '../witness.js';
+import { planSnapPartitions } from './request.js';
 import { snapWitnessTs } from './snap.js';
 
 export interface SnapWitnessArg {
@@ -27,12 +28,12 @@ export interface SnapWitnessArg {
 }
 
 export function snapWitness(arg: SnapWitnessArg): { assignment: Uint8Array; inputs: bigint[]; ms: number } {
-  const t0 = performance.now();
-  const info = snapProofById(arg.registeredProof);
-  if (!info) throw new Error(`unknown RegisteredUpdateProof ${arg.registeredProof}`);
-  const proof = parseSnapPartitionProof(arg.element, info.params);
-  const w = snapWitnessTs(info, { k: arg.k, h: arg.h, pub: arg.pub, proof }, arg.numInputs);
-  return { assignment: w.assignment.slice(), inputs: w.inputs, ms: performance.now() - t0 };
+  return timedWitness(() => {
+    const info = snapProofById(arg.registeredProof);
+    if (!info) throw new Error(`unknown RegisteredUpdateProof ${arg.registeredProof}`);
+    const proof = parseSnapPartitionProof(arg.element, info.params);
+    return snapWitnessTs(info, { k: arg.k, h: arg.h, pub: arg.pub, proof }, arg.numInputs);
+  });
 }
 
 export interface SnapPlanArg {
@@ -42,7 +43,7 @@ export interface SnapPlanArg {
   pub: SnapPublic;
 }
 
-export type SnapPlanTaskResult = { ok: true; planMs: number } | { ok: false; error: string };
+export type SnapPlanTaskResult = PlanTaskResult<object>;
 
 /** planSnapPartitions (messages as the planner gives them); the parsed partitions stay here. */
 export function snapPlanTask(arg: SnapPlanArg): SnapPlanTaskResult {
@@ -57,7 +58,7 @@ export function snapPlanTask(arg: SnapPlanArg): SnapPlanTaskResult {
   return { ok: true, planMs: performance.now() - t0 };
 }
 
-let native: ReturnType<typeof witnessRunner> | null = null;
+const native = lazyWitnessRunner();
 
 /** Partition k's encoded witness tape (the element was checked by snapPlanTask). */
 export function snapTapeTask(arg: Omit<SnapWitnessArg, 'numInputs'>): { tape: Uint8Array; ms: number } {
@@ -66,7 +67,6 @@ export function snapTapeTask(arg: Omit<SnapWitnessArg, 'numInputs'>): { tape: Ui
   if (!info) throw new Error(`unknown RegisteredUpdateProof ${arg.registeredProof}`);
   const proof = parseSnapPartitionProof(arg.element, info.params);
   // the native field's Montgomery conversion when the addon loads in this thread
-  if (native === null) native = witnessRunner();
-  const tape = encodeTapeWith(snapTape(snapCircuitFor(info.params, arg.k, arg.h, arg.pub, proof)), native);
+  const tape = encodeTapeWith(snapTape(snapCircuitFor(info.params, arg.k, arg.h, arg.pub, proof)), native());
   return { tape, ms: performance.now() - t0 };
 }

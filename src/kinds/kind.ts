@@ -1,0 +1,231 @@
+/**
+ * What every proof kind shares on the event loop, written once over a small description of the kind
+ * (KindCircuitsSpec): the circuit provider (a shape recorded or read from the cache once per circuit in a
+ * one-shot worker thread, parameters found or made as params.ts says, the CPU development setup in a worker
+ * thread, all of it stopped on close), the plan task run in a synthesis worker, and a partition's witness, native
+ * into a pooled buffer or TypeScript in a synthesis worker. A kind (porep/, post/, snap/) keeps what differs: its
+ * request checks, its circuit and witness program, its public inputs, its parameter file names.
+ */
+import { join } from 'node:path';
+import type { Backend } from '../backend/backend.js';
+import type { EngineConfig } from '../engine/config.js';
+import type { SynthRunOptions, SynthTask } from '../engine/synth-pool.js';
+import { runOffThread, type OffThreadTask } from '../engine/task-worker.js';
+import { PlanError, type CircuitProvider, type PartitionWitness, type PlanContext } from '../engine/types.js';
+import { FR_BYTES } from '../field/layout.js';
+import type { AnyParameters } from '../groth16/keys.js';
+import { rememberQueryIndices } from '../groth16/queries.js';
+import { devSetupOnDevice, type ensureDevParamsFile } from '../groth16/setup.js';
+import type { CircuitShape } from '../r1cs/cs.js';
+import type { WitnessProgram } from '../r1cs/program.js';
+import { rememberShapeDigest } from '../r1cs/shape.js';
+import type { ProgressFn } from '../util/progress.js';
+import type { Span } from '../util/timing.js';
+import { loadCircuitParams, type ParamsSource, stepsOf } from './params.js';
+import type { ShapeTaskResult } from './shape-cache.js';
+
+/** What a kind's constructor takes (createPorepKind, createPoStKind, createSnapKind). */
+export interface KindOptions {
+  config: EngineConfig;
+  backend: Backend;
+  /** Shapes and development parameters (default `[kiln] cache_dir`; the CLI passes its --cache-dir, whose default is the same). */
+  cacheDir?: string;
+  /** Lines worth telling a person (which parameters, a long generation starting); default none. */
+  notice?: (msg: string) => void;
+  /** A development setup's progress in percent (the CLI's bar). */
+  progress?: ProgressFn;
+}
+
+/** What the generic circuit provider needs to know of a kind. */
+export interface KindCircuitsSpec<Info> {
+  /** The kind's name in errors ("unknown PoSt circuit …"). */
+  name: string;
+  /** The kind's registered proof of a circuit id; undefined for an id it does not serve. */
+  infoOf(circuitId: string): Info | undefined;
+  /** The module (file: URL) exporting the kind's one-shot worker tasks, and their names: the shape task takes
+   *  `{circuitId, cacheDir, …shapeTaskArg}` and returns a ShapeTaskResult, the development setup task takes
+   *  `{circuitId, cacheDir, devDir, backend}` (cacheDir: shapeCacheDir). */
+  tasks: { module: string; shape: string; devParams: string };
+  /** The shape cache the tasks use, from the provider's cache directory (default: the same; undefined: none). */
+  shapeCacheDir?(cacheDir: string): string | undefined;
+  /** Why shapes are not cached when shapeCacheDir gave none (said in the notice). */
+  uncachedReason?: string;
+  /** More fields of the shape task's argument. */
+  shapeTaskArg?(circuitId: string, info: Info, shapeCacheDir: string | undefined): Record<string, unknown>;
+  /** Keeps the witness program a worker thread recorded with the shape. */
+  rememberProgram(shape: CircuitShape, program: WitnessProgram): void;
+  /** The official parameter file of the circuit, if any (`shape`: the circuit's shape, compiled when asked for). */
+  officialFile(circuitId: string, info: Info, shape: () => Promise<CircuitShape>): string | undefined | Promise<string | undefined>;
+  /** The official file name looked for (said when development parameters are used). */
+  officialName(circuitId: string, info: Info): string | undefined;
+  /** The refusal when there are no official parameters and `[srs] dev_params` is off. */
+  missingParams(circuitId: string, info: Info): string;
+  keepResident?(circuitId: string): boolean;
+}
+
+export interface KindCircuits<Info> {
+  circuits: CircuitProvider;
+  /** Where the parameters of a circuit id were loaded from (once loaded). */
+  paramsSource(circuitId: string): ParamsSource | undefined;
+  /** The kind's registered proof of a circuit id (throws naming an unknown one). */
+  infoOf(circuitId: string): Info;
+  /** The provider's cache directory (shapes, dev-params). */
+  cacheDir: string;
+  notice: (msg: string) => void;
+}
+
+/** The circuit provider of a kind. */
+export function createKindCircuits<Info>(spec: KindCircuitsSpec<Info>, opts: KindOptions): KindCircuits<Info> {
+  const sources = new Map<string, ParamsSource>();
+  const shapes = new Map<string, Promise<CircuitShape>>();
+  const cacheDir = opts.cacheDir ?? opts.config.kiln.cache_dir;
+  const shapeCacheDir = spec.shapeCacheDir ? spec.shapeCacheDir(cacheDir) : cacheDir;
+  const devDir = join(cacheDir, 'dev-params');
+  const notice = opts.notice ?? ((): void => undefined);
+  const infoOf = (id: string): Info => {
+    const info = spec.infoOf(id);
+    if (info === undefined) throw new Error(`unknown ${spec.name} circuit ${id}`);
+    return info;
+  };
+  const officialFile = (id: string): Promise<string | undefined> => Promise.resolve(spec.officialFile(id, infoOf(id), () => circuits.shape(id)));
+  /** Shape compilations and CPU development setups in flight (terminated on close). */
+  const tasks = new Set<OffThreadTask<unknown>>();
+  const track = <T>(task: OffThreadTask<T>): Promise<T> => {
+    tasks.add(task);
+    return task.result.finally(() => tasks.delete(task));
+  };
+
+  const circuits: CircuitProvider = {
+    knows: (id) => spec.infoOf(id) !== undefined,
+    insecure: (id) => sources.get(id)?.kind === 'dev',
+    ...(spec.keepResident ? { keepResident: spec.keepResident } : {}),
+    async available(id) {
+      if (!opts.config.srs.dev_params && (await officialFile(id)) === undefined) throw new Error(spec.missingParams(id, infoOf(id)));
+    },
+    shape(id) {
+      let s = shapes.get(id);
+      if (s === undefined) {
+        const info = spec.infoOf(id);
+        if (info === undefined) return Promise.reject(new Error(`unknown ${spec.name} circuit ${id}`));
+        // recorded (or read from the disk cache) once per circuit in a worker thread: seconds to minutes and
+        // gigabytes that must not block the event loop; the shape's arrays come back transferred, not copied;
+        // concurrent callers share the one promise
+        const arg = { circuitId: id, cacheDir: shapeCacheDir, ...spec.shapeTaskArg?.(id, info, shapeCacheDir) };
+        s = track(runOffThread<ShapeTaskResult>(spec.tasks.module, spec.tasks.shape, arg)).then((r) => {
+          const { shape, cached, cacheError } = r;
+          spec.rememberProgram(shape, r.program);
+          rememberQueryIndices(shape, r.queries);
+          if (r.digest !== undefined) rememberShapeDigest(shape, r.digest);
+          const recorded = shapeCacheDir !== undefined ? 'recorded and cached' : `recorded, not cached${spec.uncachedReason ? `: ${spec.uncachedReason}` : ''}`;
+          notice(
+            `circuit ${id}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux ` +
+              `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : recorded})`,
+          );
+          return shape;
+        });
+        shapes.set(id, s);
+        s.catch(() => shapes.delete(id));
+      }
+      return s;
+    },
+    async params(id, span, device = opts.backend): Promise<AnyParameters> {
+      const shape = await circuits.shape(id);
+      return loadCircuitParams({
+        id,
+        shape,
+        officialFile: await officialFile(id),
+        config: opts.config,
+        backend: device,
+        devDir,
+        notice,
+        span,
+        checkAvailable: () => circuits.available!(id),
+        onSource: (s) => void sources.set(id, s),
+        officialName: spec.officialName(id, infoOf(id)),
+        progress: opts.progress,
+        // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
+        makeDevParams:
+          !devSetupOnDevice(device) && (device.name === 'native' || device.name === 'reference')
+            ? (onStep) =>
+                track(
+                  runOffThread<Awaited<ReturnType<typeof ensureDevParamsFile>>>(
+                    spec.tasks.module,
+                    spec.tasks.devParams,
+                    { circuitId: id, cacheDir: shapeCacheDir, devDir, backend: device.name },
+                    stepsOf(onStep),
+                  ),
+                )
+            : undefined,
+      });
+    },
+    async close() {
+      await Promise.all([...tasks].map((t) => t.terminate()));
+    },
+  };
+  return { circuits, paramsSource: (id) => sources.get(id), infoOf, cacheDir, notice };
+}
+
+/** What a kind's plan task (run in a synthesis worker) sends back: its refusal, or its result with the time of
+ *  its checks and (when it made one) of the witness tape. */
+export type PlanTaskResult<R> = ({ ok: true; planMs: number; tapeMs?: number } & R) | { ok: false; error: string };
+
+/**
+ * Runs a kind's plan task in a synthesis worker (the parse and checks of a request's vanilla proofs: seconds at
+ * 32 GiB, not on the event loop). Its refusal becomes the job's PlanError; the validate span gets the steps: the
+ * wait for a worker (counted from `t0`, when the request's fields were first looked at), the checks, the tape.
+ */
+export async function planInWorker<R>(ctx: PlanContext, task: SynthTask, t0: number): Promise<PlanTaskResult<R> & { ok: true }> {
+  const r = await ctx.synthPool.run<PlanTaskResult<R>>(task);
+  if (!r.ok) throw new PlanError(r.error);
+  ctx.span?.record('worker_wait', Math.max(0, performance.now() - t0 - r.planMs - (r.tapeMs ?? 0)));
+  ctx.span?.record('checks', r.planMs);
+  if (r.tapeMs !== undefined) ctx.span?.record('tape', r.tapeMs);
+  return r;
+}
+
+/** Throws `differ (index i)` when the circuit's public inputs are not the ones the proof must verify against. */
+export function checkInputs(want: readonly bigint[], got: readonly bigint[], differ: string): void {
+  const bad = want.findIndex((x, i) => got[i] !== x);
+  if (got.length !== want.length || bad >= 0) throw new Error(`${differ} (index ${bad < 0 ? got.length : bad})`);
+}
+
+/**
+ * A partition's witness computed natively straight into a pooled buffer of the backend's (pinned on the GPU: fast
+ * uploads; a new one costs seconds at 32 GiB: span `buffer`) by `run`, which records its own span steps. The buffer
+ * goes back when the witness fails, else by the result's release. `want`: the public inputs the proof must verify
+ * against, checked by `check` against the circuit's.
+ */
+export async function nativeWitness(
+  ctx: PlanContext,
+  span: Span,
+  shape: CircuitShape,
+  want: bigint[],
+  run: (out: Uint8Array) => Promise<{ assignment: Uint8Array; inputs: bigint[] }>,
+  check?: (got: bigint[]) => void,
+): Promise<PartitionWitness> {
+  const out = await span.time('buffer', () => ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES));
+  let held: Uint8Array | undefined = out;
+  const giveBack = (): void => {
+    if (held) ctx.buffers.give(held);
+    held = undefined;
+  };
+  try {
+    const w = await run(out);
+    check?.(w.inputs);
+    return { assignment: w.assignment, inputs: want, release: giveBack };
+  } catch (e) {
+    giveBack();
+    throw e;
+  }
+}
+
+/** A partition's witness by the TypeScript generator in a synthesis worker (the span's steps: the wait for a
+ *  worker, the witness); its public inputs checked by `check`. */
+export async function workerWitness(ctx: PlanContext, span: Span, task: SynthTask, want: bigint[], check: (got: bigint[]) => void, opts?: SynthRunOptions): Promise<PartitionWitness> {
+  const t0 = performance.now();
+  const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>(task, opts);
+  span.record('worker_wait', Math.max(0, performance.now() - t0 - r.ms));
+  span.record('witness', r.ms);
+  check(r.inputs);
+  return { assignment: r.assignment, inputs: want };
+}

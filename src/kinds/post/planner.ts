@@ -1,0 +1,141 @@
+/**
+ * WINNING_POST (4, CRITICAL, queue 'winning-post') and WINDOW_POST_PARTITION (3, HIGH, queue 'window-post'):
+ * Curio's fields (FACTS §8): `vanilla_proofs` (raw bincode `FallbackPoStSectorProof`s: one for WinningPoSt, one per
+ * sector of the partition for WindowPoSt), `randomness` (32 B, a canonical field element: Curio masks [31] &= 0x3f),
+ * `partition_index`, `miner_id`, `registered_proof` (RegisteredPoStProof 0–14). Every element is parsed (errors
+ * name the element, field and offset), every challenged leaf is checked against the challenge the randomness
+ * derives (errors name the sector and challenge), and one ProofWork of one partition is made: circuit id
+ * `winning-<size>` / `wpost-<size>`. Nothing heavy runs on the event loop (issue 16): the parse, the checks, the
+ * public inputs and the witness tape are made in a synthesis worker (worker.ts postPlanTask; ~2 s for a
+ * 2,349-sector 32 GiB WindowPoSt), the shape and witness program are recorded in a one-shot worker thread
+ * (post.ts postShapeTask, its arrays transferred back), the CPU development setup too (postDevParamsTask).
+ * Synthesis: the circuit's witness program on the native backend run on the worker's tape (one sector = one
+ * segment, run in parallel), else the TypeScript generator in the worker pool (worker.ts postWitness). The
+ * engine verifies the proof against `postPublicInputs` before it returns it.
+ *
+ * Parameters: the official file by its name (`postParamsFileName`, e.g.
+ * v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-<sha256>.params) or `<circuit id>.params` in
+ * `[srs] param_cache`; otherwise, only with `[srs] dev_params = true`, INSECURE development parameters
+ * (params.ts, exactly as PoRep: `<[kiln] cache_dir>/dev-params/`).
+ */
+import { join } from 'node:path';
+import { Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork, type ProofRequest, type PlanContext } from '../../engine/types.js';
+import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofName } from '../../filecoin/post/registry.js';
+import type { PoStProofInfo } from '../../filecoin/post/types.js';
+import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, workerWitness } from '../kind.js';
+import type { ParamsSource } from '../params.js';
+import { findOfficialPoStParams, postProgramFor, postShapeCacheDir, postWitnessNativeFromTape, rememberPostProgram } from './post.js';
+import type { PoStPlanArg, PoStPlanTaskResult, PoStWitnessArg } from './worker.js';
+import { checkPoStRequest } from './request.js';
+import { witnessRunner } from '../witness.js';
+
+const SYNTH_MODULE = new URL('./worker.js', import.meta.url).href;
+const SHAPE_MODULE = new URL('./post.js', import.meta.url).href;
+
+export type PoStKindOptions = KindOptions;
+
+export interface PoStKind {
+  winning: Planner;
+  window: Planner;
+  circuits: CircuitProvider;
+  paramsSource(circuitId: string): ParamsSource | undefined;
+}
+
+export function createPoStKind(opts: PoStKindOptions): PoStKind {
+  const paramCache = opts.config.srs.param_cache;
+  const { circuits, paramsSource, cacheDir } = createKindCircuits<PoStProofInfo>(
+    {
+      name: 'PoSt',
+      infoOf: postProofByCircuitId,
+      tasks: { module: SHAPE_MODULE, shape: 'postShapeTask', devParams: 'postDevParamsTask' },
+      shapeCacheDir: postShapeCacheDir,
+      uncachedReason: 'KILN_POST_SHAPE_CACHE=0',
+      // without a shape cache, development parameters are named by a digest hashed now, in the worker
+      shapeTaskArg: (_id, info, shapeCacheDir) => ({ digest: shapeCacheDir === undefined && opts.config.srs.dev_params && findOfficialPoStParams(info, paramCache) === undefined }),
+      rememberProgram: rememberPostProgram,
+      officialFile: (_id, info) => findOfficialPoStParams(info, paramCache),
+      officialName: (_id, info) => postParamsFileName(info),
+      missingParams: (id, info) =>
+        `no parameters for ${id} in ${paramCache}: neither the official ${join(paramCache, postParamsFileName(info))} ` +
+        `nor ${id}.params (or set [srs] dev_params = true for INSECURE development parameters)`,
+      // a WinningPoSt answers within seconds or the block is lost: its parameters stay whatever else is evicted
+      keepResident: (id) => postProofByCircuitId(id)?.type === 'winning',
+    },
+    opts,
+  );
+
+  const runner = witnessRunner();
+  /** The request checked and planned in a synthesis worker (worker.ts postPlanTask). */
+  const plan = async (req: ProofRequest, ctx: PlanContext, type: 'winning' | 'window'): Promise<WorkerPlan> => {
+    const t0 = performance.now();
+    const { info, elements } = checkPoStRequest(req, type);
+    // parameters first (as PreloadSRS): a circuit without them fails now, not after its vanilla proofs are checked
+    await circuits.available!(postCircuitId(info));
+    const arg: PoStPlanArg = { registeredProof: info.id, elements, randomness: req.randomness, partitionIndex: req.partitionIndex, tape: runner !== undefined };
+    // the validate span's steps: the request's fields and the wait for a worker, the checks and public inputs, the tape
+    const r = await planInWorker<PoStPlanTaskResult>(ctx, { module: SYNTH_MODULE, fn: 'postPlanTask', arg }, t0);
+    return { info, elements, inputs: r.inputs, tape: r.tape, firstSectorId: r.firstSectorId, sectors: r.sectors, partitionIndex: req.partitionIndex };
+  };
+  const work = (plan: WorkerPlan, ctx: PlanContext, describe: string): ProofWork => {
+    const { info } = plan;
+    const circuitId = postCircuitId(info);
+    let held: { elements: Uint8Array[]; tape: Uint8Array | undefined } | undefined = { elements: plan.elements, tape: plan.tape };
+    return {
+      circuitId,
+      partitions: 1,
+      describe,
+      async synthesize(_k, span) {
+        if (held === undefined) throw new Error('job disposed');
+        const want = plan.inputs;
+        const check = (got: bigint[]): void => checkInputs(want, got, "the circuit's public inputs differ from postPublicInputs");
+        const tape = held.tape;
+        if (runner !== undefined && tape !== undefined) {
+          // the tape was made with the plan, in the worker (the validate span's `tape`): here only the native program runs
+          const shape = await circuits.shape(circuitId);
+          const program = postProgramFor(info, shape, postShapeCacheDir(cacheDir));
+          return nativeWitness(ctx, span, shape, want, (out) => span.time('witness', () => postWitnessNativeFromTape(runner, program, tape, out)), check);
+        }
+        const arg: PoStWitnessArg = { registeredProof: info.id, elements: held.elements, numInputs: want.length + 1 };
+        return workerWitness(ctx, span, { module: SYNTH_MODULE, fn: 'postWitness', arg }, want, check);
+      },
+      dispose() {
+        held = undefined;
+      },
+    };
+  };
+
+  const winning: Planner = {
+    kind: ProofKind.WINNING_POST,
+    name: 'winning-post',
+    defaultPriority: Priority.CRITICAL,
+    warm(ctx) {
+      // WinningPoSt's latency: the first request finds the planning module loaded in a synthesis worker
+      ctx.synthPool.run({ module: SYNTH_MODULE, fn: 'postWarm', arg: undefined }).catch(() => undefined);
+    },
+    async plan(req, ctx) {
+      const p = await plan(req, ctx, 'winning');
+      return work(p, ctx, `${postProofName(p.info)} sector ${p.firstSectorId}${req.minerId ? ` miner ${req.minerId}` : ''}`);
+    },
+  };
+  const window: Planner = {
+    kind: ProofKind.WINDOW_POST_PARTITION,
+    name: 'window-post',
+    defaultPriority: Priority.HIGH,
+    async plan(req, ctx) {
+      const p = await plan(req, ctx, 'window');
+      return work(p, ctx, `${postProofName(p.info)} partition ${p.partitionIndex} (${p.sectors} sectors)${req.minerId ? ` miner ${req.minerId}` : ''}`);
+    },
+  };
+  return { winning, window, circuits, paramsSource };
+}
+
+/** A request as the worker planned it: the checked raw elements, the public inputs, the witness tape. */
+interface WorkerPlan {
+  info: PoStProofInfo;
+  elements: Uint8Array[];
+  inputs: bigint[];
+  tape: Uint8Array | undefined;
+  firstSectorId: bigint;
+  sectors: number;
+  partitionIndex: number;
+}

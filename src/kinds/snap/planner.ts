@@ -1,0 +1,139 @@
+/**
+ * SNAP_DEALS_UPDATE (2, NORMAL, queue 'snap-update'): Curio's fields (FACTS §8): `vanilla_proofs` = one raw bincode
+ * `PartitionProof` per partition, in order (16 for 32 GiB), `comm_r_old`, `comm_r_new`, `comm_d_new` (32 B each,
+ * little-endian field elements), `registered_proof` (RegisteredUpdateProof 0–4). Every element is parsed (errors
+ * name the element, field and offset) and checked as vanilla.rs `verify` does with h = h_default (errors name the
+ * partition and challenge); one ProofWork of `partitions` partitions is made, circuit id `snap-<size>`, through the
+ * per-partition pipeline; the answer is the partition proofs concatenated (16 × 192 = 3,072 B for 32 GiB).
+ * Nothing heavy runs on the event loop (issue 16): the parse and checks run in a synthesis worker (worker.ts
+ * snapPlanTask; ~20 s for a 32 GiB update on this 2-core machine), each partition's witness tape is made there too
+ * (snapTapeTask), the shape and witness program are recorded in a one-shot worker thread (snap.ts snapShapeTask,
+ * its arrays transferred back), the CPU development setup too (snapDevParamsTask).
+ * Synthesis: the circuit's witness program on the native backend (one segment per challenge) run on the worker's
+ * tape, else the TypeScript generator in the worker pool (worker.ts snapWitness). The engine verifies each
+ * partition proof against its public inputs.
+ *
+ * Parameters: the official file (by the name `officialParamsName` gives: params-names.ts `snapParamsFileName` on
+ * branch ops) or `<circuit id>.params` in `[srs] param_cache`; otherwise, only with `[srs] dev_params = true`,
+ * INSECURE development parameters (params.ts).
+ */
+import { join } from 'node:path';
+import { Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork, type ProofRequest, type PlanContext } from '../../engine/types.js';
+import { snapParamsFileName } from '../../filecoin/params-names.js';
+import { snapPublicInputs } from '../../filecoin/snap/circuit.js';
+import { snapProofByCircuitId, type SnapProofInfo } from '../../filecoin/snap/registry.js';
+import type { SnapPublic } from '../../filecoin/snap/vanilla.js';
+import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, workerWitness } from '../kind.js';
+import type { ParamsSource } from '../params.js';
+import { findOfficialSnapParams, rememberSnapProgram, snapProgramFor, snapWitnessNativeFromTape } from './snap.js';
+import type { SnapPlanArg, SnapPlanTaskResult, SnapWitnessArg } from './worker.js';
+import { checkSnapRequest } from './request.js';
+import { witnessRunner } from '../witness.js';
+
+const SYNTH_MODULE = new URL('./worker.js', import.meta.url).href;
+const SHAPE_MODULE = new URL('./snap.js', import.meta.url).href;
+
+export interface SnapKindOptions extends KindOptions {
+  /** The official parameter file name of a circuit (default: params-names.ts `snapParamsFileName(info.size)`). */
+  officialParamsName?: (info: SnapProofInfo) => string | undefined;
+}
+
+export interface SnapKind {
+  planner: Planner;
+  circuits: CircuitProvider;
+  paramsSource(circuitId: string): ParamsSource | undefined;
+}
+
+export function createSnapKind(opts: SnapKindOptions): SnapKind {
+  const officialName = (info: SnapProofInfo): string => opts.officialParamsName?.(info) ?? snapParamsFileName(info.size);
+  const paramCache = opts.config.srs.param_cache;
+  const { circuits, paramsSource, cacheDir } = createKindCircuits<SnapProofInfo>(
+    {
+      name: 'SnapDeals',
+      infoOf: snapProofByCircuitId,
+      tasks: { module: SHAPE_MODULE, shape: 'snapShapeTask', devParams: 'snapDevParamsTask' },
+      rememberProgram: rememberSnapProgram,
+      officialFile: (_id, info) => findOfficialSnapParams(info, paramCache, officialName(info)),
+      officialName: (_id, info) => officialName(info),
+      missingParams: (id, info) => {
+        const name = officialName(info);
+        return (
+          `no parameters for ${id} in ${paramCache}: neither ${name ? `the official ${join(paramCache, name)} nor ` : ''}${id}.params ` +
+          `(or set [srs] dev_params = true for INSECURE development parameters)`
+        );
+      },
+    },
+    opts,
+  );
+
+  const runner = witnessRunner();
+  /** The request checked in a synthesis worker (worker.ts snapPlanTask); only the verdict comes back. */
+  const plan = async (req: ProofRequest, ctx: PlanContext): Promise<WorkerPlan> => {
+    const t0 = performance.now();
+    const { info, h, pub, elements } = checkSnapRequest(req);
+    // parameters first (as PreloadSRS): a circuit without them fails now, not after its partition proofs are checked
+    await circuits.available!(info.circuitId);
+    const arg: SnapPlanArg = { registeredProof: info.id, elements, h, pub };
+    await planInWorker<SnapPlanTaskResult>(ctx, { module: SYNTH_MODULE, fn: 'snapPlanTask', arg }, t0);
+    return { info, h, pub, elements };
+  };
+  const work = (plan: WorkerPlan, ctx: PlanContext, describe: string): ProofWork => {
+    const { info } = plan;
+    let elements: Uint8Array[] | undefined = plan.elements;
+    return {
+      circuitId: info.circuitId,
+      partitions: info.params.partitionCount,
+      describe,
+      async synthesize(k, span) {
+        if (elements === undefined) throw new Error('job disposed');
+        const element = elements[k]!;
+        const want = snapPublicInputs(info.params, k, plan.h, plan.pub.commROld, plan.pub.commDNew, plan.pub.commRNew);
+        const check = (got: bigint[]): void => checkInputs(want, got, `partition ${k}: the circuit's public inputs differ from the expected ones`);
+        if (runner !== undefined) {
+          // the partition's tape is made in a synthesis worker (parse + Montgomery encoding); here only the
+          // native program runs
+          const t0 = performance.now();
+          const tapeArg: Omit<SnapWitnessArg, 'numInputs'> = { registeredProof: info.id, k, h: plan.h, pub: plan.pub, element };
+          const [t, shape] = await Promise.all([
+            ctx.synthPool.run<{ tape: Uint8Array; ms: number }>({ module: SYNTH_MODULE, fn: 'snapTapeTask', arg: tapeArg }, { rank: [k] }),
+            circuits.shape(info.circuitId),
+          ]);
+          span.record('worker_wait', Math.max(0, performance.now() - t0 - t.ms));
+          span.record('tape', t.ms);
+          const program = snapProgramFor(info, shape, cacheDir);
+          const run = async (out: Uint8Array): Promise<{ assignment: Uint8Array; inputs: bigint[] }> => {
+            const w = await snapWitnessNativeFromTape(runner, program, t.tape, out);
+            span.record('witness', w.runMs);
+            return w;
+          };
+          return nativeWitness(ctx, span, shape, want, run, check);
+        }
+        const arg: SnapWitnessArg = { registeredProof: info.id, k, h: plan.h, pub: plan.pub, element, numInputs: want.length + 1 };
+        return workerWitness(ctx, span, { module: SYNTH_MODULE, fn: 'snapWitness', arg }, want, check, { rank: [k] });
+      },
+      dispose() {
+        elements = undefined;
+      },
+    };
+  };
+
+  const planner: Planner = {
+    kind: ProofKind.SNAP_DEALS_UPDATE,
+    name: 'snap-update',
+    defaultPriority: Priority.NORMAL,
+    async plan(req, ctx) {
+      const p = await plan(req, ctx);
+      const info = p.info;
+      return work(p, ctx, `${info.name} update (${info.params.partitionCount} partition${info.params.partitionCount > 1 ? 's' : ''})${req.sectorNumber ? ` sector ${req.sectorNumber}` : ''}${req.minerId ? ` miner ${req.minerId}` : ''}`);
+    },
+  };
+  return { planner, circuits, paramsSource };
+}
+
+/** A request as the worker checked it: its raw elements (parsed again per partition in a worker) and public values. */
+interface WorkerPlan {
+  info: SnapProofInfo;
+  h: number;
+  pub: SnapPublic;
+  elements: Uint8Array[];
+}
