@@ -7,7 +7,8 @@
 // (the native prover already takes every core).
 //   node scripts/test.mjs            both groups (exit status 1 if either failed)
 //   node scripts/test.mjs --list     the two groups, one file a line
-//   node scripts/test.mjs r1cs gpu/cuda ...   only these files (names as in dist/test/, without .test.js)
+//   node scripts/test.mjs r1cs gpu/cuda ...   only these files (names as in dist/test/, without .test.js, or
+//                                             their paths); an unknown name is an error
 // A file joins PARALLEL only when it binds no port, starts no process or daemon, asserts no time or memory
 // figure, and its peak memory (with any other member's) fits the CI machine's 24 GiB: the largest, the 2 KiB
 // partition in TestConstraintSystem (circuit-2kib), peaks near 6 GiB.
@@ -43,7 +44,16 @@ if (missing.length > 0) {
   console.error(`scripts/test.mjs: no dist/test/<name>.test.js for ${missing.join(', ')} (renamed? update PARALLEL)`);
   process.exit(2);
 }
-const only = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+// names as in dist/test/ without .test.js; a path (dist/test/x.test.js, test/x.test.ts) is taken for its name
+const only = process.argv
+  .slice(2)
+  .filter((a) => !a.startsWith('--'))
+  .map((a) => a.replace(/^(\.\/)?(dist\/)?test\//, '').replace(/\.test\.(js|ts)$/, ''));
+const unknown = only.filter((n) => !files.some((f) => name(f) === n));
+if (unknown.length > 0) {
+  console.error(`scripts/test.mjs: no test file ${unknown.map((n) => `dist/test/${n}.test.js`).join(', ')} (names as in dist/test/, e.g. r1cs or gpu/cuda)`);
+  process.exit(2);
+}
 const chosen = (n) => only.length === 0 || only.includes(n);
 const parallel = [...PARALLEL].filter(chosen).map((n) => join(dir, `${n}.test.js`));
 const serial = files.filter((f) => !PARALLEL.has(name(f)) && chosen(name(f))).map((f) => join(dir, f));
