@@ -4,7 +4,7 @@
  * submitted together, every proof verified by the daemon before it is answered.
  *
  *   node dist/bench/mixed.js [--sector-size 32GiB] [--prepare] [--porep-alone 3] [--minutes 3] [--porep-depth 2]
- *                            [--winning 8] [--window-partitions 4] [--window-at 40] [--seed 29] [--gpus 0]
+ *                            [--winning 8] [--window-partitions 4] [--window-at 40] [--idle-winning 5] [--seed 29] [--gpus 0]
  *                            [--dir DIR] [--backend cuda] [--reverify] [--md FILE] [--no-write] [--keep]
  *
  * Steps: the inputs (a synthetic C1 as kiln synth-c1 makes it, synthetic WinningPoSt and WindowPoSt vanilla proofs
@@ -14,7 +14,8 @@
  *  1. PoRep alone: --porep-alone proofs submitted together (s/proof alone: the interval between completions);
  *  2. the mix, --minutes long: PoRep proofs back to back (--porep-depth requests in the daemon at any time, a new one
  *     submitted as one is answered), --winning WinningPoSt requests at seeded random moments, and at --window-at
- *     seconds one deadline of --window-partitions WindowPoSt partitions submitted together (partition_index 0…N−1).
+ *     seconds one deadline of --window-partitions WindowPoSt partitions submitted together (partition_index 0…N−1);
+ *  3. the daemon idle after that work: --idle-winning WinningPoSt requests one at a time, a second apart.
  * Prints latency percentiles per kind (request in → verified proof out), PoRep throughput mixed against alone, the
  * answer order of the (equal-priority) PoReps, how soon each PoRep's first partition started synthesis, and the span
  * trees of the slowest WinningPoSt and WindowPoSt jobs; appends the table to bench/RESULTS.md (or --md FILE).
@@ -61,6 +62,7 @@ const minutes = num('--minutes', 3);
 const porepDepth = Math.floor(num('--porep-depth', 2, 1));
 const winningCount = Math.floor(num('--winning', 8));
 const windowPartitions = Math.floor(num('--window-partitions', 4));
+const idleWinning = Math.floor(num('--idle-winning', 5));
 const windowAtS = num('--window-at', Math.min(40, minutes * 20));
 const seed = Math.floor(num('--seed', 29));
 const gpus = argv.includes('--gpus') ? opt('--gpus', '').split(',').filter((x) => x !== '').map(Number) : undefined;
@@ -83,7 +85,7 @@ type Kind = 'porep' | 'winning' | 'window';
 /** One request: when it was sent and answered (performance.now() of this process), and the daemon's job. */
 interface Done {
   kind: Kind;
-  phase: 'alone' | 'mixed';
+  phase: 'alone' | 'mixed' | 'idle';
   /** Submission order within its kind and phase. */
   i: number;
   sentMs: number;
@@ -263,6 +265,12 @@ async function main(): Promise<void> {
     await Promise.all([porepLoop(), winningLoop, windowDeadline]);
     const mixedMs = performance.now() - t0;
 
+    // 5b. the daemon idle after that work: WinningPoSt one at a time, a second apart (nothing else running)
+    for (let i = 0; i < idleWinning; i++) {
+      await sleep(1_000);
+      await prove(c, 'winning', 'idle', i);
+    }
+
     // 6. every proof again from the verifying key (small sizes, or --reverify)
     if (reverify) {
       const c1 = parseCommit2In(c1Bytes).phase1Out;
@@ -311,6 +319,7 @@ async function main(): Promise<void> {
       ['PoRep: job out of the queue → its first partition\'s witness starts (its checks), median / max', firstStart.length ? `${sec(quantile(firstStart, 0.5))} / ${sec(Math.max(...firstStart))} s` : '–'],
       [`PoRep in the mix: request in → verified proof out, p50 / p90 / p99 / max (${mixedPorep.length})`, pct(mixedPorep)],
       [`WinningPoSt (${winning.length} at random moments): request in → verified proof out, p50 / p90 / p99 / max`, pct(winning)],
+      [`WinningPoSt on the idle daemon after that work (${of('winning', 'idle').length}, one at a time, 1 s apart): request in → verified proof out, p50 / p90 / p99 / max`, pct(of('winning', 'idle'))],
       [`WindowPoSt (${windowPoSt.length} partitions of one deadline, submitted together): request in → verified proof out, p50 / p90 / p99 / max`, pct(windowPoSt)],
       ['WindowPoSt deadline: first request in → last partition out', Number.isNaN(deadline) ? '–' : `${sec(deadline)} s`],
       ['peak host RSS (VmHWM, daemon + client)', `${vmHwmGiB().toFixed(2)} GiB`],
