@@ -8,6 +8,7 @@ import { actorIdFromAddress, proverIdFromActorId } from '../src/filecoin/graph.j
 import { partitionPublicInputs } from '../src/filecoin/public-inputs.js';
 import { sealProofInfo } from '../src/filecoin/registry.js';
 import { crossPartitionFailures, verifyC1, verifyC1Header, verifyC1Partition } from '../src/filecoin/verify.js';
+import { checkPieces } from '../src/kinds/porep/planner.js';
 import { fixture, reference, rng } from './support.js';
 
 const c1Text = readFileSync(fixture('2KiB.c1.json'), 'utf8');
@@ -121,6 +122,34 @@ test('per-partition checks (the daemon runs them in parallel) add up to verifyC1
     ]),
     ["partition 3: comm_c differs from partition 1's", "partition 4: comm_r_last differs from partition 1's"],
   );
+});
+
+test('a partition checked in pieces (the daemon checks a 32 GiB partition in parallel): the pieces add up to the whole; their roots are compared', () => {
+  const c1 = parseC1(c1Text);
+  const n = c1.partitions[0].length;
+  assert.ok(n >= 2);
+  const whole = verifyC1Partition(c1, 0);
+  const pieces = Array.from({ length: n }, (_, i) => verifyC1Partition(c1, 0, { from: i, to: i + 1 }));
+  assert.deepEqual(pieces.flatMap((p) => p.failures), whole.failures);
+  assert.ok(pieces.every((p) => p.commC === whole.commC && p.commRLast === whole.commRLast));
+  assert.equal(pieces[0].from, undefined);
+  assert.equal(pieces[1].from, 1);
+  assert.deepEqual(crossPartitionFailures(pieces), []);
+  // comm_r is checked by the piece from challenge 0 only, once
+  const badR = { ...c1, commR: new Uint8Array(32).fill(1) };
+  assert.equal(verifyC1Partition(badR, 0, { from: 0, to: 1 }).failures.filter((f) => /comm_r ≠/.test(f)).length, 1);
+  assert.deepEqual(verifyC1Partition(badR, 0, { from: 1, to: n }).failures, []);
+  // a piece whose roots differ is named by its first challenge
+  assert.deepEqual(
+    crossPartitionFailures([{ partition: 0, commC: 5n, commRLast: 6n }, { partition: 0, from: 16, commC: 7n, commRLast: 6n }, { partition: 1, commC: 5n, commRLast: 9n }]),
+    ["partition 0 from challenge 16: comm_c differs from partition 0's", "partition 1: comm_r_last differs from partition 0's"],
+  );
+  // the planner's pieces: at most 16 challenges, near-equal, covering every challenge in order
+  assert.deepEqual(checkPieces([2], 16), [[{ partition: 0, from: 0, to: 2 }]]);
+  assert.deepEqual(checkPieces([18], 16)[0]!.map((p) => [p.from, p.to]), [[0, 9], [9, 18]]);
+  const p176 = checkPieces([176, 176], 16);
+  assert.equal(p176[1]!.length, 11);
+  assert.ok(p176[1]!.every((p, j) => p.partition === 1 && p.to - p.from === 16 && p.from === 16 * j));
 });
 
 test('format errors name the offending JSON path', () => {

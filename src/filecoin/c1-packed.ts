@@ -12,6 +12,8 @@ import type { C1Output, ChallengeProof } from './c1.js';
 export interface PackedC1 extends Omit<C1Output, 'partitions'> {
   /** Each partition's ChallengeProof[], serialized (node:v8) into a SharedArrayBuffer. */
   readonly partitions: readonly Uint8Array[];
+  /** Each partition's number of challenges (without unpacking it). */
+  readonly challengeCounts: readonly number[];
 }
 
 /** Packs `c1`'s partitions (in the thread that parsed it). */
@@ -22,11 +24,12 @@ export function packC1(c1: C1Output): PackedC1 {
     shared.set(bytes);
     return shared;
   });
-  return { ...c1, partitions };
+  return { ...c1, partitions, challengeCounts: c1.partitions.map((p) => p.length) };
 }
 
 /** The C1 as the circuits and checks take it, with partition `k`'s proofs only (the others empty). */
 export function unpackC1Partition(c1: PackedC1, k: number): C1Output {
   if (!Number.isInteger(k) || k < 0 || k >= c1.partitions.length) throw new RangeError(`partition ${k} of a C1 of ${c1.partitions.length}`);
-  return { ...c1, partitions: c1.partitions.map((p, i) => (i === k ? (deserialize(p) as ChallengeProof[]) : [])) };
+  const { challengeCounts: _counts, ...rest } = c1;
+  return { ...rest, partitions: c1.partitions.map((p, i) => (i === k ? (deserialize(p) as ChallengeProof[]) : [])) };
 }

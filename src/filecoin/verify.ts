@@ -55,16 +55,27 @@ export function verifyC1Header(c1: C1Output, opts: VerifyOptions = {}): string[]
 /** What one partition's roots must share with the others' (crossPartitionFailures). */
 export interface PartitionRoots {
   readonly partition: number;
+  /** The first challenge checked, when the partition was checked in pieces (verifyC1Partition's range); 0 or absent: from its first. */
+  readonly from?: number;
   readonly commC: bigint | undefined;
   readonly commRLast: bigint | undefined;
+}
+
+/** Which of a partition's challenges verifyC1Partition checks: [from, to). */
+export interface ChallengeRange {
+  readonly from: number;
+  readonly to: number;
 }
 
 /**
  * The checks of partition k alone (its challenges, paths, columns, labels, encoding, and comm_r =
  * Poseidon2(comm_c, comm_r_last) at its first challenge): independent of the other partitions, so a
  * 32 GiB C1's ten run in parallel (the daemon's synthesis workers). Only `c1.partitions[k]` is read.
+ * With `range`, only its challenges [from, to) (a 32 GiB partition's 176 take ~10 s on one core, so the
+ * daemon checks them in pieces, in parallel); comm_r is checked by the piece that starts at challenge 0, and
+ * the pieces' roots are compared by crossPartitionFailures like partitions'.
  */
-export function verifyC1Partition(c1: C1Output, k: number): { failures: string[] } & PartitionRoots {
+export function verifyC1Partition(c1: C1Output, k: number, range?: ChallengeRange): { failures: string[] } & PartitionRoots {
   const failures: string[] = [];
   const fail = (where: string, what: string): void => {
     failures.push(`${where}: ${what}`);
@@ -75,33 +86,37 @@ export function verifyC1Partition(c1: C1Output, k: number): { failures: string[]
   const commR = bytesToBigintLE(c1.commR);
   const part = c1.partitions[k];
   const expected = hasDerivedChallenges(c1) ? porepChallenges(info, c1, part.length, k) : undefined;
+  const from = Math.max(0, range?.from ?? 0);
+  const to = Math.min(part.length, range?.to ?? part.length);
   let commC: bigint | undefined;
   let commRLast: bigint | undefined;
-  part.forEach((p, i) => {
+  for (let i = from; i < to; i++) {
+    const p = part[i]!;
     const at = `partition ${k} challenge ${i} (node ${p.challenge})`;
     if (expected !== undefined && expected[i] !== p.challenge) fail(at, `challenge (c_x.column.index) should be ${expected[i]}, derived from ${derivedFrom(c1)}`);
     const roots = checkChallenge(c1, p, drg, exp, (what) => fail(at, what));
     if (commC === undefined) {
       commC = roots.commC;
       commRLast = roots.commRLast;
-      if (poseidonHash([roots.commC, roots.commRLast]) !== commR) fail(at, 'comm_r ≠ Poseidon2(comm_c, comm_r_last)');
+      if (i === 0 && poseidonHash([roots.commC, roots.commRLast]) !== commR) fail(at, 'comm_r ≠ Poseidon2(comm_c, comm_r_last)');
     } else {
-      if (roots.commC !== commC) fail(at, 'comm_c differs from the first challenge');
-      if (roots.commRLast !== commRLast) fail(at, 'comm_r_last differs from the first challenge');
+      if (roots.commC !== commC) fail(at, `comm_c differs from challenge ${from}'s`);
+      if (roots.commRLast !== commRLast) fail(at, `comm_r_last differs from challenge ${from}'s`);
     }
-  });
-  return { failures, partition: k, commC, commRLast };
+  }
+  return { failures, partition: k, ...(from > 0 ? { from } : {}), commC, commRLast };
 }
 
-/** Every partition's roots equal the first non-empty partition's. */
+/** Every partition's (or piece of a partition's) roots equal the first non-empty one's. */
 export function crossPartitionFailures(parts: readonly PartitionRoots[]): string[] {
   const failures: string[] = [];
   const first = parts.find((p) => p.commC !== undefined);
   if (first === undefined) return failures;
+  const name = (p: PartitionRoots): string => `partition ${p.partition}${p.from ? ` from challenge ${p.from}` : ''}`;
   for (const p of parts) {
     if (p === first || p.commC === undefined) continue;
-    if (p.commC !== first.commC) failures.push(`partition ${p.partition}: comm_c differs from partition ${first.partition}'s`);
-    if (p.commRLast !== first.commRLast) failures.push(`partition ${p.partition}: comm_r_last differs from partition ${first.partition}'s`);
+    if (p.commC !== first.commC) failures.push(`${name(p)}: comm_c differs from ${name(first)}'s`);
+    if (p.commRLast !== first.commRLast) failures.push(`${name(p)}: comm_r_last differs from ${name(first)}'s`);
   }
   return failures;
 }

@@ -9,8 +9,8 @@
  * Synthesis runs in the worker pool (worker.ts), the public inputs come from
  * partitionPublicInputs (what a chain verifier uses) and must equal the circuit's.
  *
- * The C1's consistency checks (porepCheckPartition, one synthesis task per partition) are queued when the
- * job is planned, in partition order and at the job's rank, and each partition's synthesis waits only for
+ * The C1's consistency checks (porepCheckPartition, synthesis tasks of at most 16 challenges of a partition)
+ * are queued when the job is planned, in partition order and at the job's rank, and each partition's synthesis waits only for
  * the checks up to its own (span `checks`): a 32 GiB job's first partition starts once its own partition is
  * checked, not all ten (9.6–34.3 s of `validate` per job on the H200 under load, issue 29). A mismatch fails
  * the job at the first partition synthesised after it is found, naming it as before.
@@ -41,6 +41,8 @@ import { crossPartitionFailures } from '../../filecoin/verify.js';
 type PorepPartitionCheck = ReturnType<typeof porepCheckPartition>;
 
 const SYNTH_MODULE = new URL('./worker.js', import.meta.url).href;
+/** The most challenges of one check task (the C1 checks run in pieces of a partition, in parallel). */
+const CHECK_PIECE = 16;
 const SHAPE_MODULE = new URL('./porep-c2.js', import.meta.url).href;
 
 export { porepCircuitId };
@@ -133,20 +135,26 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       // named before the partition it concerns is synthesised; each partition is checked in a synthesis
       // worker with only its own proofs, queued now in partition order (after this job's earlier partitions,
       // before later jobs'), so the first partition waits for its own check only
+      // A partition is checked in pieces of at most CHECK_PIECE challenges, each its own task (a 32 GiB
+      // partition's 176 challenges took 10.7 s on one core of the H100 machine, so the first partition waited
+      // that long; 11 pieces on the pool's workers take about one piece's time)
       const stopChecks = new AbortController();
-      const done: (PorepPartitionCheck | undefined)[] = c1.partitions.map(() => undefined);
-      const checks = c1.partitions.map((_, k) => {
-        const check = ctx.synthPool.run<PorepPartitionCheck>(
-          { module: SYNTH_MODULE, fn: 'porepCheckPartition', arg: { c1, partition: k } }, // the packed partitions are shared, not copied
-          { rank: [k], signal: stopChecks.signal },
-        );
-        check.then((c) => void (done[k] = c)).catch(() => undefined); // observed by the partitions' synthesis
-        return check;
-      });
+      const pieces = checkPieces(c1.challengeCounts, CHECK_PIECE);
+      const done: (PorepPartitionCheck | undefined)[][] = pieces.map((ps) => ps.map(() => undefined));
+      const checks = pieces.map((ps, k) =>
+        ps.map((piece, j) => {
+          const check = ctx.synthPool.run<PorepPartitionCheck>(
+            { module: SYNTH_MODULE, fn: 'porepCheckPartition', arg: { c1, ...piece } }, // the packed partitions are shared, not copied
+            { rank: [k, j], signal: stopChecks.signal },
+          );
+          check.then((c) => void (done[k]![j] = c)).catch(() => undefined); // observed by the partitions' synthesis
+          return check;
+        }),
+      );
       /** Partition k's checks and the earlier ones' (and any later one found already): throws naming the first mismatch. */
       const checked = async (k: number): Promise<void> => {
-        await Promise.all(checks.slice(0, k + 1));
-        const found = done.filter((c): c is PorepPartitionCheck => c !== undefined);
+        await Promise.all(checks.slice(0, k + 1).flat());
+        const found = done.flat().filter((c): c is PorepPartitionCheck => c !== undefined);
         const cross = crossPartitionFailures(found);
         const failures = [...found.flatMap((c) => c.failures), ...cross];
         const count = found.reduce((n, c) => n + c.count, 0) + cross.length;
@@ -185,6 +193,16 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
     },
   };
   return { planner, circuits, paramsSource };
+}
+
+/** The check tasks of partitions of `counts[k]` challenges: each partition in the fewest pieces of at most
+ *  `most` challenges, of near-equal sizes, in order (176 → 11 × 16; 18 → 2 × 9; 2 → 1 × 2). */
+export function checkPieces(counts: readonly number[], most: number): { partition: number; from: number; to: number }[][] {
+  return counts.map((count, k) => {
+    const n = Math.max(1, Math.ceil(count / most));
+    const size = Math.ceil(count / n);
+    return Array.from({ length: n }, (_, j) => ({ partition: k, from: j * size, to: Math.min(count, (j + 1) * size) }));
+  });
 }
 
 /** The refusal of an inconsistent C1: its first failure, and how many more. */

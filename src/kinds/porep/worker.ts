@@ -28,18 +28,21 @@ export function porepWitness(arg: PorepWitnessArg): { assignment: Uint8Array; in
 /** What partition k's vanilla proofs claim, checked before any synthesis (filecoin/verify.ts
  *  verifyC1Partition): every Merkle path against its root, comm_r = Poseidon2(comm_c, comm_r_last),
  *  the challenges and column indices, the parents against the graph, the labels and the encoding.
- *  The first few failures, and the roots that the planner compares across partitions. */
-export function porepCheckPartition(arg: { c1: PackedC1; partition: number }): {
+ *  The first few failures, and the roots that the planner compares across partitions. With from/to, only
+ *  those challenges (a piece of the partition: the planner checks a 32 GiB partition in pieces, in parallel). */
+export function porepCheckPartition(arg: { c1: PackedC1; partition: number; from?: number; to?: number }): {
   failures: string[];
   count: number;
   partition: number;
+  from?: number;
   commC: bigint | undefined;
   commRLast: bigint | undefined;
   ms: number;
 } {
   const t0 = performance.now();
-  const r = verifyC1Partition(unpackC1Partition(arg.c1, arg.partition), arg.partition);
-  return { failures: r.failures.slice(0, 5), count: r.failures.length, partition: r.partition, commC: r.commC, commRLast: r.commRLast, ms: performance.now() - t0 };
+  const range = arg.from !== undefined || arg.to !== undefined ? { from: arg.from ?? 0, to: arg.to ?? Infinity } : undefined;
+  const r = verifyC1Partition(unpackC1Partition(arg.c1, arg.partition), arg.partition, range);
+  return { failures: r.failures.slice(0, 5), count: r.failures.length, partition: r.partition, ...(r.from ? { from: r.from } : {}), commC: r.commC, commRLast: r.commRLast, ms: performance.now() - t0 };
 }
 
 export type PorepPlanTaskResult =
