@@ -238,6 +238,39 @@ describe('mixed load: order and overlap', () => {
   });
 });
 
+describe('mixed load: verification', () => {
+  test("a CRITICAL job's proof is verified in its own worker: it does not wait behind a NORMAL job's verification", async () => {
+    const engine = engineWith(config());
+    // the shared verification worker is slow (a PoRep partition's pairing on a loaded machine)
+    const run = engine.verifyPool.run.bind(engine.verifyPool);
+    let shared = 0;
+    engine.verifyPool.run = (async (task: Parameters<typeof run>[0], opts: Parameters<typeof run>[1]) => {
+      if (task.fn === 'verifyEncoded') {
+        shared++;
+        await new Promise((r) => setTimeout(r, 3000));
+      }
+      return run(task, opts);
+    }) as typeof run;
+    try {
+      await engine.preloadSrs(`demo-${POREP_CONSTRAINTS}`);
+      const normal = await engine.submit(porepReq(50, 1));
+      // once the NORMAL job's verification has begun, a CRITICAL one
+      while (shared === 0) await new Promise((r) => setTimeout(r, 10));
+      const critical = await engine.submit({ ...porepReq(51, 1), priority: Priority.CRITICAL });
+      const rc = await engine.await(critical.job.id);
+      assert.equal(rc?.status, AwaitStatus.COMPLETED, rc?.errorMessage);
+      assert.equal(normal.job.finished, false, 'the CRITICAL job answered while the NORMAL one was still being verified');
+      const verify = spansNamed(critical.job.span, 'verify')[0]!;
+      assert.ok(verify.durationMs < 2000, `the CRITICAL job's verification took ${verify.durationMs.toFixed(0)} ms`);
+      assert.equal(shared, 1, 'only the NORMAL job used the shared worker');
+      const rn = await engine.await(normal.job.id);
+      assert.equal(rn?.status, AwaitStatus.COMPLETED, rn?.errorMessage);
+    } finally {
+      await engine.close(0);
+    }
+  });
+});
+
 /** Where a span tree does not account for its time: a child outside its parent, or a parent with more time
  *  than its children cover (beyond 5 ms and 5 %). */
 function unaccounted(span: Span, path = span.name): string[] {

@@ -104,6 +104,9 @@ export class Engine {
   readonly synthPool: SynthesisPool;
   /** One worker thread verifying partition proofs (off the event loop). */
   readonly verifyPool = new SynthesisPool(1);
+  /** A second one for CRITICAL jobs only (WinningPoSt): under PoRep load a WinningPoSt's verification waited
+   *  for a PoRep partition's in the one worker (290 ms of its 2.04 s on the H100 machine, bench:mixed 2026-12-05). */
+  readonly urgentVerifyPool = new SynthesisPool(1);
   readonly metrics: EngineMetrics;
   /** The compute devices (health, probes); lanes are bound to them. */
   readonly devices: DeviceSet;
@@ -426,7 +429,7 @@ export class Engine {
           lanes: this.lanes,
           laneOf: this.laneOf,
           inFlight: this.partitionSlots,
-          verify: (e, proof, inputs, j) => this.verifyOffThread(e, proof, inputs, [-j.priority, j.seq]),
+          verify: (e, proof, inputs, j) => this.verifyOffThread(e, proof, inputs, [-j.priority, j.seq], j.priority >= Priority.CRITICAL),
         },
         job,
         work,
@@ -448,10 +451,12 @@ export class Engine {
     this.pump();
   }
 
-  /** A partition proof checked in the verification worker (noble's pairing: tens of ms of JS), by rank. */
-  private async verifyOffThread(entry: SrsEntry, proof: Proof, inputs: bigint[], rank: readonly number[]): Promise<{ ok: boolean; encoded: Uint8Array }> {
+  /** A partition proof checked in a verification worker (noble's pairing: tens of ms of JS), by rank; a
+   *  CRITICAL job's in the urgent worker, which nothing else uses. */
+  private async verifyOffThread(entry: SrsEntry, proof: Proof, inputs: bigint[], rank: readonly number[], urgent: boolean): Promise<{ ok: boolean; encoded: Uint8Array }> {
     const { vk, vkId } = encodedVerifyingKey(entry.vk);
-    return this.verifyPool.run<{ ok: boolean; encoded: Uint8Array }>({ module: VERIFY_MODULE, fn: 'verifyEncoded', arg: { vk, vkId, proof: affineProof(proof), inputs } }, { rank });
+    const pool = urgent ? this.urgentVerifyPool : this.verifyPool;
+    return pool.run<{ ok: boolean; encoded: Uint8Array }>({ module: VERIFY_MODULE, fn: 'verifyEncoded', arg: { vk, vkId, proof: affineProof(proof), inputs } }, { rank });
   }
 
   /** Whether another job of the same circuit may still hand partitions to the lanes. */
@@ -806,7 +811,10 @@ export class Engine {
     if (entry !== undefined) {
       const t0 = performance.now();
       const { vk, vkId } = encodedVerifyingKey(entry.vk);
-      await this.verifyPool.run({ module: VERIFY_MODULE, fn: 'prepareKey', arg: { vk, vkId } }, { rank: [-Priority.CRITICAL] });
+      // in both verification workers: a CRITICAL job's proof is verified in the urgent one
+      await Promise.all(
+        [this.verifyPool, this.urgentVerifyPool].map((pool) => pool.run({ module: VERIFY_MODULE, fn: 'prepareKey', arg: { vk, vkId } }, { rank: [-Priority.CRITICAL] })),
+      );
       if (!r.alreadyLoaded) r.loadTimeMs += performance.now() - t0;
     }
     return r;
@@ -902,12 +910,13 @@ export class Engine {
       // a native call still reads the SRS and a witness buffer: nothing it uses is freed, and a worker
       // thread inside native code ends only when the call returns (terminate() would wait for it)
       this.log.warn({ stillRunning }, `shutdown: ${left.length} job(s) still running after ${seconds(graceMs + proverWaitMs)}; their memory is left to the process's exit`);
-      for (const pool of [this.synthPool, this.verifyPool]) pool.close().catch(() => undefined);
+      for (const pool of [this.synthPool, this.verifyPool, this.urgentVerifyPool]) pool.close().catch(() => undefined);
       await this.journal?.close();
       return { stillRunning };
     }
     await this.synthPool.close();
     await this.verifyPool.close();
+    await this.urgentVerifyPool.close();
     await this.replanning?.catch(() => undefined); // its plans in flight end with the pool
     this.buffers.close();
     this.srs.clear();
