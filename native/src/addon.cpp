@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <sys/mman.h>
 #include <type_traits>
@@ -21,6 +22,7 @@
 #include "kernels.hpp"
 #include "params/reader.hpp"
 #include "witness/interp.hpp"
+#include "hash/poseidon.hpp"
 
 #ifndef KILN_VERSION
 #define KILN_VERSION "0.1.0"
@@ -873,6 +875,92 @@ Napi::Value MsmTableForm(const Napi::CallbackInfo& info) {
   return group == "G1" ? table_form<G1>(env, p) : table_form<G2>(env, p);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Poseidon (hash/poseidon.hpp), synchronous: a hash is tens of microseconds.
+//   poseidonSetup(arity, fullRounds, partialRounds, crc, preSparse, mds, wHat, vRest): the optimized
+//     constants of an arity (canonical little-endian 32-byte Fr elements), once per process (worker
+//     threads share them; a second setup of an arity replaces the first).
+//   poseidonHash(arity, inputs, tag?): inputs.length / (32·arity) preimages → one canonical 32-byte
+//     element each; tag (32 bytes) replaces the MerkleTree domain tag 2^arity − 1.
+constexpr int kPoseidonMaxArity = 36;
+std::mutex g_poseidon_mu;
+std::shared_ptr<const PoseidonOptimized> g_poseidon[kPoseidonMaxArity + 1];
+
+bool fr_canonical(const u64* a) {
+  for (int i = 3; i >= 0; i--) {
+    if (a[i] < FrParams::MOD[i]) return true;
+    if (a[i] > FrParams::MOD[i]) return false;
+  }
+  return false;
+}
+
+Fr fr_from_bytes(Napi::Env env, const uint8_t* p, const std::string& what) {
+  u64 limbs[4];
+  std::memcpy(limbs, p, 32);
+  if (!fr_canonical(limbs)) throw_range(env, what + ": not a canonical Fr element (≥ r)");
+  return Fr::from_canonical(limbs);
+}
+
+std::vector<Fr> fr_vector(const Napi::CallbackInfo& info, size_t i, size_t count, const std::string& what) {
+  Bytes b = u8_arg(info, i, what.c_str());
+  if (b.len != count * 32)
+    throw_range(info.Env(), what + ": expected " + std::to_string(count) + " elements (" + std::to_string(count * 32) +
+                                " bytes), got " + std::to_string(b.len) + " bytes");
+  std::vector<Fr> out(count);
+  for (size_t k = 0; k < count; k++) out[k] = fr_from_bytes(info.Env(), b.data + 32 * k, what + "[" + std::to_string(k) + "]");
+  return out;
+}
+
+Napi::Value PoseidonSetup(const Napi::CallbackInfo& info) {
+  const int arity = (int)count_arg(info, 0, "poseidonSetup: arity", kPoseidonMaxArity);
+  if (arity < 1) throw_range(info.Env(), "poseidonSetup: arity must be at least 1");
+  auto c = std::make_shared<PoseidonOptimized>();
+  c->t = arity + 1;
+  c->full = (int)count_arg(info, 1, "poseidonSetup: fullRounds", 64);
+  c->partial = (int)count_arg(info, 2, "poseidonSetup: partialRounds", 256);
+  if (c->full < 2 || c->full % 2 != 0) throw_range(info.Env(), "poseidonSetup: fullRounds must be even and at least 2");
+  const size_t t = (size_t)c->t, p = (size_t)c->partial;
+  c->crc = fr_vector(info, 3, (size_t)c->full * t + p, "poseidonSetup: crc");
+  c->pre_sparse = fr_vector(info, 4, t * t, "poseidonSetup: preSparse");
+  c->mds = fr_vector(info, 5, t * t, "poseidonSetup: mds");
+  c->w_hat = fr_vector(info, 6, p * t, "poseidonSetup: wHat");
+  c->v_rest = fr_vector(info, 7, p * (t - 1), "poseidonSetup: vRest");
+  std::lock_guard<std::mutex> lock(g_poseidon_mu);
+  g_poseidon[arity] = std::move(c);
+  return info.Env().Undefined();
+}
+
+Napi::Value PoseidonHash(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const int arity = (int)count_arg(info, 0, "poseidonHash: arity", kPoseidonMaxArity);
+  std::shared_ptr<const PoseidonOptimized> c;
+  {
+    std::lock_guard<std::mutex> lock(g_poseidon_mu);
+    c = g_poseidon[arity];
+  }
+  if (!c) throw_range(env, "poseidonHash: no constants for arity " + std::to_string(arity) + " (call poseidonSetup first)");
+  Bytes in = u8_arg(info, 1, "poseidonHash: inputs");
+  const size_t n = elems(env, in, 32 * (size_t)arity, "poseidonHash: inputs");
+  Fr tag;
+  if (info.Length() > 2 && !info[2].IsUndefined()) {
+    Bytes tb = u8_arg(info, 2, "poseidonHash: tag");
+    if (tb.len != 32) throw_range(env, "poseidonHash: tag must be 32 bytes");
+    tag = fr_from_bytes(env, tb.data, "poseidonHash: tag");
+  } else {
+    tag = Fr::from_u64((u64(1) << arity) - 1);  // MerkleTree: 2^arity − 1 (arity ≤ 36)
+  }
+  std::vector<Fr> pre((size_t)arity);
+  Napi::Uint8Array out = new_u8(env, 32 * n);
+  for (size_t k = 0; k < n; k++) {
+    for (int i = 0; i < arity; i++)
+      pre[i] = fr_from_bytes(env, in.data + 32 * (k * arity + i), "poseidonHash: inputs[" + std::to_string(k * arity + i) + "]");
+    u64 limbs[4];
+    poseidon_hash(*c, pre.data(), tag).to_canonical(limbs);
+    std::memcpy(out.Data() + 32 * k, limbs, 32);
+  }
+  return out;
+}
+
 Napi::Value Version(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), KILN_VERSION); }
 
 // The exported functions (native/API.md), one line each.
@@ -884,6 +972,8 @@ const Export kExports[] = {
     {"release", Release},
     {"microBench", MicroBench},
     {"fieldOp", FieldOp},
+    {"poseidonSetup", PoseidonSetup},
+    {"poseidonHash", PoseidonHash},
     {"g1Op", CurveOp<G1>},
     {"g2Op", CurveOp<G2>},
     {"lincombG1", Lincomb<G1>},

@@ -35,6 +35,10 @@ export interface NativeAddon {
   alloc(bytes: number): ArrayBuffer;
   release(buf: ArrayBuffer | ArrayBufferView): void;
   fieldOp(field: FieldName, op: FieldOpName, a: Uint8Array, b?: Uint8Array): Uint8Array;
+  /** Registers Poseidon's optimized constants of an arity (canonical little-endian 32-byte Fr elements). */
+  poseidonSetup(arity: number, fullRounds: number, partialRounds: number, crc: Uint8Array, preSparse: Uint8Array, mds: Uint8Array, wHat: Uint8Array, vRest: Uint8Array): void;
+  /** inputs.length / (32·arity) Poseidon hashes (tag: 32 bytes, default the MerkleTree tag 2^arity − 1). */
+  poseidonHash(arity: number, inputs: Uint8Array, tag?: Uint8Array): Uint8Array;
   g1Op(op: CurveOpName, a: Uint8Array, b?: Uint8Array): Uint8Array;
   g2Op(op: CurveOpName, a: Uint8Array, b?: Uint8Array): Uint8Array;
   msmG1(bases: Uint8Array, scalars: Uint8Array, scalarIndex?: Uint32Array): Promise<NativeMsmResult>;
