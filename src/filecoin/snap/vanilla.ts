@@ -17,7 +17,7 @@
  */
 import { FR_MODULUS } from '../../field/layout.js';
 import { frFromBytesLE, frToBytesLE } from '../hash/fr32.js';
-import { poseidonHash } from '../hash/poseidon.js';
+import { fastPoseidonHash } from '../hash/poseidon-native.js';
 import { sha256Node } from '../hash/sha256.js';
 import { Reader, VanillaProofError, Writer, merkleProofBytes, readMerkleProof, writeMerkleProof, type PoStProofLayout } from '../post/vanilla.js';
 import { fullPath, pathLeafIndex, poseidonPathRoot, type MerkleProof } from '../tree/path.js';
@@ -177,8 +177,8 @@ export function checkSnapPartition(p: SnapParams, k: number, h: number, pub: Sna
   if (pp.challengeProofs.length !== p.challengeCount) throw new SnapInputError(`${who}: ${pp.challengeProofs.length} challenge proofs, expected ${p.challengeCount}`);
   const rootROld = pp.challengeProofs[0]!.proofROld.root;
   const rootRNew = pp.challengeProofs[0]!.proofRNew.root;
-  if (poseidonHash([pp.commC, rootROld]) !== pub.commROld) throw new SnapInputError(`${who}: comm_r_old is not Poseidon(comm_c, root_r_old) (wrong comm_r_old or comm_c?)`);
-  if (poseidonHash([pp.commC, rootRNew]) !== pub.commRNew) throw new SnapInputError(`${who}: comm_r_new is not Poseidon(comm_c, root_r_new) (wrong comm_r_new?)`);
+  if (fastPoseidonHash([pp.commC, rootROld]) !== pub.commROld) throw new SnapInputError(`${who}: comm_r_old is not Poseidon(comm_c, root_r_old) (wrong comm_r_old or comm_c?)`);
+  if (fastPoseidonHash([pp.commC, rootRNew]) !== pub.commRNew) throw new SnapInputError(`${who}: comm_r_new is not Poseidon(comm_c, root_r_new) (wrong comm_r_new?)`);
   const phi = snapPhi(pub.commDNew, pub.commROld);
   const challenges = snapChallenges(p, pub.commRNew, k);
   const apexTree = snapApexTree(pp.apexLeaves);

@@ -5,7 +5,7 @@
  * split the path into `base_proof` (oct levels of one base tree), `sub_proof` (one arity-8 level over
  * the base roots) and, for 64 GiB, `top_proof` (one arity-2 level over the sub roots).
  */
-import { poseidonHash } from '../hash/poseidon.js';
+import { fastPoseidonHash } from '../hash/poseidon-native.js';
 import { sha256Node } from '../hash/sha256.js';
 
 export interface PathElement<T> {
@@ -64,10 +64,11 @@ export function sha256PathRoot(leaf: Uint8Array, path: readonly PathElement<Uint
   return cur;
 }
 
-/** Root of a Poseidon path; each level is hashed with the Poseidon of its own arity (8 base/sub, 2 top). */
+/** Root of a Poseidon path; each level is hashed with the Poseidon of its own arity (8 base/sub, 2 top), natively
+ *  when the addon is built (poseidon-native.ts). */
 export function poseidonPathRoot(leaf: bigint, path: readonly PathElement<bigint>[]): bigint {
   let cur = leaf;
-  for (const el of path) cur = poseidonHash(insertAt(el.hashes, el.index, cur));
+  for (const el of path) cur = fastPoseidonHash(insertAt(el.hashes, el.index, cur));
   return cur;
 }
 

@@ -136,8 +136,8 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       // worker with only its own proofs, queued now in partition order (after this job's earlier partitions,
       // before later jobs'), so the first partition waits for its own check only
       // A partition is checked in pieces of at most CHECK_PIECE challenges, each its own task (a 32 GiB
-      // partition's 176 challenges took 10.7 s on one core of the H100 machine, so the first partition waited
-      // that long; 11 pieces on the pool's workers take about one piece's time)
+      // partition's 18 challenges took 10.7 s on a loaded core of the H100 machine with Poseidon in TypeScript,
+      // and the first partition waited that long; its pieces run on several workers at once)
       const stopChecks = new AbortController();
       const pieces = checkPieces(c1.challengeCounts, CHECK_PIECE);
       const done: (PorepPartitionCheck | undefined)[][] = pieces.map((ps) => ps.map(() => undefined));
@@ -196,7 +196,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
 }
 
 /** The check tasks of partitions of `counts[k]` challenges: each partition in the fewest pieces of at most
- *  `most` challenges, of near-equal sizes, in order (176 → 11 × 16; 18 → 2 × 9; 2 → 1 × 2). */
+ *  `most` challenges, of near-equal sizes, in order (18 → 2 × 9 at 32 GiB; 2 → 1 × 2; 176 → 11 × 16). */
 export function checkPieces(counts: readonly number[], most: number): { partition: number; from: number; to: number }[][] {
   return counts.map((count, k) => {
     const n = Math.max(1, Math.ceil(count / most));
