@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { selectBackend } from '../backend/select.js';
 import { defaultCacheDir as cacheDirOf, defaultParamCache } from '../engine/config.js';
+import { registerKindFamily } from './kind-family.js';
 import { registerPostCommands } from './post-commands.js';
 import { registerPostVanillaCommands } from './post-vanilla-commands.js';
 import { registerSnapCommands } from './snap-commands.js';
@@ -121,47 +122,7 @@ program
     runSynthC1({ sectorSize: opts.sectorSize, rngSeed: opts.rngSeed, data: opts.data, out: opts.out, ni: Boolean(opts.ni) });
   });
 
-program
-  .command('prove')
-  .description(
-    'PoRep C2: prove every partition of a C1 output (lotus-bench/Curio Commit2In wrapper, raw C1 JSON or gpuproxy\'s C2 input), verify each ' +
-      'proof, write the concatenated proof (192 B per partition) and print the timing breakdown. Without official ' +
-      'parameters in --params-dir it generates INSECURE development parameters (once, cached) and says so.',
-  )
-  .requiredOption('--c1 <file>', 'C1 output file')
-  .option('--out <file>', 'where to write the proof (default: print it as hex)')
-  .option('--params-dir <dir>', 'Filecoin parameter cache', defaultParamsDir())
-  .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', defaultCacheDir())
-  .option('--backend <name>', 'compute backend: auto (the GPU when usable, else the CPU), cuda, native or reference', 'auto')
-  .option('--device <n>', 'GPU ordinal for the cuda/auto backends', '0')
-  .option('--json', 'print the result and span tree as JSON')
-  .option('--insecure-stated-challenges', 'INSECURE, benchmarks only: prove an NI-PoRep C1 of `kiln synth-c1 --ni` with the challenges it states')
-  .action(async (opts) => {
-    const { runProve } = await import('./porep-commands.js');
-    await runProve({
-      statedNiChallenges: Boolean(opts.insecureStatedChallenges),
-      c1: opts.c1,
-      out: opts.out,
-      paramsDir: opts.paramsDir,
-      cacheDir: opts.cacheDir,
-      backend: selectBackend(opts.backend, { device: Number(opts.device) }),
-      json: Boolean(opts.json),
-    });
-  });
-
-program
-  .command('verify')
-  .description('verify a PoRep C2 proof against its C1 output (exit status 0 when valid, 1 when not)')
-  .requiredOption('--c1 <file>', 'C1 output file')
-  .requiredOption('--proof <file>', 'proof file (192 B per partition)')
-  .option('--params-dir <dir>', 'Filecoin parameter cache', defaultParamsDir())
-  .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', defaultCacheDir())
-  .option('--insecure-stated-challenges', 'INSECURE, benchmarks only: the public inputs of an NI-PoRep C1 of `kiln synth-c1 --ni` from the challenges it states')
-  .action(async (opts) => {
-    const { runVerify } = await import('./porep-commands.js');
-    const ok = await runVerify({ c1: opts.c1, proof: opts.proof, paramsDir: opts.paramsDir, cacheDir: opts.cacheDir, statedNiChallenges: Boolean(opts.insecureStatedChallenges) });
-    if (!ok) process.exitCode = 1;
-  });
+registerKindFamily(program, { paramsDir: defaultParamsDir, cacheDir: defaultCacheDir, selectBackend });
 
 program
   .command('circuit-info')
