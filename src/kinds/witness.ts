@@ -3,7 +3,7 @@
  * CPU addon (the default when it loads) or the TypeScript generator (`KILN_WITNESS=ts`).
  */
 import { NativeBackend } from '../backend/native.js';
-import type { WitnessProgramRunner } from '../filecoin/circuit/stacked-program.js';
+import type { WitnessProgramRunner } from '../r1cs/circuit-program.js';
 
 /** Which witness path: native (witness programs, the default when the CPU addon loads) or ts. */
 export type WitnessPath = 'native' | 'ts';

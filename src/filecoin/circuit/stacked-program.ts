@@ -6,9 +6,8 @@
  */
 import { CountingSystem } from '../../r1cs/counter.js';
 import type { CircuitShape, ConstraintSystem } from '../../r1cs/cs.js';
-import { ProgramRecorder, type WitnessProgram, checkProgramForShape, encodeTape, replicateLastSegment } from '../../r1cs/program.js';
-import { ShapeRecorder, replicateLastShapeSegment } from '../../r1cs/shape.js';
-import { FR_BYTES, readFr } from '../../field/layout.js';
+import { ProgramRecorder, type WitnessProgram, replicateLastSegment } from '../../r1cs/program.js';
+import { type NativeWitness, type WitnessProgramRunner, nativeWitness, recordShapeAndProgram, replicatedShapeAndProgram } from '../../r1cs/circuit-program.js';
 import type { C1Output } from '../c1.js';
 import { StackedCircuit, type StackedCircuitParams, stackedCircuitFor, stackedSlotWitness, stackedTape } from './stacked.js';
 
@@ -34,11 +33,7 @@ export function stackedProgramFast(params: StackedCircuitParams): WitnessProgram
 
 /** Shape and witness program in one synthesis. */
 export function stackedShapeAndProgram(params: StackedCircuitParams): { shape: CircuitShape; program: WitnessProgram } {
-  const shapeRec = new ShapeRecorder();
-  const program = record(params, shapeRec).finish();
-  const shape = shapeRec.finish();
-  checkProgramForShape(program, shape);
-  return { shape, program };
+  return recordShapeAndProgram((inner) => record(params, inner));
 }
 
 /**
@@ -51,39 +46,7 @@ export function stackedShapeAndProgramFast(
   /** Called before each step (record, replicate the shape, replicate the program, check): progress of a long compile. */
   onStep?: (step: string, index: number, steps: number) => void,
 ): { shape: CircuitShape; program: WitnessProgram } {
-  onStep?.('record one challenge', 0, 4);
-  const shapeRec = new ShapeRecorder();
-  let constraintBase = -1;
-  const one = record({ ...params, challenges: 1 }, shapeRec, () => {
-    constraintBase = shapeRec.numConstraints;
-  }).finish();
-  const oneShape = shapeRec.finish();
-  if (one.segments.length !== 2 || constraintBase < 0) throw new Error(`a one-challenge recording has ${one.segments.length} segments`);
-  const seg = one.segments[1];
-  onStep?.(`replicate the shape × ${params.challenges} challenges`, 1, 4);
-  const shape = replicateLastShapeSegment(oneShape, { constraintBase, inputBase: seg.inputBase, auxBase: seg.auxBase }, params.challenges);
-  onStep?.('replicate the witness program', 2, 4);
-  const program = replicateLastSegment(one, params.challenges);
-  onStep?.('check the program against the shape', 3, 4);
-  checkProgramForShape(program, shape);
-  return { shape, program };
-}
-
-/** Something that runs witness programs (the native CPU backend). */
-export interface WitnessProgramRunner {
-  runWitnessProgram(p: WitnessProgram, tape: Uint8Array, out: Uint8Array): Promise<{ ms: number }>;
-  alloc(bytes: number): Uint8Array;
-  release(buf: Uint8Array): void;
-}
-
-export interface NativeWitness {
-  /** The full assignment (Montgomery Fr), in `out` when given, else in a buffer from runner.alloc. */
-  assignment: Uint8Array;
-  /** Public inputs 1 … numInputs − 1 (as WitnessGenerator.inputs()). */
-  inputs: bigint[];
-  /** Tape building (TypeScript) and the native run, ms. */
-  tapeMs: number;
-  runMs: number;
+  return replicatedShapeAndProgram((inner, onBegin) => record({ ...params, challenges: 1 }, inner, onBegin), params.challenges, 'challenge', onStep);
 }
 
 /**
@@ -97,15 +60,5 @@ export async function stackedWitnessNative(
   partition: number,
   out?: Uint8Array,
 ): Promise<NativeWitness> {
-  const t0 = performance.now();
-  const circuit = stackedCircuitFor(c1, partition);
-  const tape = encodeTape(stackedTape(circuit.witness));
-  const tapeMs = performance.now() - t0;
-  const bytes = (program.numInputs + program.numAux) * FR_BYTES;
-  const assignment = out ?? runner.alloc(bytes);
-  if (assignment.length !== bytes) throw new RangeError(`witness buffer of ${assignment.length} bytes, the program writes ${bytes}`);
-  const { ms } = await runner.runWitnessProgram(program, tape, assignment);
-  const inputs: bigint[] = [];
-  for (let i = 1; i < program.numInputs; i++) inputs.push(readFr(assignment, i));
-  return { assignment, inputs, tapeMs, runMs: ms };
+  return nativeWitness(runner, program, () => stackedTape(stackedCircuitFor(c1, partition).witness), out);
 }

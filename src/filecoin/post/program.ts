@@ -8,11 +8,9 @@
  */
 import { CountingSystem } from '../../r1cs/counter.js';
 import type { CircuitShape, ConstraintSystem } from '../../r1cs/cs.js';
-import { ProgramRecorder, type WitnessProgram, checkProgramForShape, encodeTape, replicateLastSegment } from '../../r1cs/program.js';
-import { ShapeRecorder, replicateLastShapeSegment } from '../../r1cs/shape.js';
-import { FR_BYTES, FR_MODULUS, FR_R, readFr, writeFr } from '../../field/layout.js';
+import { ProgramRecorder, type WitnessProgram, replicateLastSegment } from '../../r1cs/program.js';
+import { type NativeWitness, type WitnessProgramRunner, nativeWitness, recordShapeAndProgram, replicatedShapeAndProgram } from '../../r1cs/circuit-program.js';
 import type { AuthPath, AuthPathLevel } from '../circuit/por.js';
-import type { NativeWitness, WitnessProgramRunner } from '../circuit/stacked-program.js';
 import { FallbackPoStCircuit, type PoStCircuitParams, type PoStSectorWitness, postBlankCircuit } from './circuit.js';
 
 /** The circuit sectors' leaves mapped in tape order (see the module comment). */
@@ -91,84 +89,15 @@ export function postProgramFast(params: PoStCircuitParams): WitnessProgram {
 
 /** Shape and witness program in one synthesis of the whole circuit. */
 export function postShapeAndProgram(params: PoStCircuitParams): { shape: CircuitShape; program: WitnessProgram } {
-  const shapeRec = new ShapeRecorder();
-  const program = record(params, shapeRec).finish();
-  const shape = shapeRec.finish();
-  checkProgramForShape(program, shape);
-  return { shape, program };
+  return recordShapeAndProgram((inner) => record(params, inner));
 }
 
 /** Shape and witness program from a one-sector recording, both replicated to `params.sectorCount` sectors. */
 export function postShapeAndProgramFast(params: PoStCircuitParams): { shape: CircuitShape; program: WitnessProgram } {
-  const shapeRec = new ShapeRecorder();
-  let constraintBase = -1;
-  const one = record({ ...params, sectorCount: 1 }, shapeRec, () => {
-    constraintBase = shapeRec.numConstraints;
-  }).finish();
-  const oneShape = shapeRec.finish();
-  if (one.segments.length !== 2 || constraintBase < 0) throw new Error(`a one-sector recording has ${one.segments.length} segments`);
-  const seg = one.segments[1]!;
-  const shape = replicateLastShapeSegment(oneShape, { constraintBase, inputBase: seg.inputBase, auxBase: seg.auxBase }, params.sectorCount);
-  const program = replicateLastSegment(one, params.sectorCount);
-  checkProgramForShape(program, shape);
-  return { shape, program };
-}
-
-/** The native backend's elementwise field operation (NativeBackend.fieldOp). */
-interface FieldMultiplier {
-  fieldOp(field: 'fr', op: 'mul', a: Uint8Array, b?: Uint8Array): Uint8Array;
-}
-
-const hasFieldOp = (x: unknown): x is FieldMultiplier => typeof (x as { fieldOp?: unknown } | undefined)?.fieldOp === 'function';
-
-/**
- * encodeTape's bytes (Montgomery Fr) for a large tape: the canonical values written as four u64 words each, then
- * one native Montgomery multiplication by R² (x·R²·R⁻¹ = x·R): a 32 GiB WindowPoSt tape (1.9 M values) in
- * ~0.6 s instead of ~10 s of bigint arithmetic. Without a native field, encodeTape.
- */
-export function encodeTapeWith(values: readonly bigint[], native?: unknown): Uint8Array {
-  if (!hasFieldOp(native)) return encodeTape(values);
-  const n = values.length;
-  const canonical = new Uint8Array(n * FR_BYTES);
-  const dv = new DataView(canonical.buffer);
-  for (let i = 0; i < n; i++) {
-    const x = values[i]!;
-    if (x < 0n || x >= FR_MODULUS) throw new RangeError(`tape slot ${i} is not a canonical field element`);
-    const o = i * FR_BYTES;
-    dv.setBigUint64(o, BigInt.asUintN(64, x), true);
-    dv.setBigUint64(o + 8, BigInt.asUintN(64, x >> 64n), true);
-    dv.setBigUint64(o + 16, BigInt.asUintN(64, x >> 128n), true);
-    dv.setBigUint64(o + 24, x >> 192n, true);
-  }
-  if (n === 0) return canonical;
-  const r2 = new Uint8Array(n * FR_BYTES);
-  writeFr(r2, 0, FR_R); // the Montgomery form of R: R² mod r
-  for (let filled = FR_BYTES; filled < r2.length; filled *= 2) r2.copyWithin(filled, 0, Math.min(filled, r2.length - filled));
-  return native.fieldOp('fr', 'mul', canonical, r2);
+  return replicatedShapeAndProgram((inner, onBegin) => record({ ...params, sectorCount: 1 }, inner, onBegin), params.sectorCount, 'sector');
 }
 
 /** The witness of a PoSt circuit computed natively: the same bytes as WitnessGenerator over `circuit`. */
 export async function postWitnessNative(runner: WitnessProgramRunner, program: WitnessProgram, circuit: FallbackPoStCircuit, out?: Uint8Array): Promise<NativeWitness> {
-  const t0 = performance.now();
-  const tape = encodeTapeWith(postTape(circuit), runner);
-  const tapeMs = performance.now() - t0;
-  const w = await postWitnessFromTape(runner, program, tape, out);
-  return { ...w, tapeMs };
-}
-
-/** postWitnessNative from the circuit's encoded tape (`encodeTapeWith(postTape(circuit))`, made e.g. in a worker). */
-export async function postWitnessFromTape(
-  runner: WitnessProgramRunner,
-  program: WitnessProgram,
-  tape: Uint8Array,
-  out?: Uint8Array,
-): Promise<{ assignment: Uint8Array; inputs: bigint[]; runMs: number }> {
-  if (tape.length !== program.numSlots * FR_BYTES) throw new RangeError(`tape of ${tape.length / FR_BYTES} slots, the program reads ${program.numSlots}`);
-  const bytes = (program.numInputs + program.numAux) * FR_BYTES;
-  const assignment = out ?? runner.alloc(bytes);
-  if (assignment.length !== bytes) throw new RangeError(`witness buffer of ${assignment.length} bytes, the program writes ${bytes}`);
-  const { ms } = await runner.runWitnessProgram(program, tape, assignment);
-  const inputs: bigint[] = [];
-  for (let i = 1; i < program.numInputs; i++) inputs.push(readFr(assignment, i));
-  return { assignment, inputs, runMs: ms };
+  return nativeWitness(runner, program, () => postTape(circuit), out);
 }

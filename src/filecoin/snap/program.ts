@@ -14,11 +14,9 @@
 import { CountingSystem } from '../../r1cs/counter.js';
 import type { CircuitShape, ConstraintSystem } from '../../r1cs/cs.js';
 import { ProgramRecorder, type WitnessProgram, checkProgramForShape, replicateLastSegmentRelocated } from '../../r1cs/program.js';
-import { encodeTapeWith } from '../post/program.js';
 import { ShapeRecorder, replicateLastShapeSegment } from '../../r1cs/shape.js';
 import { auxIndex } from '../../r1cs/cs.js';
-import { FR_BYTES, readFr } from '../../field/layout.js';
-import type { NativeWitness, WitnessProgramRunner } from '../circuit/stacked-program.js';
+import { type NativeWitness, type WitnessProgramRunner, nativeWitness, recordShapeAndProgram } from '../../r1cs/circuit-program.js';
 import { EmptySectorUpdateCircuit, snapBlankWitness, type SnapChallengeWitness, type SnapWitness } from './circuit.js';
 import type { SnapParams } from './registry.js';
 
@@ -84,11 +82,7 @@ export function snapProgram(p: SnapParams): WitnessProgram {
 
 /** Shape and witness program in one synthesis. */
 export function snapShapeAndProgram(p: SnapParams): { shape: CircuitShape; program: WitnessProgram } {
-  const shapeRec = new ShapeRecorder();
-  const program = record(p, shapeRec).finish();
-  const shape = shapeRec.finish();
-  checkProgramForShape(program, shape);
-  return { shape, program };
+  return recordShapeAndProgram((inner) => record(p, inner));
 }
 
 /** Shape and witness program from a prologue + one-challenge recording, replicated with relocation (see above). */
@@ -121,26 +115,5 @@ export function snapShapeAndProgramFast(p: SnapParams): { shape: CircuitShape; p
 
 /** The witness computed natively: the same bytes as WitnessGenerator over `circuit`. */
 export async function snapWitnessNative(runner: WitnessProgramRunner, program: WitnessProgram, circuit: EmptySectorUpdateCircuit, out?: Uint8Array): Promise<NativeWitness> {
-  const t0 = performance.now();
-  const tape = encodeTapeWith(snapTape(circuit), runner);
-  const tapeMs = performance.now() - t0;
-  const w = await snapWitnessFromTape(runner, program, tape, out);
-  return { ...w, tapeMs };
-}
-
-/** snapWitnessNative from the partition's encoded tape (`encodeTapeWith(snapTape(circuit))`, made e.g. in a worker). */
-export async function snapWitnessFromTape(
-  runner: WitnessProgramRunner,
-  program: WitnessProgram,
-  tape: Uint8Array,
-  out?: Uint8Array,
-): Promise<{ assignment: Uint8Array; inputs: bigint[]; runMs: number }> {
-  if (tape.length !== program.numSlots * FR_BYTES) throw new RangeError(`tape of ${tape.length / FR_BYTES} slots, the program reads ${program.numSlots}`);
-  const bytes = (program.numInputs + program.numAux) * FR_BYTES;
-  const assignment = out ?? runner.alloc(bytes);
-  if (assignment.length !== bytes) throw new RangeError(`witness buffer of ${assignment.length} bytes, the program writes ${bytes}`);
-  const { ms } = await runner.runWitnessProgram(program, tape, assignment);
-  const inputs: bigint[] = [];
-  for (let i = 1; i < program.numInputs; i++) inputs.push(readFr(assignment, i));
-  return { assignment, inputs, runMs: ms };
+  return nativeWitness(runner, program, () => snapTape(circuit), out);
 }

@@ -16,9 +16,9 @@ import type { CircuitShape } from '../../r1cs/cs.js';
 import { type WitnessProgram } from '../../r1cs/program.js';
 import { DensityCounter } from '../../r1cs/density.js';
 import { WitnessGenerator } from '../../r1cs/witness.js';
-import type { WitnessProgramRunner } from '../../filecoin/circuit/stacked-program.js';
+import { type WitnessProgramRunner, witnessFromTape } from '../../r1cs/circuit-program.js';
 import { type PoStChallengeContext, postBlankCircuit, postCircuitFor, postCircuitParams, postPublicInputs } from '../../filecoin/post/circuit.js';
-import { postProgramFast, postShapeAndProgramFast, postWitnessFromTape, postWitnessNative } from '../../filecoin/post/program.js';
+import { postProgramFast, postShapeAndProgramFast, postWitnessNative } from '../../filecoin/post/program.js';
 import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofById, postProofName } from '../../filecoin/post/registry.js';
 import type { PoStProofInfo, PoStSectorProof } from '../../filecoin/post/types.js';
 import { type ParamsSource, verifyingKeySource } from '../params.js';
@@ -158,7 +158,7 @@ export async function postWitnessNativeFromTape(
   tape: Uint8Array,
   out?: Uint8Array,
 ): Promise<{ assignment: Uint8Array; inputs: bigint[]; runMs: number }> {
-  return postWitnessFromTape(runner, program, tape, out);
+  return witnessFromTape(runner, program, tape, out);
 }
 
 /** Checks a 192-byte PoSt proof against the public inputs a verifier derives (sector ids, comm_r's, randomness).

@@ -7,7 +7,8 @@
  *    addon): the raw elements arrive structured-cloned and are parsed here again.
  */
 import { postCircuitFor } from '../../filecoin/post/circuit.js';
-import { encodeTapeWith, postTape } from '../../filecoin/post/program.js';
+import { postTape } from '../../filecoin/post/program.js';
+import { encodeTapeWith } from '../../r1cs/circuit-program.js';
 import { postProofById } from '../../filecoin/post/registry.js';
 import { parsePoStSectorProofs } from '../../filecoin/post/vanilla.js';
 import { planPoStSectors } from './request.js';

@@ -15,9 +15,9 @@ import { prepareVerifyingKey, verifyProof } from '../../groth16/verifier.js';
 import { type WitnessProgram } from '../../r1cs/program.js';
 import { DensityCounter } from '../../r1cs/density.js';
 import { WitnessGenerator } from '../../r1cs/witness.js';
-import type { WitnessProgramRunner } from '../../filecoin/circuit/stacked-program.js';
+import { type WitnessProgramRunner, witnessFromTape } from '../../r1cs/circuit-program.js';
 import { snapBlankCircuit, snapPublicInputs } from '../../filecoin/snap/circuit.js';
-import { snapShapeAndProgramFast, snapWitnessFromTape, snapWitnessNative } from '../../filecoin/snap/program.js';
+import { snapShapeAndProgramFast, snapWitnessNative } from '../../filecoin/snap/program.js';
 import { snapHDefault, snapProofByCircuitId, snapProofById, type SnapProofInfo } from '../../filecoin/snap/registry.js';
 import { snapCircuitFor, type SnapPartitionProof, type SnapPublic } from '../../filecoin/snap/vanilla.js';
 import { type ParamsSource, verifyingKeySource } from '../params.js';
@@ -139,7 +139,7 @@ export async function snapWitnessNativeFromTape(
   tape: Uint8Array,
   out?: Uint8Array,
 ): Promise<{ assignment: Uint8Array; inputs: bigint[]; runMs: number }> {
-  return snapWitnessFromTape(runner, program, tape, out);
+  return witnessFromTape(runner, program, tape, out);
 }
 
 /**

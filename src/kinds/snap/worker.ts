@@ -8,7 +8,7 @@
  *  - `snapWitness`: the TypeScript witness, when the native witness path is off (KILN_WITNESS=ts or no CPU
  *    addon): the raw element arrives structured-cloned and is parsed here.
  */
-import { encodeTapeWith } from '../../filecoin/post/program.js';
+import { encodeTapeWith } from '../../r1cs/circuit-program.js';
 import { snapTape } from '../../filecoin/snap/program.js';
 import { snapProofById } from '../../filecoin/snap/registry.js';
 import { parseSnapPartitionProof, snapCircuitFor, type SnapPublic } from '../../filecoin/snap/vanilla.js';
