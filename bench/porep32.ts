@@ -4,7 +4,7 @@
  * the SRS loaded onto the device (PreloadSRS) → N proofs submitted back to back over gRPC (unix
  * socket, daemon in this process), each verified by the daemon and again here from the verifying key.
  *
- *   node dist/bench/porep32.js [--sector-size 32GiB] [--proofs 3] [--dir DIR] [--backend cuda]
+ *   node dist/bench/porep32.js (or run32.js --kind porep) [--sector-size 32GiB] [--proofs 3] [--dir DIR] [--backend cuda]
  *                              [--md FILE] [--no-write] [--keep] [--ni]
  *
  * --ni: NI-PoRep (registered proof 18 / 19: 126 partitions of the same circuit, docs/ni-porep.md).
@@ -23,7 +23,6 @@
  * removed at the end unless --keep.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { connectEngine } from '../src/client/bench.js';
 import { parseC1Input, withStatedChallenges } from '../src/filecoin/c1.js';
@@ -33,35 +32,27 @@ import type { Engine } from '../src/engine/engine.js';
 import { ProofKind, proofRequest } from '../src/engine/types.js';
 import { resultToWire } from '../src/server/grpc.js';
 import { writeChunksAtomic } from '../src/util/files.js';
-import { loadPorepVerifyingKey, porepCircuitId, porepVerifyingKeySource, verifyPorep } from '../src/kinds/porep/porep-c2.js';
-import type { BackendName } from '../src/backend/select.js';
-import { formatSpanTree } from '../src/util/timing.js';
-import { median, partitionFigures, planLine, planRows } from './plan-report.js';
+import { porepCircuitId, porepVerifyingKeySource, verifyPorep } from '../src/kinds/porep/porep-c2.js';
+import { loadPorepVerifyingKey } from '../src/kinds/params.js';
+import { planRows } from './plan-report.js';
 import { benchDaemon, commitLine, machineLine, writeSection } from './report.js';
+import { type Answer, type Connection, benchArgs, benchLog, isEntry, median, prepareCircuit, proofParts, proveBackToBack, runBench, sec, vmHwmGiB } from './run32.js';
 
-const argv = process.argv;
-const opt = (name: string, dflt: string): string => {
-  const i = argv.indexOf(name);
-  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1] : dflt;
-};
-const sectorLabel = opt('--sector-size', '32GiB');
-const proofs = Number(opt('--proofs', '3'));
-const dir = path.resolve(opt('--dir', path.join(os.tmpdir(), `kiln-porep-${sectorLabel}`)));
-const backendName = opt('--backend', 'cuda') as BackendName;
-const mdFile = argv.includes('--md') ? opt('--md', '') : undefined;
-const ni = argv.includes('--ni');
+const a = benchArgs('kiln-porep');
+const sectorLabel = a.sectorLabel;
+const proofs = Number(a.opt('--proofs', '3'));
+const dir = a.dir;
+const backendName = a.backendName;
+const ni = a.has('--ni');
 const variant = ni ? ' NI-PoRep' : '';
 
-const t00 = performance.now();
-const log = (s: string): void => console.log(`[${((performance.now() - t00) / 1000).toFixed(1).padStart(7)} s] ${s}`);
-const vmHwmGiB = (): number => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) / 2 ** 20;
-const sec = (ms: number): string => (ms / 1000).toFixed(2);
-
-async function main(): Promise<void> {
+export async function main(): Promise<void> {
   const size = parseSectorSize(sectorLabel);
   if (size === undefined) throw new Error(`--sector-size ${sectorLabel}: not a sector size`);
   if (!(proofs >= 0) || !Number.isInteger(proofs)) throw new Error('--proofs must be an integer ≥ 0 (0: prepare the C1, shape and parameters only; with --keep)');
   mkdirSync(dir, { recursive: true });
+  const bl = benchLog();
+  const { log, say, lines } = bl;
   log(`bench:porep32 ${sectorLabel}${variant}, ${proofs} proofs, backend ${backendName}, dir ${dir}; ${machineLine()}; commit ${process.env.KILN_COMMIT ?? commitLine()}`);
 
   // 1. a consistent synthetic C1 (Commit2In wrapper, as Curio sends it)
@@ -81,59 +72,24 @@ async function main(): Promise<void> {
   const circuitId = porepCircuitId(size.sectorSize);
   const rows: (string | number)[][] = [];
   const notes: string[] = benchEnvLine ? [benchEnvLine] : [];
-  const lines: string[] = [];
-  const say = (s: string): void => {
-    log(s);
-    lines.push(s);
-  };
   let ok = true;
   try {
     const engine = daemon.engine;
-    const provider = engine.srs.provider(circuitId);
-    if (provider === undefined) throw new Error(`no provider for ${circuitId}`);
-    // 3. the shape (one challenge recorded, replicated; cached in dir)
-    t = performance.now();
-    const shape = await provider.shape(circuitId);
-    const shapeMs = performance.now() - t;
-    say(`shape ${circuitId}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux in ${sec(shapeMs)} s; RSS peak ${vmHwmGiB().toFixed(2)} GiB`);
-
-    // 4. parameters: development setup (when missing) and the SRS onto the device (PreloadSRS)
+    // 3-4. the shape (one challenge recorded, replicated; cached in dir), the parameters (development setup when
+    // missing) and the SRS onto the device (PreloadSRS), with the device-memory plan
     const c = connectEngine(daemon.grpcAddress);
-    t = performance.now();
-    const pre = (await c.call('PreloadSRS', { circuit_id: circuitId }, 3_600_000)) as { already_loaded?: boolean; load_time_ms?: number };
-    const preloadMs = performance.now() - t;
-    const entry = engine.srs.status().find((s) => s.circuitId === circuitId);
-    say(`PreloadSRS ${circuitId}: ${sec(preloadMs)} s (${JSON.stringify(pre)}); SRS ${((entry?.sizeBytes ?? 0) / 2 ** 30).toFixed(1)} GiB; RSS peak ${vmHwmGiB().toFixed(2)} GiB`);
-    const loadSpan = engine.srs.loadSpan(circuitId);
-    if (loadSpan) for (const l of formatSpanTree(loadSpan).split('\n')) say(`  ${l}`);
-
-    // the device-memory plan (issue 24): what is resident, what streams per partition
-    const pl = planLine(engine);
-    if (pl) say(pl);
+    const { shapeMs, preloadMs } = await prepareCircuit(engine, c, circuitId, bl);
     if (proofs === 0) {
       say('--proofs 0: the C1, the shape and the parameters are ready');
       return;
     }
 
     // 5. N proofs back to back: all submitted at once; the engine proves them in order of arrival
-    const t0 = performance.now();
-    const done: { i: number; ms: number; jobId: string; status: number; error: string; proof: Uint8Array; timings: Record<string, number> }[] = [];
-    await Promise.all(
-      Array.from({ length: proofs }, async (_, i) => {
-        await new Promise((r) => setTimeout(r, i * 50)); // keep the order of arrival
-        const res = ni ? await proveInProcess(engine, i, c1Bytes) : await proveOverGrpc(c, i, c1Bytes);
-        const ms = performance.now() - t0;
-        done.push({ i, ms, jobId: res.job_id, status: res.status, error: res.error_message, proof: new Uint8Array(res.proof ?? []), timings: res });
-        say(`proof ${i + 1}/${proofs}: ${res.status === 1 ? 'COMPLETED' : `status ${res.status}: ${res.error_message}`} at ${sec(ms)} s; timings: total=${res.total_ms} ms (queue=${res.queue_wait_ms}, srs=${res.srs_load_ms}, synth=${res.synthesis_ms}, gpu=${res.gpu_compute_ms})`);
-      }),
-    );
-    c.close();
-    done.sort((a, b) => a.ms - b.ms);
-    const failed = done.filter((d) => d.status !== 1);
-    if (failed.length) {
+    const done = await proveBackToBack(proofs, (i) => (ni ? proveInProcess(engine, i, c1Bytes) : proveOverGrpc(c, i, c1Bytes)), { label: 'proof', log: bl }).catch((e: unknown) => {
       ok = false;
-      throw new Error(`${failed.length} proof(s) failed: ${failed[0].error}`);
-    }
+      throw e;
+    });
+    c.close();
 
     // 6. each proof verified again here, from the verifying key (as `kiln verify` does)
     const c1 = withStatedChallenges(parseC1Input(c1Bytes).phase1Out);
@@ -147,10 +103,7 @@ async function main(): Promise<void> {
     // 7. figures
     const first = done[0].ms;
     const steady = done.length > 1 ? (done[done.length - 1].ms - done[0].ms) / (done.length - 1) : NaN;
-    const parts = done.flatMap((d) => {
-      const job = engine.getJob(d.jobId);
-      return job ? partitionFigures(job) : [];
-    });
+    const parts = proofParts(engine, done, bl);
     const synth = median(parts.map((p) => p.synth));
     const prove = median(parts.map((p) => p.prove));
     const phases = median(parts.map((p) => p.phases));
@@ -160,8 +113,6 @@ async function main(): Promise<void> {
     const perPart = parts.length / done.length;
     const verify = median(parts.map((p) => p.verify));
     const hwm = vmHwmGiB();
-    const lastJob = engine.getJob(done[done.length - 1].jobId);
-    if (lastJob) for (const l of formatSpanTree(lastJob.span).split('\n')) lines.push(`  ${l}`);
     say(
       `s/proof: first ${sec(first)} s, steady ${sec(steady)} s; per partition (median of ${parts.length}): synth ${sec(synth)} s, ` +
         `prove ${sec(prove)} s (device wait ${sec(deviceWait)} s, GPU phases ${sec(phases)} s, wrapper gap ${gap.toFixed(0)} ms), verify ${verify.toFixed(0)} ms; ` +
@@ -190,17 +141,15 @@ async function main(): Promise<void> {
     );
   } finally {
     await daemon.close();
-    if (!argv.includes('--keep')) rmSync(dir, { recursive: true, force: true });
+    if (!a.keep) rmSync(dir, { recursive: true, force: true });
   }
   const title = `PoRep C2 ${sectorLabel}${variant} end to end through the daemon (bench/porep32.ts${ni ? ' --ni' : ''})`;
-  writeSection(title, ['step', 'figure'], rows, lines, notes, { mdFile, write: !argv.includes('--no-write') });
+  writeSection(title, ['step', 'figure'], rows, lines, notes, { mdFile: a.mdFile, write: a.write });
   if (!ok) process.exitCode = 1;
 }
 
-type Answer = { job_id: string; status: number; error_message: string; proof: Uint8Array } & Record<string, number>;
-
 /** Proof i over gRPC (Curio's path). */
-async function proveOverGrpc(c: ReturnType<typeof connectEngine>, i: number, c1Bytes: Uint8Array): Promise<Answer> {
+async function proveOverGrpc(c: Connection, i: number, c1Bytes: Uint8Array): Promise<Answer> {
   const size = parseSectorSize(sectorLabel)!;
   const r = (await c.call('Prove', { submit: { proof_kind: 1, request_id: `porep32-${i}`, vanilla_proof: c1Bytes, sector_size: size.sectorSize } }, 3_600_000)) as { result: Answer };
   return r.result;
@@ -216,7 +165,4 @@ async function proveInProcess(engine: Engine, i: number, vanillaProof: Uint8Arra
   return resultToWire(r) as Answer;
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+if (isEntry(import.meta.url)) runBench(main);
