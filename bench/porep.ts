@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { NativeBackend } from '../src/backend/native.js';
 import { parseCommit2In } from '../src/filecoin/c1.js';
-import { loadPorepParams, porepParamsSource, porepShape, porepWitness } from '../src/kinds/porep/porep-c2.js';
+import { porepParamsSource, porepShape, porepWitness } from '../src/kinds/porep/porep-c2.js';
+import { loadPorepParams } from '../src/kinds/params.js';
 import { prepareVerifyingKey, prove, verifyProof } from '../src/groth16/index.js';
 import { appendResults, fmtMs, markdownTable, repoRoot } from './report.js';
 

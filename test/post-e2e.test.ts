@@ -27,7 +27,7 @@ import { postProofById } from '../src/filecoin/post/registry.js';
 import type { PoStProofInfo, PoStSectorProof } from '../src/filecoin/post/types.js';
 import { parsePoStSectorProof, readVanillaFile } from '../src/filecoin/post/vanilla.js';
 import { createDemoKind } from '../src/kinds/demo-circuit.js';
-import { loadPorepVerifyingKey } from '../src/kinds/porep/porep-c2.js';
+import { loadPorepVerifyingKey } from '../src/kinds/params.js';
 import { createPorepKind } from '../src/kinds/porep/planner.js';
 import { postVerifyingKeySource, verifyPoSt } from '../src/kinds/post/post.js';
 import { createPoStKind } from '../src/kinds/post/planner.js';

@@ -20,7 +20,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { ProofKind } from '../src/engine/types.js';
 import { readVanillaFile } from '../src/filecoin/post/vanilla.js';
-import { loadPorepVerifyingKey } from '../src/kinds/porep/porep-c2.js';
+import { loadPorepVerifyingKey } from '../src/kinds/params.js';
 import { snapVerifyingKeySource, verifySnap } from '../src/kinds/snap/snap.js';
 import { readUpdateFile } from '../src/cli/snap-commands.js';
 import { buildRequest } from '../src/client/bench.js';

@@ -8,15 +8,8 @@ import type { Backend } from '../backend/backend.js';
 import { describeBackend } from '../backend/select.js';
 import { type C1Output, parseC1Input, withStatedChallenges } from '../filecoin/c1.js';
 import { stackedShapeCircuit } from '../filecoin/circuit/index.js';
-import {
-  loadPorepVerifyingKey,
-  parsePorepSectorSize,
-  porepCircuitId,
-  porepInfoForSize,
-  porepShape,
-  porepVerifyingKeySource,
-  verifyPorep,
-} from '../kinds/porep/porep-c2.js';
+import { parsePorepSectorSize, porepCircuitId, porepInfoForSize, porepShape, porepVerifyingKeySource, verifyPorep } from '../kinds/porep/porep-c2.js';
+import { loadPorepVerifyingKey } from '../kinds/params.js';
 import { ensureDevParamsFile } from '../groth16/setup.js';
 import { paramsWords, verdictLine } from './insecure.js';
 import { type LocalProof, type LocalProveOptions, proveC1Locally } from './local-engine.js';

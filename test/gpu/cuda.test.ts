@@ -27,7 +27,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { parseCommit2In } from '../../src/filecoin/c1.js';
-import { loadPorepVerifyingKey, verifyPorep } from '../../src/kinds/porep/porep-c2.js';
+import { verifyPorep } from '../../src/kinds/porep/porep-c2.js';
+import { loadPorepVerifyingKey } from '../../src/kinds/params.js';
 import { LocalProver } from '../../src/cli/local-engine.js';
 import { FR_ONE_MONT, fixture, fixtureDirs, hasFixture, randomFrBytes, rng } from '../support.js';
 

@@ -15,7 +15,8 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { cudaCapabilities } from '../../src/backend/cuda.js';
 import { parseCommit2In } from '../../src/filecoin/c1.js';
-import { loadPorepVerifyingKey, porepParamsSource, porepShape, verifyPorep } from '../../src/kinds/porep/porep-c2.js';
+import { porepParamsSource, porepShape, verifyPorep } from '../../src/kinds/porep/porep-c2.js';
+import { loadPorepVerifyingKey } from '../../src/kinds/params.js';
 import { runDaemon, type Daemon } from '../../src/server/daemon.js';
 import { fixture, fixtureDirs, hasFixture, testDaemonDirs } from '../support.js';
 

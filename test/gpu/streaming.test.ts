@@ -31,7 +31,8 @@ import { circuitFootprint } from '../../src/groth16/queries.js';
 import { isPointSection } from '../../src/backend/section.js';
 import { parseCommit2In } from '../../src/filecoin/c1.js';
 import { synthC1 } from '../../src/filecoin/seal/index.js';
-import { loadPorepVerifyingKey, porepShape, verifyPorep } from '../../src/kinds/porep/porep-c2.js';
+import { porepShape, verifyPorep } from '../../src/kinds/porep/porep-c2.js';
+import { loadPorepVerifyingKey } from '../../src/kinds/params.js';
 import { LocalProver } from '../../src/cli/local-engine.js';
 import { FR_ONE_MONT, fixture, fixtureDirs, hasFixture, randomFrBytes, rng } from '../support.js';
 

@@ -26,9 +26,6 @@ import { parseSectorSize, sealProofInfo, sectorSizeRefusal, sectorSizeByBytes, s
 import { kindShapes, type ShapeStepFn, type ShapeTaskResult } from '../shape-cache.js';
 import { type ParamsSource, verifyingKeySource } from '../params.js';
 
-export { loadPorepParams, loadPorepVerifyingKey, type ParamsSource } from '../params.js';
-export { witnessRunner, type WitnessPath } from '../witness.js';
-
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
 export const STACKED_CIRCUIT_VERSION = 1;
 

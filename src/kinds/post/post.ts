@@ -27,8 +27,6 @@ import { countedSizes, type CircuitSizes, kindShapes, type ShapeTaskResult } fro
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
 export const POST_CIRCUIT_VERSION = 1;
 
-export { postCircuitId, postProofByCircuitId };
-
 /** A registered PoSt proof by id (0–14) or filecoin-ffi name ("StackedDrgWindow2KiBV1_1"); undefined when none. */
 export function parsePoStProof(s: string | number): PoStProofInfo | undefined {
   const t = String(s).trim();
