@@ -49,12 +49,12 @@ import { EngineMetrics, jobTimings, jobsTrace, reportFinishedJob, type TraceEven
 import { RankedSemaphore, runPartitions } from './partitions.js';
 import { PriorityQueue } from './queue.js';
 import { SrsCache, type SrsEntry } from './srs-cache.js';
-import { SynthesisPool } from './synth-pool.js';
+import { SynthesisPool, workerTasks } from './synth-pool.js';
 import type { Journal, JournalJob, JournalOpenResult } from './journal.js';
 import { affineProof, encodedVerifyingKey } from './verify-task.js';
 import type { Proof } from '../groth16/proof.js';
 
-const VERIFY_MODULE = new URL('./verify-task.js', import.meta.url).href;
+const verifyTask = workerTasks<typeof import('./verify-task.js')>(new URL('./verify-task.js', import.meta.url).href);
 import { AwaitStatus, PRIORITY_NAMES, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest } from './types.js';
 
 export { CancelledError, InvalidRequestError, Job, OverloadError, RequestIdConflictError, UnavailableError, errorText, type JobResult, type JobState, type JobTimings } from './jobs.js';
@@ -456,7 +456,7 @@ export class Engine {
   private async verifyOffThread(entry: SrsEntry, proof: Proof, inputs: bigint[], rank: readonly number[], urgent: boolean): Promise<{ ok: boolean; encoded: Uint8Array }> {
     const { vk, vkId } = encodedVerifyingKey(entry.vk);
     const pool = urgent ? this.urgentVerifyPool : this.verifyPool;
-    return pool.run<{ ok: boolean; encoded: Uint8Array }>({ module: VERIFY_MODULE, fn: 'verifyEncoded', arg: { vk, vkId, proof: affineProof(proof), inputs } }, { rank });
+    return pool.run(verifyTask('verifyEncoded', { vk, vkId, proof: affineProof(proof), inputs }), { rank });
   }
 
   /** Whether another job of the same circuit may still hand partitions to the lanes. */
@@ -813,7 +813,7 @@ export class Engine {
       const { vk, vkId } = encodedVerifyingKey(entry.vk);
       // in both verification workers: a CRITICAL job's proof is verified in the urgent one
       await Promise.all(
-        [this.verifyPool, this.urgentVerifyPool].map((pool) => pool.run({ module: VERIFY_MODULE, fn: 'prepareKey', arg: { vk, vkId } }, { rank: [-Priority.CRITICAL] })),
+        [this.verifyPool, this.urgentVerifyPool].map((pool) => pool.run(verifyTask('prepareKey', { vk, vkId }), { rank: [-Priority.CRITICAL] })),
       );
       if (!r.alreadyLoaded) r.loadTimeMs += performance.now() - t0;
     }

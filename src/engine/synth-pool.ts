@@ -28,6 +28,31 @@ export interface SynthTask {
   arg: unknown;
 }
 
+/** The names of a module's exported functions (`M`: its type, `typeof import('…')`), what a worker can run. */
+export type TaskName<M> = { [K in keyof M & string]: M[K] extends (...args: never[]) => unknown ? K : never }[keyof M & string];
+/** The argument of a module's exported function (unknown for one without). */
+export type TaskArg<M, F extends keyof M> = M[F] extends (arg: infer A) => unknown ? A : never;
+/** What it returns, awaited. */
+export type TaskResult<M, F extends keyof M> = M[F] extends (...args: never[]) => infer R ? Awaited<R> : never;
+
+/** A task whose function the compiler has seen: its name is one the module exports, its argument that function's,
+ *  and SynthRunner.run's result its return type. */
+export interface TypedTask<R> extends SynthTask {
+  /** Type only (never set): the task's result. */
+  readonly __result?: R;
+}
+
+/** The typed tasks of one worker module: `const task = workerTasks<typeof import('./worker.js')>(URL_OF_IT)`, then
+ *  `pool.run(task('porepCheckPartition', arg))` (an unknown name or a wrong argument does not compile). */
+export function workerTasks<M>(module: string): <F extends TaskName<M>>(fn: F, arg: TaskArg<M, F>) => TypedTask<TaskResult<M, F>> {
+  return (fn, arg) => ({ module, fn, arg });
+}
+
+/** The name of one of a module's exported functions, checked by the compiler (for tasks run by name elsewhere). */
+export function taskName<M>(fn: TaskName<M>): string {
+  return fn;
+}
+
 export interface SynthRunOptions {
   /** Lower runs first (queue.ts compareRank), ties in arrival order; unranked tasks run after ranked ones. */
   rank?: Rank;
@@ -42,7 +67,7 @@ export interface SynthRunOptions {
 export interface SynthRunner {
   /** General workers (the ones any task may use). */
   readonly size: number;
-  run<T>(task: SynthTask, opts?: SynthRunOptions): Promise<T>;
+  run<T>(task: SynthTask & { readonly __result?: T }, opts?: SynthRunOptions): Promise<T>;
 }
 
 interface Pending {
@@ -86,7 +111,7 @@ export class SynthesisPool implements SynthRunner {
     return this.queue.length;
   }
 
-  run<T>(task: SynthTask, opts: SynthRunOptions = {}): Promise<T> {
+  run<T>(task: SynthTask & { readonly __result?: T }, opts: SynthRunOptions = {}): Promise<T> {
     if (this.closed) return Promise.reject(new Error('synthesis pool is closed'));
     const signal = opts.signal;
     if (signal?.aborted) return Promise.reject(signal.reason);

@@ -10,6 +10,7 @@
  * (defaults: seed = sector_number + 1, partitions and constraints from the registration). Partition
  * k uses seed + k. Circuit id: `demo-<constraints>`.
  */
+import { workerTasks } from '../engine/synth-pool.js';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../util/limits.js';
 import type { Backend } from '../backend/backend.js';
 import { loadOrCreateDevParams } from '../groth16/setup.js';
@@ -33,7 +34,7 @@ export interface DemoKindOptions {
 
 const DEMO_MAX_CONSTRAINTS = 1 << 20;
 const DEMO_MAX_PARTITIONS = 16;
-const SYNTH_MODULE = new URL('./demo-circuit-worker.js', import.meta.url).href;
+const task = workerTasks<typeof import('./demo-circuit-worker.js')>(new URL('./demo-circuit-worker.js', import.meta.url).href);
 
 export const demoCircuitId = (constraints: number): string => `demo-${constraints}`;
 
@@ -101,7 +102,7 @@ export function createDemoKind(opts: DemoKindOptions): { planner: Planner; circu
         async synthesize(k, span) {
           const arg: DemoWitnessArg = { constraints, publicInputs: defaults.publicInputs, seed: seed + k, numInputs: defaults.publicInputs + 1 };
           const t0 = performance.now();
-          const r = await ctx.synthPool.run<{ assignment: Uint8Array; inputs: bigint[]; ms: number }>({ module: SYNTH_MODULE, fn: 'demoWitness', arg });
+          const r = await ctx.synthPool.run(task('demoWitness', arg));
           const total = performance.now() - t0;
           span.record('worker_wait', Math.max(0, total - r.ms));
           span.record('witness', r.ms);

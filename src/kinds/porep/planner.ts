@@ -20,6 +20,7 @@
  * parameters generated and cached in `<[kiln] cache_dir>/dev-params/` ($KILN_CACHE_DIR, else
  * ~/.cache/kiln: the CLI's --cache-dir default, so what `kiln setup` or `kiln prove` made is used here).
  */
+import { taskName, workerTasks } from '../../engine/synth-pool.js';
 import { unpackC1Partition, type PackedC1 } from '../../filecoin/c1-packed.js';
 import { sealProofById, sealProofInfo, sectorSizeByBytes } from '../../filecoin/registry.js';
 import {
@@ -35,12 +36,13 @@ import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, worke
 import type { ParamsSource } from '../params.js';
 import { witnessRunner } from '../witness.js';
 import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest, type ProofWork } from '../../engine/types.js';
-import type { PorepPlanTaskResult, PorepWitnessArg, porepCheckPartition } from './worker.js';
+import type { PorepWitnessArg, porepCheckPartition } from './worker.js';
 import { crossPartitionFailures } from '../../filecoin/verify.js';
 
 type PorepPartitionCheck = ReturnType<typeof porepCheckPartition>;
 
-const SYNTH_MODULE = new URL('./worker.js', import.meta.url).href;
+type ShapeModule = typeof import('./porep-c2.js');
+const task = workerTasks<typeof import('./worker.js')>(new URL('./worker.js', import.meta.url).href);
 /** The most challenges of one check task (the C1 checks run in pieces of a partition, in parallel). */
 const CHECK_PIECE = 16;
 const SHAPE_MODULE = new URL('./porep-c2.js', import.meta.url).href;
@@ -70,7 +72,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
     {
       name: 'PoRep',
       infoOf: infoForCircuit,
-      tasks: { module: SHAPE_MODULE, shape: 'porepShapeTask', devParams: 'porepDevParamsTask' },
+      tasks: { module: SHAPE_MODULE, shape: taskName<ShapeModule>('porepShapeTask'), devParams: taskName<ShapeModule>('porepDevParamsTask') },
       rememberProgram,
       /** `<param_cache>/<circuit id>.params`, or the official v28 file whose sizes match the circuit. Looked up
        *  again while not found (a file placed later is seen); the shape is compiled (off the event loop) only when
@@ -107,7 +109,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       // parsing, the public inputs and the replica_id check run in a synthesis worker
       const t0 = performance.now();
       const statedNiChallenges = opts.config.kiln.insecure_stated_ni_challenges;
-      const planned = await ctx.synthPool.run<PorepPlanTaskResult>({ module: SYNTH_MODULE, fn: 'porepPlanTask', arg: { bytes: req.vanillaProof, statedNiChallenges } });
+      const planned = await ctx.synthPool.run(task('porepPlanTask', { bytes: req.vanillaProof, statedNiChallenges }));
       if (!planned.ok) throw new PlanError(planned.error);
       ctx.span?.record('worker_wait', Math.max(0, performance.now() - t0 - planned.ms));
       ctx.span?.record('parse', planned.ms);
@@ -143,8 +145,8 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       const done: (PorepPartitionCheck | undefined)[][] = pieces.map((ps) => ps.map(() => undefined));
       const checks = pieces.map((ps, k) =>
         ps.map((piece, j) => {
-          const check = ctx.synthPool.run<PorepPartitionCheck>(
-            { module: SYNTH_MODULE, fn: 'porepCheckPartition', arg: { c1, ...piece } }, // the packed partitions are shared, not copied
+          const check = ctx.synthPool.run(
+            task('porepCheckPartition', { c1, ...piece }), // the packed partitions are shared, not copied
             { rank: [k, j], signal: stopChecks.signal },
           );
           check.then((c) => void (done[k]![j] = c)).catch(() => undefined); // observed by the partitions' synthesis
@@ -183,7 +185,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
           }
           const arg: PorepWitnessArg = { c1: packed, partition: k, numInputs: inputs[k].length + 1 };
           const check = (got: bigint[]): void => checkInputs(inputs[k], got, "the circuit's public inputs differ from partitionPublicInputs");
-          return workerWitness(ctx, span, { module: SYNTH_MODULE, fn: 'porepWitness', arg }, inputs[k], check, { rank: [k] });
+          return workerWitness(ctx, span, task('porepWitness', arg), inputs[k], check, { rank: [k] });
         },
         dispose() {
           c1Ref = undefined;

@@ -18,6 +18,7 @@
  * `[srs] param_cache`; otherwise, only with `[srs] dev_params = true`, INSECURE development parameters
  * (params.ts, exactly as PoRep: `<[kiln] cache_dir>/dev-params/`).
  */
+import { taskName, workerTasks } from '../../engine/synth-pool.js';
 import { join } from 'node:path';
 import { Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork, type ProofRequest, type PlanContext } from '../../engine/types.js';
 import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofName } from '../../filecoin/post/registry.js';
@@ -29,7 +30,8 @@ import type { PoStPlanArg, PoStPlanTaskResult, PoStWitnessArg } from './worker.j
 import { checkPoStRequest } from './request.js';
 import { witnessRunner } from '../witness.js';
 
-const SYNTH_MODULE = new URL('./worker.js', import.meta.url).href;
+type ShapeModule = typeof import('./post.js');
+const task = workerTasks<typeof import('./worker.js')>(new URL('./worker.js', import.meta.url).href);
 const SHAPE_MODULE = new URL('./post.js', import.meta.url).href;
 
 export type PoStKindOptions = KindOptions;
@@ -47,7 +49,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
     {
       name: 'PoSt',
       infoOf: postProofByCircuitId,
-      tasks: { module: SHAPE_MODULE, shape: 'postShapeTask', devParams: 'postDevParamsTask' },
+      tasks: { module: SHAPE_MODULE, shape: taskName<ShapeModule>('postShapeTask'), devParams: taskName<ShapeModule>('postDevParamsTask') },
       shapeCacheDir: postShapeCacheDir,
       uncachedReason: 'KILN_POST_SHAPE_CACHE=0',
       // without a shape cache, development parameters are named by a digest hashed now, in the worker
@@ -73,7 +75,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
     await circuits.available!(postCircuitId(info));
     const arg: PoStPlanArg = { registeredProof: info.id, elements, randomness: req.randomness, partitionIndex: req.partitionIndex, tape: runner !== undefined };
     // the validate span's steps: the request's fields and the wait for a worker, the checks and public inputs, the tape
-    const r = await planInWorker<PoStPlanTaskResult>(ctx, { module: SYNTH_MODULE, fn: 'postPlanTask', arg }, t0);
+    const r = await planInWorker<PoStPlanTaskResult>(ctx, task('postPlanTask', arg), t0);
     return { info, elements, inputs: r.inputs, tape: r.tape, firstSectorId: r.firstSectorId, sectors: r.sectors, partitionIndex: req.partitionIndex };
   };
   const work = (plan: WorkerPlan, ctx: PlanContext, describe: string): ProofWork => {
@@ -96,7 +98,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
           return nativeWitness(ctx, span, shape, want, (out) => span.time('witness', () => postWitnessNativeFromTape(runner, program, tape, out)), check);
         }
         const arg: PoStWitnessArg = { registeredProof: info.id, elements: held.elements, numInputs: want.length + 1 };
-        return workerWitness(ctx, span, { module: SYNTH_MODULE, fn: 'postWitness', arg }, want, check);
+        return workerWitness(ctx, span, task('postWitness', arg), want, check);
       },
       dispose() {
         held = undefined;
@@ -110,7 +112,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
     defaultPriority: Priority.CRITICAL,
     warm(ctx) {
       // WinningPoSt's latency: the first request finds the planning module loaded in a synthesis worker
-      ctx.synthPool.run({ module: SYNTH_MODULE, fn: 'postWarm', arg: undefined }).catch(() => undefined);
+      ctx.synthPool.run(task('postWarm', undefined)).catch(() => undefined);
     },
     async plan(req, ctx) {
       const p = await plan(req, ctx, 'winning');

@@ -17,6 +17,7 @@
  * branch ops) or `<circuit id>.params` in `[srs] param_cache`; otherwise, only with `[srs] dev_params = true`,
  * INSECURE development parameters (params.ts).
  */
+import { taskName, workerTasks } from '../../engine/synth-pool.js';
 import { join } from 'node:path';
 import { Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork, type ProofRequest, type PlanContext } from '../../engine/types.js';
 import { snapParamsFileName } from '../../filecoin/params-names.js';
@@ -30,7 +31,8 @@ import type { SnapPlanArg, SnapPlanTaskResult, SnapWitnessArg } from './worker.j
 import { checkSnapRequest } from './request.js';
 import { witnessRunner } from '../witness.js';
 
-const SYNTH_MODULE = new URL('./worker.js', import.meta.url).href;
+type ShapeModule = typeof import('./snap.js');
+const task = workerTasks<typeof import('./worker.js')>(new URL('./worker.js', import.meta.url).href);
 const SHAPE_MODULE = new URL('./snap.js', import.meta.url).href;
 
 export interface SnapKindOptions extends KindOptions {
@@ -51,7 +53,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
     {
       name: 'SnapDeals',
       infoOf: snapProofByCircuitId,
-      tasks: { module: SHAPE_MODULE, shape: 'snapShapeTask', devParams: 'snapDevParamsTask' },
+      tasks: { module: SHAPE_MODULE, shape: taskName<ShapeModule>('snapShapeTask'), devParams: taskName<ShapeModule>('snapDevParamsTask') },
       rememberProgram: rememberSnapProgram,
       officialFile: (_id, info) => findOfficialSnapParams(info, paramCache, officialName(info)),
       officialName: (_id, info) => officialName(info),
@@ -74,7 +76,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
     // parameters first (as PreloadSRS): a circuit without them fails now, not after its partition proofs are checked
     await circuits.available!(info.circuitId);
     const arg: SnapPlanArg = { registeredProof: info.id, elements, h, pub };
-    await planInWorker<SnapPlanTaskResult>(ctx, { module: SYNTH_MODULE, fn: 'snapPlanTask', arg }, t0);
+    await planInWorker<SnapPlanTaskResult>(ctx, task('snapPlanTask', arg), t0);
     return { info, h, pub, elements };
   };
   const work = (plan: WorkerPlan, ctx: PlanContext, describe: string): ProofWork => {
@@ -95,7 +97,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
           const t0 = performance.now();
           const tapeArg: Omit<SnapWitnessArg, 'numInputs'> = { registeredProof: info.id, k, h: plan.h, pub: plan.pub, element };
           const [t, shape] = await Promise.all([
-            ctx.synthPool.run<{ tape: Uint8Array; ms: number }>({ module: SYNTH_MODULE, fn: 'snapTapeTask', arg: tapeArg }, { rank: [k] }),
+            ctx.synthPool.run(task('snapTapeTask', tapeArg), { rank: [k] }),
             circuits.shape(info.circuitId),
           ]);
           span.record('worker_wait', Math.max(0, performance.now() - t0 - t.ms));
@@ -109,7 +111,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
           return nativeWitness(ctx, span, shape, want, run, check);
         }
         const arg: SnapWitnessArg = { registeredProof: info.id, k, h: plan.h, pub: plan.pub, element, numInputs: want.length + 1 };
-        return workerWitness(ctx, span, { module: SYNTH_MODULE, fn: 'snapWitness', arg }, want, check, { rank: [k] });
+        return workerWitness(ctx, span, task('snapWitness', arg), want, check, { rank: [k] });
       },
       dispose() {
         elements = undefined;
