@@ -36,15 +36,15 @@ import { concatBytes } from '@noble/hashes/utils.js';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { Backend, DeviceMemoryPlanStatus } from '../backend/backend.js';
+import type { Backend } from '../backend/backend.js';
 import { Span } from '../util/timing.js';
 import { lanesForDevices, type EngineConfig } from './config.js';
 import { Job, JobRegistry, CancelledError, InvalidRequestError, OverloadError, RequestIdConflictError, UnavailableError, errorText, requestDigest, requestIdConflict, type JobResult } from './jobs.js';
-import { MAX_REQUEST_ID_BYTES, STATUS_JOBS_DEFAULT, STATUS_JOBS_MAX, boundText, waitMs } from '../util/limits.js';
+import { MAX_REQUEST_ID_BYTES, boundText, waitMs } from '../util/limits.js';
 import { DeviceSet } from './devices.js';
 import { ProverLanes } from './lanes.js';
 import { BufferPool } from './buffers.js';
-import { MemoryBudget, fmtBytes } from './memory.js';
+import { MemoryBudget } from './memory.js';
 import { EngineMetrics, jobTimings, jobsTrace, reportFinishedJob, type TraceEvent } from './observability/index.js';
 import { RankedSemaphore, runPartitions } from './partitions.js';
 import { PriorityQueue } from './queue.js';
@@ -53,12 +53,13 @@ import { SynthesisPool, workerTasks } from './synth-pool.js';
 import type { Journal, JournalJob, JournalOpenResult } from './journal.js';
 import { affineProof, encodedVerifyingKey } from './verify-task.js';
 import type { Proof } from '../groth16/proof.js';
-
-const verifyTask = workerTasks<typeof import('./verify-task.js')>(new URL('./verify-task.js', import.meta.url).href);
+import { type EngineState, devicesStatus, engineStatus, insecureStatus, lanesStatus, queueStats } from './status-views.js';
 import { AwaitStatus, PRIORITY_NAMES, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest } from './types.js';
 
 export { CancelledError, InvalidRequestError, Job, OverloadError, RequestIdConflictError, UnavailableError, errorText, type JobResult, type JobState, type JobTimings } from './jobs.js';
 export { estimatePartitionBytes } from './partitions.js';
+
+const verifyTask = workerTasks<typeof import('./verify-task.js')>(new URL('./verify-task.js', import.meta.url).href);
 
 export interface EngineOptions {
   config: EngineConfig;
@@ -80,11 +81,6 @@ export interface EngineOptions {
 
 function journalHeader(job: Job): Omit<JournalJob, 'state'> {
   return { id: job.id, requestId: job.requestId, kind: job.kind, kindName: job.kindName, priority: job.priority, seq: job.seq, submittedAt: job.submittedAt, digest: job.digest };
-}
-
-/** A device fault without the id of the job it happened in (its message too: a backend's error may quote it). */
-function withoutJobId<F extends { message: string; jobId: string }>(f: F): F {
-  return { ...f, jobId: '', message: f.jobId === '' ? f.message : f.message.split(f.jobId).join('<job>') };
 }
 
 const KIND_LABELS: Record<number, string> = {
@@ -627,169 +623,53 @@ export class Engine {
   // ---------------------------------------------------------------------------------------------
   // Status, SRS management, traces
 
-  queueStats(): { kind: string; pending: number; inProgress: number }[] {
-    const kinds = new Map<string, { kind: string; pending: number; inProgress: number }>();
-    for (const p of this.planners.values()) kinds.set(p.name, { kind: p.name, pending: 0, inProgress: 0 });
-    // queued, and restored from the journal but not planned again yet
-    for (const j of [...this.queue.toArray(), ...this.restoring]) {
-      const q = kinds.get(j.kindName) ?? { kind: j.kindName, pending: 0, inProgress: 0 };
-      q.pending++;
-      kinds.set(j.kindName, q);
-    }
-    for (const j of this.running) {
-      const q = kinds.get(j.kindName) ?? { kind: j.kindName, pending: 0, inProgress: 0 };
-      q.inProgress++;
-      kinds.set(j.kindName, q);
-    }
-    return [...kinds.values()];
-  }
-
-  /** Per prover lane: its device and what it proves now (the status page's lane table). */
-  lanesStatus(): {
-    ordinal: number;
-    device: number;
-    healthy: boolean;
-    name: string;
-    vramTotal: number;
-    vramFree: number;
-    currentJobId: string;
-    currentProofKind: string;
-  }[] {
-    const perDevice = this.config.gpus.gpu_workers_per_device;
-    const devices = this.devicesStatus();
-    return this.lanes.lanes.map((l) => {
-      const d = devices[l.device];
-      const cur = l.items.find((it) => it.job.lanes.has(l.index)) ?? l.items[0];
-      const worker = l.index % perDevice;
-      return {
-        ordinal: l.index,
-        device: d.ordinal,
-        healthy: d.healthy,
-        name: d.gpu ? `GPU ${d.ordinal}: ${d.name} (worker ${worker})` : `${d.name.replace(/\)$/, '')}, worker ${worker})`,
-        vramTotal: d.vramTotal,
-        vramFree: d.vramFree,
-        currentJobId: cur?.job.id ?? '',
-        currentProofKind: cur?.job.kindName ?? '',
-      };
-    });
-  }
-
-  /**
-   * Per device (GetStatus' gpus): its GPU ordinal and name, memory (total and free, from the driver
-   * when the backend can ask it), the jobs its lanes prove now (ids and kinds, comma-separated when
-   * its lanes run partitions of several), health and the last failure, and the GPU's device-memory
-   * plan (what stays resident, what streams from pinned host memory; null without one: the CPU
-   * backend, a GPU backend without plans).
-   */
-  devicesStatus(): {
-    ordinal: number;
-    /** A GPU (else the CPU backend). */
-    gpu: boolean;
-    name: string;
-    vramTotal: number;
-    vramFree: number;
-    currentJobId: string;
-    currentProofKind: string;
-    healthy: boolean;
-    lanes: number[];
-    faults: number;
-    lastFault: { message: string; at: string; jobId: string; partition: number } | undefined;
-    probes: { passed: number; failed: number; lastError: string | undefined };
-    memoryPlan: DeviceMemoryPlanStatus | null;
-  }[] {
-    return this.devices.list.map((d) => {
-      const caps = d.backend.capabilities();
-      const gpu = caps.gpus.find((g) => g.ordinal === d.ordinal);
-      const mem = d.backend.deviceMemory?.();
-      const lanes = this.lanes.lanes.filter((l) => l.device === d.index);
-      const jobs = new Map<string, string>();
-      for (const l of [...lanes, ...this.lanes.urgentLanes.filter((u) => u.device === d.index)]) {
-        const cur = l.items.find((it) => it.job.lanes.has(l.index)) ?? l.items[0];
-        if (cur !== undefined) jobs.set(cur.job.id, cur.job.kindName);
-      }
-      return {
-        ordinal: d.ordinal,
-        gpu: gpu !== undefined,
-        name: gpu ? gpu.name : `${caps.backend} (${caps.threads} threads)`,
-        vramTotal: mem?.totalBytes ?? gpu?.memoryBytes ?? 0,
-        vramFree: mem?.freeBytes ?? 0,
-        currentJobId: [...jobs.keys()].join(','),
-        currentProofKind: [...new Set(jobs.values())].join(','),
-        healthy: d.healthy,
-        lanes: lanes.map((l) => l.index),
-        faults: d.faults,
-        lastFault: d.lastFault === undefined ? undefined : { ...d.lastFault, at: new Date(d.lastFault.at).toISOString() },
-        probes: { passed: d.probes.passed, failed: d.probes.failed, lastError: d.probes.lastError },
-        memoryPlan: d.backend.memoryPlan?.() ?? null,
-      };
-    });
-  }
-
-  /** JSON status (GET /status): counts of every job by state, and one page of jobs (live ones
-   *  first, then the most recently submitted), `limit` at most STATUS_JOBS_MAX. With `hideJobIds`
-   *  (a caller without the token) no job id appears: no job list, the lanes' and devices' current
-   *  jobs and the last fault's job are "", memory reservations read "job partition k". */
-  status(opts: { offset?: number; limit?: number; hideJobIds?: boolean } = {}): Record<string, unknown> {
-    const hide = opts.hideJobIds === true;
-    const caps = this.devices.capabilities();
-    const all = this.jobs.all();
-    const byState: Record<string, number> = {};
-    for (const j of all) byState[j.state] = (byState[j.state] ?? 0) + 1;
-    const offset = Math.max(0, Math.floor(opts.offset ?? 0) || 0);
-    const limit = Math.min(STATUS_JOBS_MAX, Math.max(0, Math.floor(opts.limit ?? STATUS_JOBS_DEFAULT) || 0));
-    const ordered = [...all.filter((j) => !j.finished).sort((a, b) => a.seq - b.seq), ...all.filter((j) => j.finished).sort((a, b) => b.seq - a.seq)];
+  /** What the status views (status-views.ts) read. */
+  private state(): EngineState {
     return {
-      uptimeSeconds: Math.floor((Date.now() - this.startedAt) / 1000),
-      backend: caps,
-      lanes: this.lanesStatus().map((l) => (hide ? { ...l, currentJobId: '' } : l)),
-      devices: this.devicesStatus().map((d) => (hide ? { ...d, currentJobId: '', lastFault: d.lastFault && withoutJobId(d.lastFault) } : d)),
-      maxJobsInFlight: this.maxInFlight,
-      queues: this.queueStats(),
-      jobCounts: { total: all.length, byState },
-      jobsPage: { offset, limit, returned: Math.max(0, Math.min(limit, ordered.length - offset)), total: ordered.length },
-      jobs: hide ? undefined : ordered.slice(offset, offset + limit).map((j) => j.summary()),
-      limits: { maxQueuedJobs: this.config.daemon.max_queued_jobs, queued: this.queue.length, planning: this.planning },
-      srs: this.srs.status(),
-      memory: {
-        budgetBytes: this.budget.limit,
-        budget: fmtBytes(this.budget.limit),
-        configured: this.config.memory.total_budget_text,
-        reservedBytes: this.budget.reserved,
-        waiting: this.budget.waiting,
-        // partitions.ts labels them `job <id> partition <k>`
-        reservations: this.budget.reservations().map((r) => (hide ? { ...r, label: r.label.replace(/\bjob \S+/g, 'job') } : r)),
-      },
-      synthesis: { workers: this.synthPool.size, reserved: this.synthPool.reserved, busy: this.synthPool.busy, queued: this.synthPool.queued },
-      witnessBuffers: { idleBytes: this.buffers.idleBytes, inUse: this.buffers.outstanding, allocated: this.buffers.allocated, reused: this.buffers.reused },
-      pipeline: { ...this.config.pipeline },
-      scheduler: { ...this.config.scheduler },
-      totals: { ...this.totals },
-      insecure: this.insecureStatus(),
-      // [daemon] state_dir: 'lost' while the journal cannot be written (new jobs refused, records kept in memory)
-      durability:
-        this.journal === undefined
-          ? { journal: null, state: 'memory only' }
-          : ((d) => (d === undefined ? { journal: this.journal!.path, state: 'ok' } : { journal: this.journal!.path, state: 'lost', error: d.error, since: new Date(d.since).toISOString(), pendingRecords: d.pending }))(this.journal.degraded),
+      config: this.config,
+      devices: this.devices,
+      lanes: this.lanes,
+      planners: this.planners,
+      queue: this.queue,
+      restoring: this.restoring,
+      running: this.running,
+      jobs: this.jobs,
+      srs: this.srs,
+      budget: this.budget,
+      synthPool: this.synthPool,
+      buffers: this.buffers,
+      totals: this.totals,
+      journal: this.journal,
+      maxInFlight: this.maxInFlight,
+      startedAt: this.startedAt,
+      planning: this.planning,
+      insecureCircuits: this.insecureCircuits,
+      insecureProofs: this.insecureProofs,
     };
   }
 
-  /**
-   * INSECURE development parameters in this daemon: allowed (`[srs] dev_params`), the circuits proved or
-   * loaded with them, the proofs made with them since the start; `warning` (the status page's banner) is
-   * null when none can be made.
-   */
-  insecureStatus(): { devParams: boolean; circuits: string[]; proofs: number; warning: string | null } {
-    const circuits = new Set(this.insecureCircuits);
-    for (const s of this.srs.status()) if (this.srs.provider(s.circuitId)?.insecure?.(s.circuitId)) circuits.add(s.circuitId);
-    const devParams = this.config.srs.dev_params;
-    const list = [...circuits].sort();
-    const warning =
-      list.length > 0
-        ? `INSECURE development parameters in use (${list.join(', ')}): ${this.insecureProofs} proof(s) made with them; such proofs are never accepted on chain`
-        : devParams
-          ? 'INSECURE development parameters allowed ([srs] dev_params = true): a circuit without official parameters gets them, and its proofs are never accepted on chain'
-          : null;
-    return { devParams, circuits: list, proofs: this.insecureProofs, warning };
+  queueStats(): ReturnType<typeof queueStats> {
+    return queueStats(this.state());
+  }
+
+  /** Per prover lane: its device and what it proves now (the status page's lane table). */
+  lanesStatus(): ReturnType<typeof lanesStatus> {
+    return lanesStatus(this.state());
+  }
+
+  /** Per device (GetStatus' gpus): status-views.ts devicesStatus. */
+  devicesStatus(): ReturnType<typeof devicesStatus> {
+    return devicesStatus(this.state());
+  }
+
+  /** JSON status (GET /status): status-views.ts engineStatus. */
+  status(opts: { offset?: number; limit?: number; hideJobIds?: boolean } = {}): Record<string, unknown> {
+    return engineStatus(this.state(), opts);
+  }
+
+  /** INSECURE development parameters in this daemon: status-views.ts insecureStatus. */
+  insecureStatus(): ReturnType<typeof insecureStatus> {
+    return insecureStatus(this.state());
   }
 
   /** True once close() was called: new work is refused (UNAVAILABLE). */
