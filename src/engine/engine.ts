@@ -116,6 +116,8 @@ export class Engine {
   private readonly lanes: ProverLanes;
   /** Partitions in flight across jobs (partitions.ts PipelineDeps.inFlight). */
   private readonly partitionSlots: RankedSemaphore;
+  /** One large native witness at a time, by job rank (PlanContext.witnessTurn). */
+  private readonly witnessSlots = new RankedSemaphore(1);
   private readonly laneOf = new WeakMap<Span, string>();
   private readonly startedAt = Date.now();
   private seq = 0;
@@ -280,7 +282,15 @@ export class Engine {
     try {
       // the job's tasks rank by its priority and submission order in the synthesis pool
       const synthPool = this.synthPool.forJob([-priority, job.seq], isUrgent(priority));
-      job.work = await planner.plan(req, { synthPool, buffers: this.buffers, span: validate });
+      const witnessTurn = async (rank: readonly number[] = []): Promise<() => void> => {
+        await this.witnessSlots.acquire([-priority, job.seq, ...rank]);
+        let released = false;
+        return () => {
+          if (!released) this.witnessSlots.release();
+          released = true;
+        };
+      };
+      job.work = await planner.plan(req, { synthPool, buffers: this.buffers, span: validate, witnessTurn });
     } catch (e) {
       validate.end();
       // a shutdown cut its planning short (the synthesis pool closed): a recorded job resumes at the next start

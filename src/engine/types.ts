@@ -110,6 +110,14 @@ export interface PlanContext {
   /** Witness buffers in the backend's memory, reused across partitions (give them back in
    *  PartitionWitness.release). */
   buffers: import('./buffers.js').BufferPool;
+  /**
+   * The turn of a large circuit's native witness (kinds/kind.ts nativeWitness), one at a time in the order of
+   * the jobs (priority, then submission; `rank` orders a job's own): such a witness runs on every core, so
+   * several at once only delay the one whose partition the device takes next (three 32 GiB WindowPoSt
+   * witnesses at once: 8.26 s for the first, 2.47 s alone; bench:post32 --window 4 on the H100, 2026-12-05).
+   * Resolves with its release. Absent: no turns (every witness runs at once).
+   */
+  witnessTurn?(rank?: readonly number[]): Promise<() => void>;
 }
 
 /** Turns requests of one proof kind into ProofWork. */

@@ -202,22 +202,33 @@ export async function nativeWitness(
   want: bigint[],
   run: (out: Uint8Array) => Promise<{ assignment: Uint8Array; inputs: bigint[] }>,
   check?: (got: bigint[]) => void,
+  rank?: readonly number[],
 ): Promise<PartitionWitness> {
   const out = await span.time('buffer', () => ctx.buffers.take((shape.numInputs + shape.numAux) * FR_BYTES));
+  // a large circuit's witness takes every core: one at a time, in the jobs' order (span witness_wait)
+  const turn = ctx.witnessTurn !== undefined && shape.numConstraints >= WITNESS_TURN_CONSTRAINTS ? ctx.witnessTurn : undefined;
+  let release: (() => void) | undefined;
   let held: Uint8Array | undefined = out;
   const giveBack = (): void => {
     if (held) ctx.buffers.give(held);
     held = undefined;
   };
   try {
+    if (turn !== undefined) release = await span.time('witness_wait', () => turn(rank));
     const w = await run(out);
     check?.(w.inputs);
     return { assignment: w.assignment, inputs: want, release: giveBack };
   } catch (e) {
     giveBack();
     throw e;
+  } finally {
+    release?.();
   }
 }
+
+/** From this many constraints a native witness waits for its turn (PlanContext.witnessTurn): the 32 GiB circuits
+ *  (81–130 M), not the small sizes' (2 KiB PoRep: 2.7 M; WinningPoSt 32 GiB: 0.37 M), whose witnesses use few cores. */
+export const WITNESS_TURN_CONSTRAINTS = 2 ** 24;
 
 /** A partition's witness by the TypeScript generator in a synthesis worker (the span's steps: the wait for a
  *  worker, the witness); its public inputs checked by `check`. */

@@ -181,7 +181,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
               span.record('tape', w.tapeMs);
               span.record('witness', w.runMs);
               return w;
-            });
+            }, undefined, [k]);
           }
           const arg: PorepWitnessArg = { c1: packed, partition: k, numInputs: inputs[k].length + 1 };
           const check = (got: bigint[]): void => checkInputs(inputs[k], got, "the circuit's public inputs differ from partitionPublicInputs");

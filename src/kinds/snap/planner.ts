@@ -108,7 +108,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
             span.record('witness', w.runMs);
             return w;
           };
-          return nativeWitness(ctx, span, shape, want, run, check);
+          return nativeWitness(ctx, span, shape, want, run, check, [k]);
         }
         const arg: SnapWitnessArg = { registeredProof: info.id, k, h: plan.h, pub: plan.pub, element, numInputs: want.length + 1 };
         return workerWitness(ctx, span, task('snapWitness', arg), want, check, { rank: [k] });
