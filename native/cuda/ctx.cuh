@@ -100,6 +100,32 @@ inline void dfree(Ctx& c, void* p) {
   if (p) KC_CHECK(cudaFreeAsync(p, c.stream));
 }
 
+// Stream-ordered device buffers freed at scope exit (also when a call throws); free() returns one early.
+struct Scratch {
+  Ctx& c;
+  std::vector<void*> held;
+  explicit Scratch(Ctx& cx) : c(cx) {}
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  template <class T>
+  T* get(size_t count) {
+    T* p = dalloc<T>(c, count);
+    held.push_back(p);
+    return p;
+  }
+  void free(void* p) {
+    for (size_t i = 0; i < held.size(); i++) {
+      if (held[i] != p) continue;
+      held.erase(held.begin() + (long)i);
+      dfree(c, p);
+      return;
+    }
+  }
+  ~Scratch() {
+    for (void* p : held) cudaFreeAsync(p, c.stream);
+  }
+};
+
 // Pippenger window forced by set_msm_window (0 = the cost model's choice); a diagnostic for benches.
 inline std::atomic<unsigned> g_msm_window{0};
 // Threads per block of the point-accumulating MSM kernels (set_msm_threads). They need ~180 (G1)

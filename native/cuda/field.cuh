@@ -468,5 +468,19 @@ struct __align__(16) DFq2 {
 
 static_assert(sizeof(DFq) == 48 && sizeof(DFr) == 32 && sizeof(DFq2) == 96, "device field layout");
 
+// c-bit window starting at bit s of a canonical 256-bit scalar (8 limbs), c ≤ 24 (no dynamic register indexing):
+// the MSM's Pippenger digits (msm.cuh) and the fixed-base tables' windows (setup.cu).
+__device__ __forceinline__ u32 scalar_bits(const u32* k, u32 s, u32 c) {
+  const u32 li = s >> 5, off = s & 31;
+  u32 lo = 0, hi = 0;
+#pragma unroll
+  for (u32 j = 0; j < 8; j++) {
+    if (j == li) lo = k[j];
+    if (j == li + 1) hi = k[j];
+  }
+  const u64 v = (((u64)hi << 32) | lo) >> off;
+  return (u32)v & ((1u << c) - 1);
+}
+
 }  // namespace cuda
 }  // namespace kiln

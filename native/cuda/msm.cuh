@@ -115,18 +115,7 @@ __global__ void k_reduce_groups(const Xyzz<F>* __restrict__ in, u32 groups, u32 
 }
 
 // ---- Pippenger -----------------------------------------------------------------------------------
-// c-bit window starting at bit s of a canonical 256-bit scalar (8 limbs), c ≤ 24.
-__device__ __forceinline__ u32 scalar_bits(const u32* k, u32 s, u32 c) {
-  const u32 li = s >> 5, off = s & 31;
-  u32 lo = 0, hi = 0;
-#pragma unroll
-  for (u32 j = 0; j < 8; j++) {
-    if (j == li) lo = k[j];
-    if (j == li + 1) hi = k[j];
-  }
-  const u64 v = (((u64)hi << 32) | lo) >> off;
-  return (u32)v & ((1u << c) - 1);
-}
+// scalar_bits (field.cuh): a c-bit window of a canonical scalar.
 
 // Windows w0 … w0 + W − 1 (a group of the run's windows: the sort then needs memory for W windows
 // only); keys relative to the group (window w0 ↔ buckets 0 … K − 1).

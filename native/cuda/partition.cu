@@ -79,28 +79,6 @@ static __global__ void k_index_check(const u32* __restrict__ idx, size_t n, u32 
   if (i < n && idx[i] >= limit) atomicOr(err, 16u);
 }
 
-// Frees what it holds at scope exit (also on exceptions); free() returns a buffer early.
-struct Scratch {
-  Ctx& c;
-  std::vector<void*> held;
-  explicit Scratch(Ctx& cx) : c(cx) {}
-  template <class T>
-  T* get(size_t count) {
-    T* p = dalloc<T>(c, count);
-    held.push_back(p);
-    return p;
-  }
-  void free(void* p) {
-    auto it = std::find(held.begin(), held.end(), p);
-    if (it != held.end()) {
-      held.erase(it);
-      dfree(c, p);
-    }
-  }
-  ~Scratch() {
-    for (void* p : held) cudaFreeAsync(p, c.stream);
-  }
-};
 
 void check_bases(const Bases* b, const char* name, int dev, int curve, size_t n) {
   if (!b) throw Error(std::string("provePartition: SRS vector ") + name + " is missing");

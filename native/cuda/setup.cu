@@ -65,30 +65,6 @@ DFr dfr_of(const uint8_t* b) {
   return r;
 }
 
-// Stream-ordered device buffers freed at scope exit (also when a call throws).
-struct Held {
-  Ctx& c;
-  std::vector<void*> ps;
-  explicit Held(Ctx& cx) : c(cx) {}
-  Held(const Held&) = delete;
-  Held& operator=(const Held&) = delete;
-  template <class T>
-  T* get(size_t count) {
-    T* p = dalloc<T>(c, count);
-    ps.push_back(p);
-    return p;
-  }
-  void free(void* p) {
-    auto it = std::find(ps.begin(), ps.end(), p);
-    if (it != ps.end()) {
-      ps.erase(it);
-      dfree(c, p);
-    }
-  }
-  ~Held() {
-    for (void* p : ps) cudaFreeAsync(p, c.stream);
-  }
-};
 
 // ---- kernels: field vectors ------------------------------------------------------------------------
 
@@ -219,17 +195,6 @@ __global__ void k_table(const Affine<F>* __restrict__ g, Affine<F>* __restrict__
   T[e] = scalar_mul(*g, k, 5).to_affine();
 }
 
-// kW bits of a canonical 8-limb scalar from bit s (no dynamic register indexing).
-__device__ __forceinline__ u32 window_bits(const u32* k, u32 s) {
-  const u32 li = s >> 5, off = s & 31;
-  u32 lo = 0, hi = 0;
-#pragma unroll
-  for (u32 j = 0; j < 8; j++) {
-    if (j == li) lo = k[j];
-    if (j == li + 1) hi = k[j];
-  }
-  return (u32)((((u64)hi << 32) | lo) >> off) & ((1u << kW) - 1);
-}
 
 template <class F>
 __global__ void k_fixed_base(const Affine<F>* __restrict__ T, const DFr* __restrict__ sc, u64 k,
@@ -239,7 +204,7 @@ __global__ void k_fixed_base(const Affine<F>* __restrict__ T, const DFr* __restr
   const DFr s = sc[i].from_mont();
   Xyzz<F> acc = Xyzz<F>::identity();
   for (u32 j = 0; j < kNW; j++) {
-    const u32 d = window_bits(s.w, j * kW);
+    const u32 d = scalar_bits(s.w, j * kW, kW);
     if (d) acc = acc.add_affine(T[j * kTD + d - 1]);
   }
   out[i] = acc;
@@ -508,7 +473,7 @@ struct Fd {
 // functions still pending reference the Writer, which must outlive this).
 class Pipeline {
  public:
-  Pipeline(Ctx& c, Held& h, Writer& w, size_t chunk_bytes, size_t max_points)
+  Pipeline(Ctx& c, Scratch& h, Writer& w, size_t chunk_bytes, size_t max_points)
       : c_(c), w_(w) {
     KC_CHECK(cudaStreamCreateWithFlags(&cs_, cudaStreamNonBlocking));
     for (int s = 0; s < 2; s++) {
@@ -606,7 +571,7 @@ class Pipeline {
 // ---- driver pieces ---------------------------------------------------------------------------------------
 
 template <class T>
-T* upload(Held& h, Ctx& c, const std::vector<T>& v) {
+T* upload(Scratch& h, Ctx& c, const std::vector<T>& v) {
   T* d = h.get<T>(v.size());
   if (!v.empty()) KC_CHECK(cudaMemcpyAsync(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice, c.stream));
   return d;
@@ -623,7 +588,7 @@ unsigned long eval_matrix(Ctx& c, const DevCsr& M, u32 rows, u32 cols, const DFr
   KC_CHECK(cudaMemsetAsync(out, 0, (size_t)cols * 32, c.stream));
   if (M.nnz == 0 || rows == 0 || cols == 0) return 0;
   const size_t nnz = M.nnz;
-  Held h(c);
+  Scratch h(c);
   u32* row_of = h.get<u32>(nnz);
   k_row_of<<<blocks_for(rows, 256), 256, 0, c.stream>>>(M.rp, rows, row_of);
   KC_LAUNCHED();
@@ -699,7 +664,7 @@ unsigned long eval_matrix(Ctx& c, const DevCsr& M, u32 rows, u32 cols, const DFr
 }
 
 template <class F>
-Affine<F>* build_table(Ctx& c, Held& h, const void* gen_host) {
+Affine<F>* build_table(Ctx& c, Scratch& h, const void* gen_host) {
   Affine<F>* g = h.get<Affine<F>>(1);
   KC_CHECK(cudaMemcpyAsync(g, gen_host, sizeof(Affine<F>), cudaMemcpyHostToDevice, c.stream));
   Affine<F>* T = h.get<Affine<F>>((size_t)kNW * kTD);
@@ -807,7 +772,7 @@ void dev_setup_insecure(Circuit* cc, const DevSetupArgs& args, DevSetupOut& out)
       cudaMemPoolTrimTo(pool, 0);
     }
   } trim{c, pool};
-  Held h(c);
+  Scratch h(c);
   Events ev(4);
   const DFr tau = dfr_of(args.s.tau), alpha = dfr_of(args.s.alpha), beta = dfr_of(args.s.beta);
   const DFr gamma_inv = dfr_of(args.s.gamma_inv), delta_inv = dfr_of(args.s.delta_inv), h_scale = dfr_of(args.s.h_scale);
