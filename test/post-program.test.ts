@@ -12,7 +12,8 @@ import { postProgram, postProgramFast, postShapeAndProgram, postShapeAndProgramF
 import { encodeTapeWith } from '../src/r1cs/circuit-program.js';
 import { FR_MODULUS } from '../src/field/layout.js';
 import { postProofById } from '../src/filecoin/post/registry.js';
-import { encodeTape, interpretProgram } from '../src/r1cs/program.js';
+import { encodeTape } from '../src/r1cs/program.js';
+import { interpretProgram } from '../src/r1cs/program-interpreter.js';
 import { recordShape, shapeDigest } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
 import { postProofsFor, testPoStInfo, testRandomness, testSector } from './post-support.js';

@@ -12,7 +12,8 @@ import { snapBlankCircuit, snapPublicInputs } from '../src/filecoin/snap/circuit
 import { snapShapeAndProgram, snapShapeAndProgramFast, snapTape, snapWitnessNative } from '../src/filecoin/snap/program.js';
 import { SNAP_SECTOR_NODES } from '../src/filecoin/snap/registry.js';
 import { snapCircuitFor } from '../src/filecoin/snap/vanilla.js';
-import { encodeTape, interpretProgram } from '../src/r1cs/program.js';
+import { encodeTape } from '../src/r1cs/program.js';
+import { interpretProgram } from '../src/r1cs/program-interpreter.js';
 import { recordShape, shapeDigest } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
 import { snapFixture } from './snap-support.js';

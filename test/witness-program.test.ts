@@ -21,15 +21,10 @@ import { AllocatedNum, UInt64, packBits, packIntoInputs } from '../src/gadgets/i
 import { sha256 } from '../src/gadgets/sha256.js';
 import { CountingSystem } from '../src/r1cs/counter.js';
 import type { ConstraintSystem } from '../src/r1cs/cs.js';
-import {
-  ProgramError,
-  type WitnessProgram,
-  deserializeProgram,
-  encodeTape,
-  interpretProgram,
-  programChunks,
-  recordProgram,
-} from '../src/r1cs/program.js';
+import { ProgramError, type WitnessProgram, encodeTape } from '../src/r1cs/program.js';
+import { deserializeProgram, programChunks } from '../src/r1cs/program-file.js';
+import { interpretProgram } from '../src/r1cs/program-interpreter.js';
+import { recordProgram } from '../src/r1cs/program-recorder.js';
 import { recordShape, shapeDigest } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
 import { fixture, rng } from './support.js';

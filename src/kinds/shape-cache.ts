@@ -10,7 +10,8 @@ import { queryIndices, type QueryIndices } from '../groth16/queries.js';
 import { ensureDevParamsFile, type EnsureDevParamsResult } from '../groth16/setup.js';
 import type { DensityCounter } from '../r1cs/density.js';
 import type { CircuitShape } from '../r1cs/cs.js';
-import { checkProgramForShape, deserializeProgram, programChunks, type WitnessProgram } from '../r1cs/program.js';
+import { checkProgramForShape, type WitnessProgram } from '../r1cs/program.js';
+import { deserializeProgram, programChunks } from '../r1cs/program-file.js';
 import { readShapeFile, rememberShapeDigest, shapeDigest, writeShapeFile } from '../r1cs/shape.js';
 import { writeChunksAtomic } from '../util/files.js';
 

@@ -7,7 +7,9 @@
  */
 import { FR_BYTES, FR_MODULUS, FR_R, readFr, writeFr } from '../field/layout.js';
 import type { CircuitShape, ConstraintSystem } from './cs.js';
-import { type ProgramRecorder, type WitnessProgram, checkProgramForShape, encodeTape, replicateLastSegment } from './program.js';
+import { type WitnessProgram, checkProgramForShape, encodeTape } from './program.js';
+import { type ProgramRecorder } from './program-recorder.js';
+import { replicateLastSegment } from './program-replicate.js';
 import { ShapeRecorder, replicateLastShapeSegment } from './shape.js';
 
 /** Something that runs witness programs (the native CPU backend). */

@@ -8,7 +8,9 @@
  */
 import { CountingSystem } from '../../r1cs/counter.js';
 import type { CircuitShape, ConstraintSystem } from '../../r1cs/cs.js';
-import { ProgramRecorder, type WitnessProgram, replicateLastSegment } from '../../r1cs/program.js';
+import { type WitnessProgram } from '../../r1cs/program.js';
+import { ProgramRecorder } from '../../r1cs/program-recorder.js';
+import { replicateLastSegment } from '../../r1cs/program-replicate.js';
 import { type NativeWitness, type WitnessProgramRunner, nativeWitness, recordShapeAndProgram, replicatedShapeAndProgram } from '../../r1cs/circuit-program.js';
 import type { AuthPath, AuthPathLevel } from '../circuit/por.js';
 import { FallbackPoStCircuit, type PoStCircuitParams, type PoStSectorWitness, postBlankCircuit } from './circuit.js';

@@ -13,7 +13,9 @@
  */
 import { CountingSystem } from '../../r1cs/counter.js';
 import type { CircuitShape, ConstraintSystem } from '../../r1cs/cs.js';
-import { ProgramRecorder, type WitnessProgram, checkProgramForShape, replicateLastSegmentRelocated } from '../../r1cs/program.js';
+import { type WitnessProgram, checkProgramForShape } from '../../r1cs/program.js';
+import { ProgramRecorder } from '../../r1cs/program-recorder.js';
+import { replicateLastSegmentRelocated } from '../../r1cs/program-replicate.js';
 import { ShapeRecorder, replicateLastShapeSegment } from '../../r1cs/shape.js';
 import { auxIndex } from '../../r1cs/cs.js';
 import { type NativeWitness, type WitnessProgramRunner, nativeWitness, recordShapeAndProgram } from '../../r1cs/circuit-program.js';
