@@ -7,25 +7,18 @@
  * proofs themselves ~20 s each, the NI-PoRep one 13 partitions of them: 6-7.5 minutes). Every result says INSECURE.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { promisify } from 'node:util';
-import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { parseC1, parseCommit2In } from '../src/filecoin/c1.js';
 import { porepParamsSource, porepShape, verifyPorep } from '../src/kinds/porep/porep-c2.js';
 import { loadPorepVerifyingKey } from '../src/kinds/params.js';
-import { runDaemon, type Daemon } from '../src/server/daemon.js';
 import { pino } from 'pino';
-import { fixture, repoRoot } from './support.js';
+import { fixture } from './support.js';
+import { kilnCli, startTestDaemon } from './e2e-support.js';
 
-const ROOT = repoRoot;
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
-const run = promisify(execFile);
 
 let dir: string;
 /** $KILN_CACHE_DIR of this file: the CLI's --cache-dir and the daemon's [kiln] cache_dir by default. */
@@ -34,15 +27,7 @@ let cache: string;
 let params: string;
 const savedEnv = { cache: process.env.KILN_CACHE_DIR, params: process.env.FIL_PROOFS_PARAMETER_CACHE };
 
-async function kiln(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { maxBuffer: 64 << 20 });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code?: number; stdout?: string; stderr?: string };
-    return { code: err.code ?? -1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' };
-  }
-}
+const kiln = kilnCli;
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'kiln-porep-e2e-'));
@@ -126,35 +111,20 @@ test('kiln demo, as the README\'s quick start runs it, with the parameters kiln 
 /** A daemon with the CLI's defaults ($KILN_CACHE_DIR, $FIL_PROOFS_PARAMETER_CACHE; development parameters allowed)
  *  logging into `log`, and a cuzk.v1.ProvingEngine client of it, for `fn`; both closed after. */
 async function withDaemon(log: { level: number; msg: string }[], fn: (prove: (submit: Record<string, unknown>) => Promise<any>) => Promise<void>): Promise<void> {
-  let daemon: Daemon | undefined;
-  let client: any;
+  // no cache or parameter directory configured: the daemon's defaults are the CLI's ($KILN_CACHE_DIR, $FIL_PROOFS_PARAMETER_CACHE)
+  const d = await startTestDaemon({
+    socket: join(dir, 'kiln.sock'),
+    httpListen: '',
+    logger: pino({ level: 'info' }, { write: (line: string) => void log.push(JSON.parse(line) as { level: number; msg: string }) }),
+    timeoutMs: 1_800_000,
+    configure: (c) => {
+      c.srs.dev_params = true;
+    },
+  });
   try {
-    // no cache or parameter directory configured: the daemon's defaults are the CLI's ($KILN_CACHE_DIR, $FIL_PROOFS_PARAMETER_CACHE)
-    daemon = await runDaemon({
-      listen: `unix://${join(dir, 'kiln.sock')}`,
-      httpListen: '',
-      logger: pino({ level: 'info' }, { write: (line: string) => void log.push(JSON.parse(line) as { level: number; msg: string }) }),
-      handleSignals: false,
-      shutdownGraceSeconds: 5,
-      configure: (c) => {
-        c.srs.dev_params = true;
-      },
-    });
-    const def = protoLoader.loadSync(join(ROOT, 'proto', 'cuzk.proto'), { keepCase: true, longs: Number, enums: Number, defaults: true });
-    const pkg = grpc.loadPackageDefinition(def) as any;
-    client = new pkg.cuzk.v1.ProvingEngine(daemon.grpcAddress, grpc.credentials.createInsecure(), {
-      'grpc.max_receive_message_length': 256 << 20,
-      'grpc.max_send_message_length': 256 << 20,
-    });
-    await fn(async (submit) => {
-      const res: any = await new Promise((resolve, reject) =>
-        client.Prove({ submit }, { deadline: Date.now() + 1_800_000 }, (err: Error | null, r: unknown) => (err ? reject(err) : resolve(r))),
-      );
-      return res.result;
-    });
+    await fn((submit) => d.prove(submit));
   } finally {
-    client?.close();
-    await daemon?.close();
+    await d.close();
   }
 }
 

@@ -9,15 +9,11 @@
  *  - the engine: a WinningPoSt submitted behind queued PoRep-priority work starts first.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
-import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import pino from 'pino';
 import { selectBackend } from '../src/backend/select.js';
 import { defaultConfig } from '../src/engine/config.js';
@@ -31,12 +27,10 @@ import { loadPorepVerifyingKey } from '../src/kinds/params.js';
 import { createPorepKind } from '../src/kinds/porep/planner.js';
 import { postVerifyingKeySource, verifyPoSt } from '../src/kinds/post/post.js';
 import { createPoStKind } from '../src/kinds/post/planner.js';
-import { runDaemon, type Daemon } from '../src/server/daemon.js';
 import { testRandomness } from './post-support.js';
-import { repoRoot, testDaemonDirs } from './support.js';
+import { testDaemonDirs } from './support.js';
+import { kilnCli, suiteDaemon } from './e2e-support.js';
 
-const CLI = join(repoRoot, 'dist', 'src', 'cli', 'main.js');
-const run = promisify(execFile);
 const STATUS = { COMPLETED: 1, FAILED: 2 };
 const WINDOW = postProofById(10)!; // StackedDrgWindow2KiBV1_1
 const WINNING = postProofById(0)!; // StackedDrgWinning2KiBV1
@@ -54,16 +48,7 @@ interface Input {
 }
 const inputs: Record<'window' | 'winning', Input> = {} as Record<'window' | 'winning', Input>;
 
-async function kiln(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
-  const t0 = performance.now();
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { maxBuffer: 64 << 20, env: { ...process.env, ...env } });
-    return { code: 0, stdout, stderr, ms: performance.now() - t0 };
-  } catch (e) {
-    const err = e as { code?: number; stdout?: string; stderr?: string };
-    return { code: err.code ?? -1, stdout: err.stdout ?? '', stderr: err.stderr ?? '', ms: performance.now() - t0 };
-  }
-}
+const kiln = kilnCli;
 
 const dirs = (): string[] => ['--params-dir', join(dir, 'no-official-params'), '--cache-dir', cache];
 const postArgs = (type: 'window' | 'winning', r = hex): string[] => [
@@ -153,36 +138,17 @@ test('kiln prove-post: bad arguments are clear errors', async () => {
 });
 
 describe('the daemon over gRPC', () => {
-  let daemon: Daemon;
-  let client: any;
-  const call = (m: string, req: Record<string, unknown>): Promise<any> =>
-    new Promise((resolve, reject) => client[m](req, { deadline: Date.now() + 120_000 }, (err: Error | null, res: any) => (err ? reject(err) : resolve(res))));
-
-  before(async () => {
-    daemon = await runDaemon({
-      listen: `unix://${join(dir, 'kiln.sock')}`,
-      httpListen: '127.0.0.1:0',
-      logLevel: 'silent',
-      handleSignals: false,
-      shutdownGraceSeconds: 5,
-      configure: (c) => {
-        testDaemonDirs(c, join(dir, 'params'));
-        c.srs.dev_params = true;
-        c.gpus.gpu_workers_per_device = 1;
-        c.synthesis.threads = 1;
-      },
-    });
-    const def = protoLoader.loadSync(join(repoRoot, 'proto', 'cuzk.proto'), { keepCase: true, longs: Number, enums: Number, defaults: true });
-    const pkg = grpc.loadPackageDefinition(def) as any;
-    client = new pkg.cuzk.v1.ProvingEngine(daemon.grpcAddress, grpc.credentials.createInsecure(), {
-      'grpc.max_receive_message_length': 256 << 20,
-      'grpc.max_send_message_length': 256 << 20,
-    });
-  });
-  after(async () => {
-    client?.close();
-    await daemon?.close();
-  });
+  const suite = suiteDaemon(() => ({
+    socket: join(dir, 'kiln.sock'),
+    timeoutMs: 120_000,
+    configure: (c) => {
+      testDaemonDirs(c, join(dir, 'params'));
+      c.srs.dev_params = true;
+      c.gpus.gpu_workers_per_device = 1;
+      c.synthesis.threads = 1;
+    },
+  }));
+  const call = (m: string, req: Record<string, unknown>): Promise<any> => suite.get().call(m, req);
 
   const submit = (type: 'window' | 'winning', o: Record<string, unknown> = {}): Record<string, unknown> => ({
     proof_kind: type === 'window' ? ProofKind.WINDOW_POST_PARTITION : ProofKind.WINNING_POST,
@@ -216,14 +182,14 @@ describe('the daemon over gRPC', () => {
     for (const type of ['winning', 'wpost'] as const) {
       const lines: string[] = [];
       const file = inputs[type === 'wpost' ? 'window' : 'winning'].file;
-      const r = await benchSingle({ addr: daemon.grpcAddress, type, vanilla: file, randomness: hex, minerId: '1234', out: (l) => lines.push(l) });
+      const r = await benchSingle({ addr: suite.get().daemon.grpcAddress, type, vanilla: file, randomness: hex, minerId: '1234', out: (l) => lines.push(l) });
       assert.equal(r.status, STATUS.COMPLETED, lines.join('\n'));
       assert.match(lines.join('\n'), /timings:\s+total=\d+ ms \(queue=\d+ ms, srs=\d+ ms, synth=\d+ ms, gpu=\d+ ms\)/); // cuzk-bench's layout (client/bench.ts)
       assert.match(lines.join('\n'), /proof:\s+192 bytes/);
     }
-    const b = await benchBatch({ addr: daemon.grpcAddress, type: 'wpost', vanilla: inputs.window.file, randomness: hex, count: 2, concurrency: 2, out: () => {} });
+    const b = await benchBatch({ addr: suite.get().daemon.grpcAddress, type: 'wpost', vanilla: inputs.window.file, randomness: hex, count: 2, concurrency: 2, out: () => {} });
     assert.equal(b.completed, 2);
-    await assert.rejects(() => benchSingle({ addr: daemon.grpcAddress, type: 'winning', vanilla: inputs.winning.file, out: () => {} }), /needs --randomness/);
+    await assert.rejects(() => benchSingle({ addr: suite.get().daemon.grpcAddress, type: 'winning', vanilla: inputs.winning.file, out: () => {} }), /needs --randomness/);
   });
 
   test('malformed vanilla proofs and wrong fields FAIL naming the problem; the daemon keeps serving', async () => {

@@ -9,26 +9,20 @@
  *  - `kiln circuit-info --circuit snap-2k`: rust-fil-proofs' pinned 1,705,039 constraints.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
-import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { ProofKind } from '../src/engine/types.js';
 import { readVanillaFile } from '../src/filecoin/post/vanilla.js';
 import { loadPorepVerifyingKey } from '../src/kinds/params.js';
 import { snapVerifyingKeySource, verifySnap } from '../src/kinds/snap/snap.js';
 import { readUpdateFile } from '../src/cli/snap-commands.js';
 import { buildRequest } from '../src/client/bench.js';
-import { runDaemon, type Daemon } from '../src/server/daemon.js';
-import { repoRoot, testDaemonDirs } from './support.js';
+import { testDaemonDirs } from './support.js';
+import { kilnCli, suiteDaemon } from './e2e-support.js';
 
-const CLI = join(repoRoot, 'dist', 'src', 'cli', 'main.js');
-const run = promisify(execFile);
 const STATUS = { COMPLETED: 1, FAILED: 2 };
 
 let dir: string;
@@ -36,16 +30,7 @@ let cache: string;
 let update: string;
 let elements: Uint8Array[];
 
-async function kiln(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
-  const t0 = performance.now();
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { maxBuffer: 64 << 20, env: { ...process.env, ...env } });
-    return { code: 0, stdout, stderr, ms: performance.now() - t0 };
-  } catch (e) {
-    const err = e as { code?: number; stdout?: string; stderr?: string };
-    return { code: err.code ?? -1, stdout: err.stdout ?? '', stderr: err.stderr ?? '', ms: performance.now() - t0 };
-  }
-}
+const kiln = kilnCli;
 
 const dirs = (): string[] => ['--params-dir', join(dir, 'no-official-params'), '--cache-dir', cache];
 
@@ -119,36 +104,17 @@ test('kiln circuit-info --circuit snap-2k: 1,705,039 constraints, 4 public input
 });
 
 describe('the daemon over gRPC', () => {
-  let daemon: Daemon;
-  let client: any;
-  const call = (m: string, req: Record<string, unknown>): Promise<any> =>
-    new Promise((resolve, reject) => client[m](req, { deadline: Date.now() + 600_000 }, (err: Error | null, res: any) => (err ? reject(err) : resolve(res))));
-
-  before(async () => {
-    daemon = await runDaemon({
-      listen: `unix://${join(dir, 'kiln.sock')}`,
-      httpListen: '127.0.0.1:0',
-      logLevel: 'silent',
-      handleSignals: false,
-      shutdownGraceSeconds: 5,
-      configure: (c) => {
-        testDaemonDirs(c, join(dir, 'params'));
-        c.srs.dev_params = true;
-        c.gpus.gpu_workers_per_device = 1;
-        c.synthesis.threads = 1;
-      },
-    });
-    const def = protoLoader.loadSync(join(repoRoot, 'proto', 'cuzk.proto'), { keepCase: true, longs: Number, enums: Number, defaults: true });
-    const pkg = grpc.loadPackageDefinition(def) as any;
-    client = new pkg.cuzk.v1.ProvingEngine(daemon.grpcAddress, grpc.credentials.createInsecure(), {
-      'grpc.max_receive_message_length': 256 << 20,
-      'grpc.max_send_message_length': 256 << 20,
-    });
-  });
-  after(async () => {
-    client?.close();
-    await daemon?.close();
-  });
+  const suite = suiteDaemon(() => ({
+    socket: join(dir, 'kiln.sock'),
+    timeoutMs: 600_000,
+    configure: (c) => {
+      testDaemonDirs(c, join(dir, 'params'));
+      c.srs.dev_params = true;
+      c.gpus.gpu_workers_per_device = 1;
+      c.synthesis.threads = 1;
+    },
+  }));
+  const call = (m: string, req: Record<string, unknown>): Promise<any> => suite.get().call(m, req);
 
   const submit = async (o: Record<string, unknown> = {}): Promise<Record<string, unknown>> => {
     const { raw } = await readUpdateFile(update);
