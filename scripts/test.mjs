@@ -28,6 +28,9 @@ const PARALLEL = new Set([
   'filecoin-poseidon', 'demo-circuit', 'reference-backend', 'r1cs', 'post-vanilla-codec', 'encoding',
   'filecoin-tree', 'circuit-poseidon', 'gadgets-num', 'gadgets-uint32', 'params-names', 'gadgets-boolean',
   'device-plan', 'filecoin-registry', 'snap-registry',
+  // short ones (a few seconds with the process start, ~2 of them loading): no port, process, timing or memory figure
+  'groth16-keys', 'native-curve', 'native-lincomb', 'groth16-partition', 'native-vs-reference', 'native-field',
+  'native-csr', 'config-example',
 ]);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
