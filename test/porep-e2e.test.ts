@@ -11,13 +11,13 @@ import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { parseC1, parseCommit2In } from '../src/filecoin/c1.js';
 import { porepParamsSource, porepShape, verifyPorep } from '../src/kinds/porep/porep-c2.js';
 import { loadPorepVerifyingKey } from '../src/kinds/params.js';
 import { pino } from 'pino';
 import { fixture } from './support.js';
-import { kilnCli, startTestDaemon } from './e2e-support.js';
+import { kilnCli, suiteDaemon } from './e2e-support.js';
 
 
 let dir: string;
@@ -108,11 +108,12 @@ test('kiln demo, as the README\'s quick start runs it, with the parameters kiln 
   assert.match(d.stdout, /^verified: yes \(INSECURE development parameters .*: never accepted on chain\)$/m);
 });
 
-/** A daemon with the CLI's defaults ($KILN_CACHE_DIR, $FIL_PROOFS_PARAMETER_CACHE; development parameters allowed)
- *  logging into `log`, and a cuzk.v1.ProvingEngine client of it, for `fn`; both closed after. */
-async function withDaemon(log: { level: number; msg: string }[], fn: (prove: (submit: Record<string, unknown>) => Promise<any>) => Promise<void>): Promise<void> {
-  // no cache or parameter directory configured: the daemon's defaults are the CLI's ($KILN_CACHE_DIR, $FIL_PROOFS_PARAMETER_CACHE)
-  const d = await startTestDaemon({
+describe('the daemon over gRPC', () => {
+  // One daemon with the CLI's defaults ($KILN_CACHE_DIR, $FIL_PROOFS_PARAMETER_CACHE; development parameters
+  // allowed) for both tests, logging into `log`: the 2 KiB parameters (1.1 GB) are read once, by the first proof.
+  const log: { level: number; msg: string }[] = [];
+  const daemon = suiteDaemon(() => ({
+    // no cache or parameter directory configured: the daemon's defaults are the CLI's ($KILN_CACHE_DIR, $FIL_PROOFS_PARAMETER_CACHE)
     socket: join(dir, 'kiln.sock'),
     httpListen: '',
     logger: pino({ level: 'info' }, { write: (line: string) => void log.push(JSON.parse(line) as { level: number; msg: string }) }),
@@ -120,18 +121,11 @@ async function withDaemon(log: { level: number; msg: string }[], fn: (prove: (su
     configure: (c) => {
       c.srs.dev_params = true;
     },
-  });
-  try {
-    await fn((submit) => d.prove(submit));
-  } finally {
-    await d.close();
-  }
-}
+  }));
+  const prove = (submit: Record<string, unknown>): Promise<any> => daemon.get().prove(submit);
 
-test('the daemon proves the 2 KiB fixture over gRPC (Curio\'s Commit2In in vanilla_proof) with the parameters kiln setup made, and the proof verifies', async () => {
-  const made = devParams();
-  const log: { level: number; msg: string }[] = [];
-  await withDaemon(log, async (prove) => {
+  test('the daemon proves the 2 KiB fixture over gRPC (Curio\'s Commit2In in vanilla_proof) with the parameters kiln setup made, and the proof verifies', async () => {
+    const made = devParams();
     const wrapper = readFileSync(fixture('2KiB.commit2in.json'));
     const r = await prove({ request_id: 'e2e-2k', proof_kind: 1, sector_size: 2048, registered_proof: 5, vanilla_proof: wrapper });
     assert.equal(r.status, 1, r.error_message); // COMPLETED
@@ -151,28 +145,27 @@ test('the daemon proves the 2 KiB fixture over gRPC (Curio\'s Commit2In in vanil
     assert.ok(!log.some((l) => /generating INSECURE/.test(l.msg)));
     assert.ok(log.some((l) => l.msg.startsWith(`durable jobs: the job journal is in ${join(cache, 'state')}`)));
   });
-});
 
-test('NI-PoRep: kiln seal --ni → the daemon proves its 13 partitions (registered_proof 15, as Curio sends it) → kiln verify accepts the 2,496 bytes', async () => {
-  const c1File = join(dir, 'ni.json');
-  const s = await kiln(['seal', '--ni', '--sector-size', '2KiB', '--out', c1File, '--rng-seed', 'e2e-ni', '--miner-id', 'f01234', '--sector-number', '9']);
-  assert.equal(s.code, 0, s.stderr);
-  assert.match(s.stderr, /sealed StackedDrg2KiBV1_2_Feat_NonInteractivePoRep/);
-  const proofFile = join(dir, 'ni.proof');
-  await withDaemon([], async (prove) => {
+  test('NI-PoRep: kiln seal --ni → the daemon proves its 13 partitions (registered_proof 15, as Curio sends it) → kiln verify accepts the 2,496 bytes', async () => {
+    const c1File = join(dir, 'ni.json');
+    const s = await kiln(['seal', '--ni', '--sector-size', '2KiB', '--out', c1File, '--rng-seed', 'e2e-ni', '--miner-id', 'f01234', '--sector-number', '9']);
+    assert.equal(s.code, 0, s.stderr);
+    assert.match(s.stderr, /sealed StackedDrg2KiBV1_2_Feat_NonInteractivePoRep/);
+    const proofFile = join(dir, 'ni.proof');
     const r = await prove({ request_id: 'e2e-ni', proof_kind: 1, sector_size: 2048, registered_proof: 15, sector_number: 9, vanilla_proof: readFileSync(c1File) });
     assert.equal(r.status, 1, r.error_message); // COMPLETED: every partition verified by the daemon
     assert.equal(r.proof.length, 13 * 192);
+    console.log(`# NI-PoRep 2 KiB through the daemon: total_ms ${r.total_ms} (srs_load_ms ${r.srs_load_ms}, synthesis ${r.synthesis_ms}, prove ${r.gpu_compute_ms})`);
     writeFileSync(proofFile, r.proof);
+    const v = await kiln(['verify', '--c1', c1File, '--proof', proofFile]);
+    assert.equal(v.code, 0, v.stdout + v.stderr);
+    assert.match(v.stdout, /^partition 12: valid$/m);
+    // two partitions' proofs swapped: each proves its own challenges, not the other's
+    const p = readFileSync(proofFile);
+    writeFileSync(proofFile, Buffer.concat([p.subarray(192, 384), p.subarray(0, 192), p.subarray(384)]));
+    const bad = await kiln(['verify', '--c1', c1File, '--proof', proofFile]);
+    assert.equal(bad.code, 1, bad.stdout + bad.stderr);
+    assert.match(bad.stdout, /^partition 0: INVALID$/m);
+    assert.match(bad.stdout, /^partition 2: valid$/m);
   });
-  const v = await kiln(['verify', '--c1', c1File, '--proof', proofFile]);
-  assert.equal(v.code, 0, v.stdout + v.stderr);
-  assert.match(v.stdout, /^partition 12: valid$/m);
-  // two partitions' proofs swapped: each proves its own challenges, not the other's
-  const p = readFileSync(proofFile);
-  writeFileSync(proofFile, Buffer.concat([p.subarray(192, 384), p.subarray(0, 192), p.subarray(384)]));
-  const bad = await kiln(['verify', '--c1', c1File, '--proof', proofFile]);
-  assert.equal(bad.code, 1, bad.stdout + bad.stderr);
-  assert.match(bad.stdout, /^partition 0: INVALID$/m);
-  assert.match(bad.stdout, /^partition 2: valid$/m);
 });
