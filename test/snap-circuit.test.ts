@@ -82,10 +82,11 @@ if (isMainThread) test('gadgets.rs test_apex_por_gadget: 8 leaves 317,654; 128 l
   }
 });
 
-/** The first unsatisfied constraint's path (WitnessGenerator with checks: values only, O(variables) memory). */
-function firstUnsatisfied(c: EmptySectorUpdateCircuit): string | undefined {
+/** The first unsatisfied constraint's path (WitnessGenerator with checks: values only, O(variables) memory); `gen`
+ *  (a checking generator) keeps the values for the caller. */
+function firstUnsatisfied(c: EmptySectorUpdateCircuit, gen = new WitnessGenerator(5, undefined, { check: true })): string | undefined {
   try {
-    c.synthesize(new WitnessGenerator(5, undefined, { check: true }));
+    c.synthesize(gen);
     return undefined;
   } catch (e) {
     const m = /^unsatisfied constraint: (.*)$/.exec((e as Error).message);
@@ -100,9 +101,9 @@ function satisfied(nodes: number, seed: number): void {
     checkSnapPartition(p, k, update.h, update.pub, pp);
     if (p.partitionCount > 1) assert.throws(() => checkSnapPartition(p, (k + 1) % p.partitionCount, update.h, update.pub, pp), SnapInputError);
     const c = snapCircuitFor(p, k, update.h, update.pub, pp);
-    assert.equal(firstUnsatisfied(c), undefined, `partition ${k}`);
-    const wg = new WitnessGenerator(5);
-    c.synthesize(wg);
+    // one synthesis: every constraint checked, then the public inputs read from its values
+    const wg = new WitnessGenerator(5, undefined, { check: true });
+    assert.equal(firstUnsatisfied(c, wg), undefined, `partition ${k}`);
     const inputs = Array.from({ length: 4 }, (_, i) => wg.value(i + 1));
     assert.deepEqual(inputs, snapPublicInputs(p, k, update.h, update.pub.commROld, update.pub.commDNew, update.pub.commRNew));
   });
