@@ -12,7 +12,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import type { Logger } from 'pino';
 import type { EngineConfig } from '../src/engine/config.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
-import { repoRoot } from './support.js';
+import { repoRoot, testDaemonDirs } from './support.js';
 
 const CLI = join(repoRoot, 'dist', 'src', 'cli', 'main.js');
 const run = promisify(execFile);
@@ -107,4 +107,21 @@ export function suiteDaemon(options: () => TestDaemonOptions): { get(): TestDaem
       return d;
     },
   };
+}
+
+/**
+ * The small-sector daemon of the PoSt and SnapDeals suites, in `dir`: parameters in dir/params (made by the
+ * development setup on first use), one GPU worker, one synthesis thread.
+ */
+export function smallSectorDaemon(dir: () => string, timeoutMs: number): { get(): TestDaemon } {
+  return suiteDaemon(() => ({
+    socket: join(dir(), 'kiln.sock'),
+    timeoutMs,
+    configure: (c) => {
+      testDaemonDirs(c, join(dir(), 'params'));
+      c.srs.dev_params = true;
+      c.gpus.gpu_workers_per_device = 1;
+      c.synthesis.threads = 1;
+    },
+  }));
 }

@@ -28,8 +28,7 @@ import { createPorepKind } from '../src/kinds/porep/planner.js';
 import { postVerifyingKeySource, verifyPoSt } from '../src/kinds/post/post.js';
 import { createPoStKind } from '../src/kinds/post/planner.js';
 import { testRandomness } from './post-support.js';
-import { testDaemonDirs } from './support.js';
-import { kilnCli, suiteDaemon } from './e2e-support.js';
+import { kilnCli, smallSectorDaemon } from './e2e-support.js';
 
 const STATUS = { COMPLETED: 1, FAILED: 2 };
 const WINDOW = postProofById(10)!; // StackedDrgWindow2KiBV1_1
@@ -138,16 +137,7 @@ test('kiln prove-post: bad arguments are clear errors', async () => {
 });
 
 describe('the daemon over gRPC', () => {
-  const suite = suiteDaemon(() => ({
-    socket: join(dir, 'kiln.sock'),
-    timeoutMs: 120_000,
-    configure: (c) => {
-      testDaemonDirs(c, join(dir, 'params'));
-      c.srs.dev_params = true;
-      c.gpus.gpu_workers_per_device = 1;
-      c.synthesis.threads = 1;
-    },
-  }));
+  const suite = smallSectorDaemon(() => dir, 120_000);
   const call = (m: string, req: Record<string, unknown>): Promise<any> => suite.get().call(m, req);
 
   const submit = (type: 'window' | 'winning', o: Record<string, unknown> = {}): Record<string, unknown> => ({

@@ -20,8 +20,7 @@ import { loadPorepVerifyingKey } from '../src/kinds/params.js';
 import { snapVerifyingKeySource, verifySnap } from '../src/kinds/snap/snap.js';
 import { readUpdateFile } from '../src/cli/snap-commands.js';
 import { buildRequest } from '../src/client/bench.js';
-import { testDaemonDirs } from './support.js';
-import { kilnCli, suiteDaemon } from './e2e-support.js';
+import { kilnCli, smallSectorDaemon } from './e2e-support.js';
 
 const STATUS = { COMPLETED: 1, FAILED: 2 };
 
@@ -104,16 +103,7 @@ test('kiln circuit-info --circuit snap-2k: 1,705,039 constraints, 4 public input
 });
 
 describe('the daemon over gRPC', () => {
-  const suite = suiteDaemon(() => ({
-    socket: join(dir, 'kiln.sock'),
-    timeoutMs: 600_000,
-    configure: (c) => {
-      testDaemonDirs(c, join(dir, 'params'));
-      c.srs.dev_params = true;
-      c.gpus.gpu_workers_per_device = 1;
-      c.synthesis.threads = 1;
-    },
-  }));
+  const suite = smallSectorDaemon(() => dir, 600_000);
   const call = (m: string, req: Record<string, unknown>): Promise<any> => suite.get().call(m, req);
 
   const submit = async (o: Record<string, unknown> = {}): Promise<Record<string, unknown>> => {
