@@ -184,7 +184,7 @@ async function main(): Promise<void> {
       const provider = engine.srs.provider(id);
       if (provider === undefined) throw new Error(`no provider for ${id}`);
       t = performance.now();
-      const shape = await provider.shape(id);
+      const { shape } = await provider.compiled(id);
       const shapeMs = performance.now() - t;
       t = performance.now();
       const pre = (await c.call('PreloadSRS', { circuit_id: id }, CALL_MS)) as { already_loaded?: boolean; load_time_ms?: number };
@@ -278,8 +278,8 @@ async function main(): Promise<void> {
       const porepVk = await loadPorepVerifyingKey(await porepVerifyingKeySource(c1.registeredProof, dir, path.join(dir, 'kiln-cache')));
       const postVk = {} as Record<'winning' | 'window', Awaited<ReturnType<typeof loadPorepVerifyingKey>>>;
       for (const k of windowPartitions > 0 ? (['winning', 'window'] as const) : (['winning'] as const)) {
-        const shape = await engine.srs.provider(ids[k])!.shape(ids[k]);
-        postVk[k] = await loadPorepVerifyingKey(postVerifyingKeySource(infos[k], dir, path.join(dir, 'kiln-cache'), shape));
+        const circuit = await engine.srs.provider(ids[k])!.compiled(ids[k]);
+        postVk[k] = await loadPorepVerifyingKey(postVerifyingKeySource(infos[k], dir, path.join(dir, 'kiln-cache'), circuit));
       }
       const sectors = { winning: vanilla.winning.map((e) => parsePoStSectorProof(e, infos.winning)), window: (vanilla.window ?? []).map((e) => parsePoStSectorProof(e, infos.window)) };
       let bad = 0;

@@ -95,7 +95,7 @@ export async function prepareCircuit(
   const provider = engine.srs.provider(id);
   if (provider === undefined) throw new Error(`no provider for ${id}`);
   let t = performance.now();
-  const shape = await provider.shape(id);
+  const { shape } = await provider.compiled(id);
   const shapeMs = performance.now() - t;
   log.say(`shape ${id}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux in ${sec(shapeMs)} s; RSS peak ${vmHwmGiB().toFixed(2)} GiB`);
   t = performance.now();

@@ -24,7 +24,8 @@ import { recordShape } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
 import { encodeParams, encodeVerifyingKey, paramsByteLength, readParamsFile, readVerifyingKeyFile, verifyingKeyByteLength } from '../src/groth16/keys.js';
 import { prove } from '../src/groth16/prover.js';
-import { checkParamsForShape, domainSize, queryIndices } from '../src/groth16/queries.js';
+import { compiledOf } from '../src/groth16/compiled.js';
+import { domainSize, queryIndices } from '../src/groth16/queries.js';
 import {
   devParamsFileFits,
   devParamsLayout,
@@ -80,7 +81,7 @@ test(`[${backend.name}] CPU dev setup files: the reader takes them back, .vk = h
     const vkPath = join(dir, 'demo.vk');
     const { vk } = await writeInsecureDevParamsCpu(shape, backend, paramsPath, { vkPath });
     const params = await readParamsFile(paramsPath, { checkPoints: true });
-    checkParamsForShape(params, shape);
+    compiledOf(shape).checkParams(params);
     assert.equal((await stat(paramsPath)).size, paramsByteLength(params));
     assert.equal((await stat(paramsPath)).size, devParamsLayout(shape).bytes);
     assert.ok(await devParamsFileFits(paramsPath, shape));

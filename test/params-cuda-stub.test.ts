@@ -22,6 +22,7 @@ import { G1, G2, frVector, g1Vector, g2Vector } from '../src/field/layout.js';
 import { MemoryBudget } from '../src/engine/memory.js';
 import { SrsCache, estimateSrsBytes } from '../src/engine/srs-cache.js';
 import { encodeParams, type AnyParameters, type Parameters } from '../src/groth16/keys.js';
+import { CompiledCircuit } from '../src/groth16/compiled.js';
 import { loadOrCreateDevParams } from '../src/groth16/setup.js';
 import { Span } from '../src/util/timing.js';
 import { loadParams, loadParamsFile } from '../src/groth16/params-native.js';
@@ -295,7 +296,7 @@ test('the engine\'s SRS cache over the CUDA backend: development parameters stre
     const srsBytes = estimateSrsBytes(shape);
     const budget = new MemoryBudget(srsBytes - 1);
     const cache = new SrsCache(
-      () => [{ knows: (id: string) => id === 'demo', shape: async () => shape, params: async () => loadOrCreateDevParams(shape, gpu, dir) }],
+      () => [{ knows: (id: string) => id === 'demo', compiled: async () => new CompiledCircuit(shape), params: async () => loadOrCreateDevParams(shape, gpu, dir) }],
       budget,
       gpu,
       0,
@@ -324,12 +325,13 @@ test('two GPUs (two CudaBackends over one addon): the SRS cache streams a copy t
     const { addon, live, proved } = stubAddon(2);
     const gpus = [new CudaBackend({ addon, cpu, device: 0 }), new CudaBackend({ addon, cpu, device: 1 })];
     const shape = recordShape((cs) => new DemoCircuit({ constraints: 40, bitsPerWord: 4, publicInputs: 2 }).synthesize(cs));
+    const circuit = new CompiledCircuit(shape);
     const loads: number[] = [];
     const cache = new SrsCache(
       () => [
         {
           knows: (id: string) => id === 'demo',
-          shape: async () => shape,
+          compiled: async () => circuit,
           params: async (_id: string, _span: Span, b?: Backend) => {
             loads.push((b as CudaBackend).device);
             return loadOrCreateDevParams(shape, b ?? gpus[0], dir);

@@ -41,7 +41,7 @@ import {
 import { inspectParamsFile, loadParams, loadParamsFile } from '../src/groth16/params-native.js';
 import { encodeProof } from '../src/groth16/proof.js';
 import { proveWithRandomness } from '../src/groth16/prover.js';
-import { checkParamsForShape, expectedParamsCounts } from '../src/groth16/queries.js';
+import { compiledOf } from '../src/groth16/compiled.js';
 import { devParamsPath, insecureDevSetup, loadOrCreateDevParams } from '../src/groth16/setup.js';
 import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
 import { recordShape } from '../src/r1cs/shape.js';
@@ -456,9 +456,9 @@ test('a proof from natively loaded, chunked parameters equals the proof from the
     const path = join(dir, 'demo.params');
     await writeFile(path, encodeParams(params));
     const ts = await readParamsFile(path, { memory: be });
-    const nat = await loadParamsFile(path, { backend: be, chunkBytes: 96 * 16, expected: expectedParamsCounts(shape), checkPoints: true });
+    const nat = await loadParamsFile(path, { backend: be, chunkBytes: 96 * 16, expected: compiledOf(shape).expectedParamsCounts(), checkPoints: true });
     assert.ok(nat.h.chunks.length > 1);
-    checkParamsForShape(nat, shape);
+    compiledOf(shape).checkParams(nat);
     const r = 123456789n;
     const s = 987654321n;
     const a = await proveWithRandomness(ts, shape, assignment, r, s, be);
@@ -479,12 +479,12 @@ test('one loader for official and development files: loadParams and the developm
     const again = await loadOrCreateDevParams(shape, be, cacheDir);
     assert.deepEqual(encodeParams(again), encodeParams(dev));
     // the reference backend (the TypeScript reader): the same parameters in Uint8Arrays
-    const ref = await loadParams(devParamsPath(shape, cacheDir), new ReferenceBackend(), { expected: expectedParamsCounts(shape) });
+    const ref = await loadParams(devParamsPath(shape, cacheDir), new ReferenceBackend(), { expected: compiledOf(shape).expectedParamsCounts() });
     for (const [key] of KEYS) assert.ok(ref[key] instanceof Uint8Array, key);
     assert.deepEqual(encodeParams(ref), encodeParams(dev));
     // a wrong circuit is refused before a point is read
     const other = recordShape((cs) => new DemoCircuit({ constraints: 51, bitsPerWord: 4, publicInputs: 2 }).synthesize(cs));
-    await assert.rejects(loadParams(devParamsPath(shape, cacheDir), be, { expected: expectedParamsCounts(other) }), /section (vk\.ic|h|l|a|b_g1|b_g2): count \d+ but the circuit/);
+    await assert.rejects(loadParams(devParamsPath(shape, cacheDir), be, { expected: compiledOf(other).expectedParamsCounts() }), /section (vk\.ic|h|l|a|b_g1|b_g2): count \d+ but the circuit/);
     release(dev);
     release(again);
   });

@@ -22,7 +22,7 @@ import { programChunks } from '../src/r1cs/program-file.js';
 import { shapeDigest } from '../src/r1cs/shape.js';
 import { createPoStKind } from '../src/kinds/post/planner.js';
 import { planPoStRequest } from '../src/kinds/post/request.js';
-import { postProgramFor, postShape } from '../src/kinds/post/post.js';
+import { postShape } from '../src/kinds/post/post.js';
 import { postPlanTask } from '../src/kinds/post/worker.js';
 
 let dir: string;
@@ -47,22 +47,22 @@ const kindIn = (sub: string, devParams = false): ReturnType<typeof createPoStKin
 test('a PoSt shape recorded in a worker thread: the same shape and witness program as in this thread; concurrent requests share one compile', async () => {
   const kind = kindIn('a');
   const info = postProofById(10)!; // StackedDrgWindow2KiBV1_1: wpost-2k
-  const [s1, s2] = await Promise.all([kind.circuits.shape('wpost-2k'), kind.circuits.shape('wpost-2k')]);
-  assert.equal(s1, s2, 'one compile, one shape object');
-  assert.equal(await kind.circuits.shape('wpost-2k'), s1);
-  const here = postShape(info).shape;
-  assert.equal(s1.numConstraints, here.numConstraints);
-  assert.equal(shapeDigest(s1), shapeDigest(here), 'the same matrices');
-  // the witness program of the worker's shape (remembered with it) is the one recorded here
-  const program = postProgramFor(info, s1);
+  const [c1, c2] = await Promise.all([kind.circuits.compiled('wpost-2k'), kind.circuits.compiled('wpost-2k')]);
+  assert.equal(c1, c2, 'one compile, one compiled circuit');
+  assert.equal(await kind.circuits.compiled('wpost-2k'), c1);
+  const here = postShape(info).circuit;
+  assert.equal(c1.shape.numConstraints, here.shape.numConstraints);
+  assert.equal(shapeDigest(c1.shape), shapeDigest(here.shape), 'the same matrices');
+  assert.deepEqual(c1.queries, here.queries, 'the query indices the worker sent back');
+  // the witness program the worker sent back with the shape is the one recorded here
   const bytes = (p: WitnessProgram): Buffer => Buffer.concat([...programChunks(p)]);
-  assert.ok(bytes(program).equals(bytes(postProgramFor(info, here))), 'the same witness program');
+  assert.ok(bytes(c1.program).equals(bytes(here.program)), 'the same witness program');
   await kind.circuits.close?.();
 });
 
 test('close() stops a PoSt shape compile in progress', async () => {
   const kind = kindIn('b');
-  const shape = kind.circuits.shape('wpost-512m'); // ~2 s here
+  const shape = kind.circuits.compiled('wpost-512m'); // ~2 s here
   await new Promise((r) => setTimeout(r, 200));
   const t0 = performance.now();
   await kind.circuits.close?.();

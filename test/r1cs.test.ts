@@ -368,15 +368,3 @@ test('DensityCounter: counts and A/B densities equal the recorded shape (cancell
     });
   }
 });
-
-test('shapeDigest is computed once per shape; a digest stored beside a cached shape is taken as given', async () => {
-  const { rememberShapeDigest } = await import('../src/r1cs/shape.js');
-  const shape = recordShape((cs) => new RandomCircuit(9, 200).synthesize(cs));
-  const d = shapeDigest(shape);
-  const copy = deserializeShape(serializeShape(shape));
-  assert.equal(shapeDigest(copy), d); // recomputed from the bytes: the same
-  const other = deserializeShape(serializeShape(shape));
-  rememberShapeDigest(other, 'ab'.repeat(32));
-  assert.equal(shapeDigest(other), 'ab'.repeat(32));
-  assert.throws(() => rememberShapeDigest(other, 'not hex'), RangeError);
-});

@@ -27,7 +27,7 @@ import { shapeDigest } from '../src/r1cs/shape.js';
 import { devParamsPath } from '../src/groth16/setup.js';
 import { createSnapKind } from '../src/kinds/snap/planner.js';
 import { planSnapRequest } from '../src/kinds/snap/request.js';
-import { snapProgramFor, snapShape, snapWitnessTs } from '../src/kinds/snap/snap.js';
+import { snapShape, snapWitnessTs } from '../src/kinds/snap/snap.js';
 import { snapPlanTask, snapTapeTask } from '../src/kinds/snap/worker.js';
 
 let dir: string;
@@ -52,21 +52,22 @@ const kindIn = (sub: string, devParams = false): ReturnType<typeof createSnapKin
 test('a SnapDeals shape recorded in a worker thread: the same shape and witness program as in this thread; concurrent requests share one compile', async () => {
   const kind = kindIn('a');
   const info = snapProofById(0)!; // snap-2k
-  const [s1, s2] = await Promise.all([kind.circuits.shape('snap-2k'), kind.circuits.shape('snap-2k')]);
-  assert.equal(s1, s2, 'one compile, one shape object');
-  assert.equal(await kind.circuits.shape('snap-2k'), s1);
-  const here = snapShape(info).shape;
-  assert.equal(s1.numConstraints, here.numConstraints);
-  assert.equal(shapeDigest(s1), shapeDigest(here), 'the same matrices');
-  // the witness program of the worker's shape (remembered with it) is the one recorded here
+  const [c1, c2] = await Promise.all([kind.circuits.compiled('snap-2k'), kind.circuits.compiled('snap-2k')]);
+  assert.equal(c1, c2, 'one compile, one compiled circuit');
+  assert.equal(await kind.circuits.compiled('snap-2k'), c1);
+  const here = snapShape(info).circuit;
+  assert.equal(c1.shape.numConstraints, here.shape.numConstraints);
+  assert.equal(c1.knownDigest, shapeDigest(here.shape), 'the same matrices; the digest sent back with the shape');
+  assert.deepEqual(c1.queries, here.queries, 'the query indices the worker sent back');
+  // the witness program the worker sent back with the shape is the one recorded here
   const bytes = (p: WitnessProgram): Buffer => Buffer.concat([...programChunks(p)]);
-  assert.ok(bytes(snapProgramFor(info, s1)).equals(bytes(snapProgramFor(info, here))), 'the same witness program');
+  assert.ok(bytes(c1.program).equals(bytes(here.program)), 'the same witness program');
   await kind.circuits.close?.();
 });
 
 test('close() stops a SnapDeals shape compile in progress', async () => {
   const kind = kindIn('b');
-  const shape = kind.circuits.shape('snap-8m'); // ~30 s here
+  const shape = kind.circuits.compiled('snap-8m'); // ~30 s here
   await new Promise((r) => setTimeout(r, 300));
   const t0 = performance.now();
   await kind.circuits.close?.();
@@ -123,7 +124,7 @@ test('the planning and tape tasks (synthesis worker): what this thread accepts, 
   assert.deepEqual(ran, []);
   const work = await kind.planner.plan(request(elements), ctx);
   assert.equal(work.partitions, 1);
-  const shape = await kind.circuits.shape('snap-2k');
+  const { shape } = await kind.circuits.compiled('snap-2k');
   const w = await work.synthesize(0, new Span('test'));
   const ts = snapWitnessTs(info, { k: 0, h, pub, proof: here.partitions[0]! }, shape.numInputs);
   assert.deepEqual(w.inputs, ts.inputs);
@@ -139,7 +140,7 @@ test('the CPU development setup runs in a worker thread: the file is made under 
   config.srs.dev_params = true;
   const notices: string[] = [];
   const kind = createSnapKind({ config, backend: selectBackend('native'), cacheDir: join(dir, 'd', 'kiln-cache'), notice: (m) => notices.push(m) });
-  const shape = await kind.circuits.shape('snap-2k');
+  const { shape } = await kind.circuits.compiled('snap-2k');
   const devFile = devParamsPath(shape, join(dir, 'd', 'kiln-cache', 'dev-params'));
   assert.equal(existsSync(devFile), false);
   const params = await kind.circuits.params('snap-2k', new Span('test'));

@@ -366,7 +366,7 @@ export class ProverLanes {
         this.forgetProving(proving.startMs);
         this.proving.push({ lane: lane.index, span: proving, jobId: it.job.id, partition: it.partition });
         const urgent = isUrgent(it);
-        const r = await prove(params, it.entry.shape, it.witness.assignment, device.backend, proving, it.job.abort.signal, {
+        const r = await prove(params, it.entry.circuit, it.witness.assignment, device.backend, proving, it.job.abort.signal, {
           urgent,
           pause: urgent ? undefined : () => this.urgentProving(lane.device),
         });

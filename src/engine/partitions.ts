@@ -102,7 +102,7 @@ export async function runPartitions(deps: PipelineDeps, job: Job, work: ProofWor
   // The engine-wide slots (deps.inFlight: lanes + synthesis_lookahead, by job rank) bound what is in
   // flight; without the pipeline a job also synthesises one partition at a time.
   const slots = new Semaphore(config.pipeline.enabled ? Number.MAX_SAFE_INTEGER : 1);
-  const partBytes = estimatePartitionBytes(entry.shape, deps.backend);
+  const partBytes = estimatePartitionBytes(entry.circuit.shape, deps.backend);
   const inFlight: Promise<Uint8Array>[] = [];
   let stop: unknown;
   for (let k = 0; k < work.partitions; k++) {

@@ -23,7 +23,8 @@ import type { Backend } from '../backend/backend.js';
 import { releaseSection } from '../backend/section.js';
 import { G1_BYTES, G2_BYTES } from '../field/layout.js';
 import type { AnyParameters as Parameters } from '../groth16/keys.js';
-import { circuitFootprint, domainSize, queryIndices } from '../groth16/queries.js';
+import { compiledOf, type CircuitLike, type CompiledCircuit } from '../groth16/compiled.js';
+import { domainSize } from '../groth16/queries.js';
 import { prepareVerifyingKey, type PreparedVerifyingKey } from '../groth16/verifier.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { Span } from '../util/timing.js';
@@ -34,7 +35,8 @@ export const SrsTier = { HOT: 0, WARM: 1, COLD: 2 } as const;
 
 export interface SrsEntry {
   readonly circuitId: string;
-  shape: CircuitShape;
+  /** The compiled circuit (shape, query indices, digest, witness program). */
+  circuit: CompiledCircuit;
   /** The parameters of a loaded copy (the first loaded that is still there); a prover takes its
    *  device's copy from `SrsCache.paramsOn`. */
   readonly params: Parameters;
@@ -74,10 +76,10 @@ interface Slot {
   copies: Map<number, Copy>;
 }
 
-/** Bytes of the parameters of `shape` in backend memory (the five query buffers). */
-export function estimateSrsBytes(shape: CircuitShape): number {
+/** Bytes of the parameters of a circuit in backend memory (the five query buffers). */
+export function estimateSrsBytes(circuit: CircuitLike): number {
+  const { shape, queries: q } = compiledOf(circuit);
   const n = domainSize(shape);
-  const q = queryIndices(shape);
   return ((n - 1) + shape.numAux + q.a.length + q.b.length) * G1_BYTES + q.b.length * G2_BYTES;
 }
 
@@ -87,9 +89,9 @@ export function estimateSrsBytes(shape: CircuitShape): number {
  * plan streams sections, their pinned host copy. Plans the circuit on that GPU (Backend.planCircuit),
  * so a GPU too small for it is refused here, before anything is read.
  */
-function hostBytesFor(backend: Backend, shape: CircuitShape, bytes: number, circuitId: string): number {
+function hostBytesFor(backend: Backend, circuit: CompiledCircuit, bytes: number, circuitId: string): number {
   let streamed = 0;
-  if (typeof backend.planCircuit === 'function') streamed = backend.planCircuit(shape, circuitFootprint(shape), circuitId).hostBytes;
+  if (typeof backend.planCircuit === 'function') streamed = backend.planCircuit(circuit.shape, circuit.footprint(), circuitId).hostBytes;
   return (backend.srsHostBytes?.(bytes) ?? bytes) + streamed;
 }
 
@@ -328,13 +330,13 @@ export class SrsCache {
     const backend = this.devices[copy.device];
     const t0 = this.now();
     if (provider.available) await span.time('check', () => provider.available!(slot.circuitId));
-    const shape = await span.time('shape', () => provider.shape(slot.circuitId));
-    // the A/B query indices (one pass over the densities: seconds at 32 GiB, cached per shape)
-    const bytes = await span.time('query_indices', () => estimateSrsBytes(shape));
-    copy.hostBytes = hostBytesFor(backend, shape, bytes, slot.circuitId);
+    const circuit = await span.time('shape', () => provider.compiled(slot.circuitId));
+    // the A/B query indices (one pass over the densities, made with the shape: seconds at 32 GiB)
+    const bytes = await span.time('query_indices', () => estimateSrsBytes(circuit));
+    copy.hostBytes = hostBytesFor(backend, circuit, bytes, slot.circuitId);
     copy.reservation = await span.time('mem_wait', () => this.budget.reserve(copy.hostBytes, this.label(slot.circuitId, copy.device)));
     const params = await span.time('load', (s) => provider.params(slot.circuitId, s, backend));
-    await this.prepareCircuit(backend, shape, span);
+    await this.prepareCircuit(backend, circuit, span);
     const pvk = await span.time('prepare_vk', () => prepareVerifyingKey(params.vk));
     copy.params = params;
     copy.loadMs = this.now() - t0;
@@ -342,7 +344,7 @@ export class SrsCache {
     const copies = slot.copies;
     const entry: SrsEntry = {
       circuitId: slot.circuitId,
-      shape,
+      circuit,
       get params(): Parameters {
         for (const c of copies.values()) if (c.params !== undefined) return c.params;
         throw new Error(`SRS ${slot.circuitId}: no copy is loaded`);
@@ -370,10 +372,10 @@ export class SrsCache {
       if (provider === undefined) throw new UnknownCircuitError(slot.circuitId);
       const backend = this.devices[device];
       const t0 = this.now();
-      copy.hostBytes = hostBytesFor(backend, entry.shape, entry.sizeBytes, slot.circuitId);
+      copy.hostBytes = hostBytesFor(backend, entry.circuit, entry.sizeBytes, slot.circuitId);
       copy.reservation = await span.time('mem_wait', () => this.budget.reserve(copy.hostBytes, this.label(slot.circuitId, device)));
       const params = await span.time('load', (s) => provider.params(slot.circuitId, s, backend));
-      await this.prepareCircuit(backend, entry.shape, span);
+      await this.prepareCircuit(backend, entry.circuit, span);
       if (this.slots.get(slot.circuitId) !== slot || slot.copies.get(device) !== copy) {
         // the entry was freed while this copy loaded (it held no reference): drop it
         this.releaseParams(params, device);
@@ -397,10 +399,10 @@ export class SrsCache {
   /** The circuit on the device with its parameters (Backend.prepareCircuit: the CUDA backend's matrices),
    *  so that its first proof does not upload it. A failure here is left to that proof (which tries again,
    *  and may re-plan after running out of device memory). */
-  private async prepareCircuit(backend: Backend, shape: CircuitShape, span: Span): Promise<void> {
+  private async prepareCircuit(backend: Backend, circuit: CompiledCircuit, span: Span): Promise<void> {
     if (typeof backend.prepareCircuit !== 'function') return;
-    const q = queryIndices(shape);
-    await span.time('circuit_upload', () => backend.prepareCircuit!({ shape, logN: Math.log2(domainSize(shape)), aIdx: q.a, bIdx: q.b })).catch(() => undefined);
+    const { shape, logN, queries: q } = circuit;
+    await span.time('circuit_upload', () => backend.prepareCircuit!({ shape, logN, aIdx: q.a, bIdx: q.b })).catch(() => undefined);
   }
 
   private label(circuitId: string, device: number): string {

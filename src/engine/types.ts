@@ -7,7 +7,7 @@
  */
 import type { Backend } from '../backend/backend.js';
 import type { AnyParameters as Parameters } from '../groth16/keys.js';
-import type { CircuitShape } from '../r1cs/cs.js';
+import type { CompiledCircuit } from '../groth16/compiled.js';
 import type { Span } from '../util/timing.js';
 
 /** cuzk.v1.ProofKind (FACTS §5), plus kiln's hidden demo kind. */
@@ -141,8 +141,9 @@ export interface CircuitProvider {
   /** Optional fast check that parameters can be had at all (e.g. the .params file exists), run
    *  before the (possibly expensive) shape is compiled. Throws with a message when not. */
   available?(circuitId: string): Promise<void>;
-  /** The compiled R1CS shape (memoised by the provider). */
-  shape(circuitId: string): Promise<CircuitShape>;
+  /** The compiled circuit: R1CS shape, query indices, digest, witness program (one value per circuit id,
+   *  memoised by the provider). */
+  compiled(circuitId: string): Promise<CompiledCircuit>;
   /** Loads the Groth16 parameters (the engine caches them: see SrsCache) for `backend`: the device
    *  whose copy this is (with several GPUs each loads its own; on a GPU the sections go to that
    *  device). Without it, the provider's own backend. */

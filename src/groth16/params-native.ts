@@ -25,7 +25,7 @@ import { NativeBackend, nativeAvailable, type NativeAddon } from '../backend/nat
 import { SECTION_CHUNK_BYTES, STAGING_BYTES, hostSection, isDeviceTarget, pointBytes, type DeviceTarget, type PointSection } from '../backend/section.js';
 import type { PointGroup } from '../curve/codec.js';
 import type { CircuitShape } from '../r1cs/cs.js';
-import { circuitFootprint } from './queries.js';
+import type { CompiledCircuit } from './compiled.js';
 import {
   PARAMS_SECTIONS,
   ParamsFormatError,
@@ -262,15 +262,15 @@ export interface LoadParamsOptions {
   expected?: ExpectedCounts;
   /** The circuit: a GPU backend plans its device memory for it (Backend.planCircuit) and keeps the
    *  sections the plan streams in pinned host memory. */
-  shape?: CircuitShape;
+  circuit?: CompiledCircuit;
   /** The circuit's name in the plan and its messages (e.g. its circuit id). */
   label?: string;
 }
 
-/** The sections a GPU backend's plan for `shape` keeps in host memory (none without a plan). */
-function planHostSections(backend: Backend, shape: CircuitShape | undefined, label?: string): QuerySection[] {
-  if (shape === undefined || typeof backend.planCircuit !== 'function') return [];
-  const plan = backend.planCircuit(shape, circuitFootprint(shape), label);
+/** The sections a GPU backend's plan for `circuit` keeps in host memory (none without a plan). */
+function planHostSections(backend: Backend, circuit: CompiledCircuit | undefined, label?: string): QuerySection[] {
+  if (circuit === undefined || typeof backend.planCircuit !== 'function') return [];
+  const plan = backend.planCircuit(circuit.shape, circuit.footprint(), label);
   return PARAMS_SECTIONS.map((s) => s.section).filter((name) => plan.sections[name] === 'streamed');
 }
 
@@ -287,7 +287,7 @@ export async function loadParams(path: string, backend: Backend, opts: LoadParam
   if (backend instanceof NativeBackend) return loadParamsFile(path, { ...opts, backend });
   if (isDeviceTarget(backend) && nativeAvailable()) {
     decoder ??= new NativeBackend();
-    const hostSections = planHostSections(backend, opts.shape, opts.label);
+    const hostSections = planHostSections(backend, opts.circuit, opts.label);
     return loadParamsFile(path, { ...opts, backend: decoder, device: backend, hostSections });
   }
   const layout = await readParamsLayout(path);

@@ -14,12 +14,11 @@
 import type { Backend, MsmResult, PartitionInput, PartitionSums } from '../backend/backend.js';
 import { msmSection } from '../backend/section.js';
 import { FR_BYTES, FR_MODULUS, G1, G2, readFr, readG1, readG2, type G1Point, type G2Point } from '../field/layout.js';
-import type { CircuitShape } from '../r1cs/cs.js';
 import type { Span } from '../util/timing.js';
 import { assembleOnBackend, type QuerySums } from './assemble.js';
 import type { AnyParameters as Parameters } from './keys.js';
 import type { Proof } from './proof.js';
-import { checkParamsForShape, domainSize, queryIndices } from './queries.js';
+import { compiledOf, type CircuitLike } from './compiled.js';
 
 export const PROVER_PHASES = [
   'matvec',
@@ -78,11 +77,11 @@ function checkScalar(x: bigint, name: string): void {
 
 /** What a partition proof hands the backend: the circuit, its domain and query indices, the SRS
  *  sections and the witness. */
-export function partitionInput(params: Parameters, shape: CircuitShape, witness: Uint8Array): PartitionInput {
-  const q = queryIndices(shape);
+export function partitionInput(params: Parameters, circuit: CircuitLike, witness: Uint8Array): PartitionInput {
+  const { shape, queries: q, logN } = compiledOf(circuit);
   return {
     shape,
-    logN: Math.log2(domainSize(shape)),
+    logN,
     aIdx: q.a,
     bIdx: q.b,
     srs: { h: params.h, l: params.l, a: params.a, bG1: params.bG1, bG2: params.bG2 },
@@ -189,7 +188,7 @@ export interface ProveOptions {
  */
 export async function proveWithRandomness(
   params: Parameters,
-  shape: CircuitShape,
+  circuitLike: CircuitLike,
   assignment: Uint8Array,
   r: bigint,
   s: bigint,
@@ -201,6 +200,8 @@ export async function proveWithRandomness(
   signal?.throwIfAborted();
   checkScalar(r, 'r');
   checkScalar(s, 's');
+  const circuit = compiledOf(circuitLike);
+  const { shape } = circuit;
   const numVars = shape.numInputs + shape.numAux;
   if (!(assignment instanceof Uint8Array) || assignment.length !== numVars * FR_BYTES) {
     throw new RangeError(
@@ -208,11 +209,11 @@ export async function proveWithRandomness(
     );
   }
   if (readFr(assignment, 0) !== 1n) throw new RangeError('prove: assignment[0] (the ONE input) is not 1');
-  checkParamsForShape(params, shape);
+  circuit.checkParams(params);
 
   const timings = Object.fromEntries(PROVER_PHASES.map((p) => [p, 0])) as Record<ProverPhase, number>;
   const start = now();
-  const input = { ...partitionInput(params, shape, assignment), ...(opts.urgent === true ? { urgent: true } : {}) };
+  const input = { ...partitionInput(params, circuit, assignment), ...(opts.urgent === true ? { urgent: true } : {}) };
   // The whole partition in one backend call when the backend offers it (the CUDA backend: a, b, c, h
   // and the MSMs stay on the device, timings from CUDA events), else step by step.
   // The whole-partition call (CUDA) cannot be stopped inside: a cancellation is seen after it.
@@ -253,7 +254,7 @@ export function randomFr(): bigint {
 /** A proof with fresh random r and s. */
 export function prove(
   params: Parameters,
-  shape: CircuitShape,
+  shape: CircuitLike,
   assignment: Uint8Array,
   backend: Backend,
   span?: Span,

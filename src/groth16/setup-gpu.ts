@@ -15,9 +15,9 @@
 import { open, rm, stat } from 'node:fs/promises';
 import type { Backend, DevSetupInput, DevSetupResult, DevSetupTimings } from '../backend/backend.js';
 import { readG1, type G1Point } from '../field/layout.js';
-import type { CircuitShape } from '../r1cs/cs.js';
 import { encodeVerifyingKey, verifyingKeyByteLength, writeVerifyingKeyFile, type VerifyingKey } from './keys.js';
-import { domainSize, queryIndices } from './queries.js';
+import { compiledOf, type CircuitLike } from './compiled.js';
+import { domainSize } from './queries.js';
 import { insecureToxicWaste, setupConstants, setupConstantsBytes, verifyingKeyPoints, type DevSetupOptions, type ToxicWaste } from './setup-constants.js';
 
 /** Phases of a device setup, in order (DevSetupInput.progress[0] indexes this list). */
@@ -89,7 +89,7 @@ function ignoreSyncOnDevices(e: NodeJS.ErrnoException): void {
  * backend's evictCircuit(shape) frees it).
  */
 export async function writeInsecureDevParamsGpu(
-  shape: CircuitShape,
+  circuit: CircuitLike,
   backend: Backend,
   paramsPath: string,
   opts: GpuDevParamsOptions = {},
@@ -97,8 +97,8 @@ export async function writeInsecureDevParamsGpu(
   if (!hasDevSetup(backend)) throw new Error(`backend ${backend.name} cannot run the development setup on a device (CUDA addon without devSetupInsecure?)`);
   const t0 = performance.now();
   const tw = opts.toxicWaste ?? insecureToxicWaste(opts.seed);
+  const { shape, queries: q } = compiledOf(circuit);
   const n = domainSize(shape);
-  const q = queryIndices(shape);
   const constants = setupConstantsBytes(setupConstants(tw, n));
   const vkBytes = verifyingKeyByteLength(shape.numInputs);
   const fsync = opts.fsync ?? true;

@@ -39,7 +39,6 @@ import {
   type G1Point,
 } from '../field/layout.js';
 import type { CircuitShape } from '../r1cs/cs.js';
-import { shapeDigest } from '../r1cs/shape.js';
 import { viewOf, writeFrFast } from '../curve/codec.js';
 import {
   ParamsFormatError,
@@ -53,7 +52,8 @@ import {
   type Parameters,
 } from './keys.js';
 import { loadParams } from './params-native.js';
-import { checkParamsForShape, domainSize, expectedParamsCounts, queryIndices } from './queries.js';
+import { compiledOf, type CircuitLike } from './compiled.js';
+import { domainSize } from './queries.js';
 import {
   insecureToxicWaste,
   setupConstants,
@@ -156,7 +156,7 @@ function frBuffer(values: ArrayLike<bigint>, count = values.length, pick?: (k: n
  * INSECURE: builds Groth16 parameters for `shape` from seeded toxic waste. For tests and benchmarks
  * only; proofs made with these parameters prove nothing.
  */
-export async function insecureDevSetup(shape: CircuitShape, backend: Backend, opts: DevSetupOptions = {}): Promise<Parameters> {
+export async function insecureDevSetup(shape: CircuitLike, backend: Backend, opts: DevSetupOptions = {}): Promise<Parameters> {
   return setupWithToxicWaste(shape, backend, insecureToxicWaste(opts.seed));
 }
 
@@ -166,9 +166,10 @@ export async function insecureDevSetup(shape: CircuitShape, backend: Backend, op
  * 76 s, the G1 sections 317 s, b in G2 30 s, the file 10 s), so that progress in these `work` units moves at a
  * steady pace and gives an ETA.
  */
-export function cpuSetupSteps(shape: CircuitShape): { step: string; work: number }[] {
+export function cpuSetupSteps(circuit: CircuitLike): { step: string; work: number }[] {
+  const c = compiledOf(circuit);
+  const { shape, queries: q } = c;
   const n = domainSize(shape);
-  const q = queryIndices(shape);
   const nnz = shape.a.colIdx.length + shape.b.colIdx.length + shape.c.colIdx.length;
   const rows = shape.numConstraints + shape.numInputs;
   return [
@@ -181,7 +182,7 @@ export function cpuSetupSteps(shape: CircuitShape): { step: string; work: number
     { step: 'b (G1)', work: q.b.length * 30 },
     { step: 'b (G2)', work: q.b.length * 45 },
     { step: 'ic (G1)', work: shape.numInputs * 30 },
-    { step: 'write the file', work: devParamsLayout(shape).bytes * 0.01 },
+    { step: 'write the file', work: devParamsLayout(c).bytes * 0.01 },
   ];
 }
 
@@ -196,10 +197,10 @@ class SetupSteps {
   private k = 0;
 
   constructor(
-    shape: CircuitShape,
+    circuit: CircuitLike,
     private readonly report: SetupStepProgress,
   ) {
-    this.steps = cpuSetupSteps(shape);
+    this.steps = cpuSetupSteps(circuit);
     this.total = this.steps.reduce((t, x) => t + x.work, 0);
   }
 
@@ -211,11 +212,11 @@ class SetupSteps {
 }
 
 /** The setup for given toxic waste (tests pin it; insecureDevSetup derives it from a seed). */
-export async function setupWithToxicWaste(shape: CircuitShape, backend: Backend, tw: ToxicWaste, steps?: SetupSteps): Promise<Parameters> {
+export async function setupWithToxicWaste(circuit: CircuitLike, backend: Backend, tw: ToxicWaste, steps?: SetupSteps): Promise<Parameters> {
+  const { shape, queries: q } = compiledOf(circuit);
   const n = domainSize(shape);
   const numInputs = shape.numInputs;
   const numAux = shape.numAux;
-  const q = queryIndices(shape);
   const { tau, alpha, beta, gammaInv, deltaInv, hScale } = setupConstants(tw, n);
   const next = (): void => steps?.next();
 
@@ -281,13 +282,14 @@ export interface DevParamsFileOptions extends DevSetupOptions {
  * memory. Not atomic (see ensureDevParamsFile). Returns the parameters.
  */
 export async function writeInsecureDevParamsCpu(
-  shape: CircuitShape,
+  circuit: CircuitLike,
   backend: Backend,
   paramsPath: string,
   opts: DevParamsFileOptions = {},
 ): Promise<Parameters> {
-  const steps = opts.onStep ? new SetupSteps(shape, opts.onStep) : undefined;
-  const params = await setupWithToxicWaste(shape, backend, opts.toxicWaste ?? insecureToxicWaste(opts.seed), steps);
+  const c = compiledOf(circuit);
+  const steps = opts.onStep ? new SetupSteps(c, opts.onStep) : undefined;
+  const params = await setupWithToxicWaste(c, backend, opts.toxicWaste ?? insecureToxicWaste(opts.seed), steps);
   steps?.next(); // the file
   await writeParamsFile(paramsPath, params, { codec: backend });
   if (opts.vkPath !== undefined) await writeVerifyingKeyFile(opts.vkPath, params.vk);
@@ -296,8 +298,8 @@ export async function writeInsecureDevParamsCpu(
 }
 
 /** `<cacheDir>/dev-<shapeDigest>.params`. */
-export function devParamsPath(shape: CircuitShape, cacheDir: string): string {
-  return devParamsPathForDigest(shapeDigest(shape), cacheDir);
+export function devParamsPath(circuit: CircuitLike, cacheDir: string): string {
+  return devParamsPathForDigest(compiledOf(circuit).digest, cacheDir);
 }
 
 /** devParamsPath of the shape whose digest (shapeDigest) is `digest`, without the shape. */
@@ -317,10 +319,10 @@ export function devSetupOnDevice(backend: Backend): boolean {
 }
 
 /** The expected byte length and section counts (h, l, a, b_g1, b_g2) of the .params file of `shape`. */
-export function devParamsLayout(shape: CircuitShape): { bytes: number; vkBytes: number; counts: number[] } {
-  const want = expectedParamsCounts(shape);
+export function devParamsLayout(circuit: CircuitLike): { bytes: number; vkBytes: number; counts: number[] } {
+  const want = compiledOf(circuit).expectedParamsCounts();
   const counts = PARAMS_SECTIONS.map((s) => want[s.section]);
-  const vkBytes = verifyingKeyByteLength(shape.numInputs);
+  const vkBytes = verifyingKeyByteLength(want.ic);
   let bytes = vkBytes;
   PARAMS_SECTIONS.forEach((s, k) => (bytes += 4 + counts[k] * (s.group === 'G1' ? 96 : 192)));
   return { bytes, vkBytes, counts };
@@ -332,10 +334,10 @@ export function devParamsLayout(shape: CircuitShape): { bytes: number; vkBytes: 
  * a verifying key that parses. A quick check (small reads; the points of the sections are not read),
  * for files too large to load here.
  */
-export async function devParamsFileFits(path: string, shape: CircuitShape): Promise<boolean> {
+export async function devParamsFileFits(path: string, circuit: CircuitLike): Promise<boolean> {
   try {
     const layout = await readParamsLayout(path);
-    const want = expectedParamsCounts(shape);
+    const want = compiledOf(circuit).expectedParamsCounts();
     if (layout.icCount !== want.ic) return false;
     for (const s of PARAMS_SECTIONS) if (layout.sections[s.section].count !== want[s.section]) return false;
     await decodeVerifyingKey(layout.vkBytes, { checkPoints: false });
@@ -377,14 +379,15 @@ export interface EnsureDevParamsResult {
  * never see a half-written file. Does not load them.
  */
 export async function ensureDevParamsFile(
-  shape: CircuitShape,
+  circuit: CircuitLike,
   backend: Backend,
   cacheDir: string,
   opts: EnsureDevParamsOptions = {},
 ): Promise<EnsureDevParamsResult> {
-  const path = devParamsPath(shape, cacheDir);
+  const c = compiledOf(circuit);
+  const path = devParamsPath(c, cacheDir);
   const vkPath = vkPathOf(path);
-  if (await devParamsFileFits(path, shape)) return { path, vkPath, created: false, ms: 0 };
+  if (await devParamsFileFits(path, c)) return { path, vkPath, created: false, ms: 0 };
   const t0 = performance.now();
   await mkdir(cacheDir, { recursive: true });
   const tag = `tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
@@ -393,14 +396,14 @@ export async function ensureDevParamsFile(
   try {
     let gpu: GpuDevParamsResult | undefined;
     if (devSetupOnDevice(backend)) {
-      gpu = await writeInsecureDevParamsGpu(shape, backend, tmp, {
+      gpu = await writeInsecureDevParamsGpu(c, backend, tmp, {
         seed: opts.seed,
         vkPath: tmpVk,
         onProgress: opts.onProgress,
         progressIntervalMs: opts.progressIntervalMs,
       });
     } else {
-      await writeInsecureDevParamsCpu(shape, backend, tmp, { seed: opts.seed, vkPath: tmpVk, onStep: opts.onStep });
+      await writeInsecureDevParamsCpu(c, backend, tmp, { seed: opts.seed, vkPath: tmpVk, onStep: opts.onStep });
     }
     await rename(tmpVk, vkPath);
     await rename(tmp, path);
@@ -421,15 +424,16 @@ export async function ensureDevParamsFile(
  * atomically) and then loaded like a cached one.
  */
 export async function loadOrCreateDevParams(
-  shape: CircuitShape,
+  circuitLike: CircuitLike,
   backend: Backend,
   cacheDir: string,
   opts: EnsureDevParamsOptions = {},
 ): Promise<AnyParameters> {
-  const path = devParamsPath(shape, cacheDir);
+  const circuit = compiledOf(circuitLike);
+  const path = devParamsPath(circuit, cacheDir);
   const load = async (): Promise<AnyParameters> => {
-    const params = await loadParams(path, backend, { checkVerifyingKey: false, expected: expectedParamsCounts(shape), shape, label: opts.label });
-    checkParamsForShape(params, shape);
+    const params = await loadParams(path, backend, { checkVerifyingKey: false, expected: circuit.expectedParamsCounts(), circuit, label: opts.label });
+    circuit.checkParams(params);
     return params;
   };
   try {
@@ -441,6 +445,6 @@ export async function loadOrCreateDevParams(
   // Unreadable or unfitting: make it again (removing it first, so ensureDevParamsFile's quick check
   // cannot keep a file whose layout fits but whose points do not).
   await rm(path, { force: true });
-  await ensureDevParamsFile(shape, backend, cacheDir, opts);
+  await ensureDevParamsFile(circuit, backend, cacheDir, opts);
   return load();
 }

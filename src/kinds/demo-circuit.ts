@@ -14,7 +14,7 @@ import { workerTasks } from '../engine/synth-pool.js';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../util/limits.js';
 import type { Backend } from '../backend/backend.js';
 import { loadOrCreateDevParams } from '../groth16/setup.js';
-import type { CircuitShape } from '../r1cs/cs.js';
+import { CompiledCircuit } from '../groth16/compiled.js';
 import { DemoCircuit } from '../r1cs/demo-circuit.js';
 import { recordShape } from '../r1cs/shape.js';
 import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork } from '../engine/types.js';
@@ -40,7 +40,7 @@ export const demoCircuitId = (constraints: number): string => `demo-${constraint
 
 export function createDemoKind(opts: DemoKindOptions): { planner: Planner; circuits: CircuitProvider } {
   const defaults = { constraints: opts.constraints ?? 2000, partitions: opts.partitions ?? 2, publicInputs: opts.publicInputs ?? 2 };
-  const shapes = new Map<string, Promise<CircuitShape>>();
+  const compiled = new Map<string, Promise<CompiledCircuit>>();
   const parseId = (id: string): number | undefined => {
     const m = /^demo-(\d+)$/.exec(id);
     const n = m ? Number(m[1]) : NaN;
@@ -50,22 +50,22 @@ export function createDemoKind(opts: DemoKindOptions): { planner: Planner; circu
   const circuits: CircuitProvider = {
     knows: (id) => parseId(id) !== undefined,
     insecure: () => true, // development parameters only
-    shape(id) {
-      let s = shapes.get(id);
+    compiled(id) {
+      let s = compiled.get(id);
       if (s === undefined) {
         const constraints = parseId(id);
         if (constraints === undefined) return Promise.reject(new Error(`unknown demo circuit ${id}`));
         s = Promise.resolve().then(() => {
           const c = new DemoCircuit({ constraints, publicInputs: defaults.publicInputs });
-          return recordShape((cs) => c.synthesize(cs));
+          return new CompiledCircuit(recordShape((cs) => c.synthesize(cs)));
         });
-        shapes.set(id, s);
-        s.catch(() => shapes.delete(id));
+        compiled.set(id, s);
+        s.catch(() => compiled.delete(id));
       }
       return s;
     },
     async params(id, _span, device = opts.backend) {
-      return loadOrCreateDevParams(await circuits.shape(id), device, opts.cacheDir);
+      return loadOrCreateDevParams(await circuits.compiled(id), device, opts.cacheDir);
     },
   };
 

@@ -14,15 +14,13 @@ import { runOffThread, type OffThreadTask } from '../engine/task-worker.js';
 import { PlanError, type CircuitProvider, type PartitionWitness, type PlanContext } from '../engine/types.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { AnyParameters } from '../groth16/keys.js';
-import { rememberQueryIndices } from '../groth16/queries.js';
+import type { CompiledCircuit } from '../groth16/compiled.js';
 import { devSetupOnDevice, type ensureDevParamsFile } from '../groth16/setup.js';
 import type { CircuitShape } from '../r1cs/cs.js';
-import type { WitnessProgram } from '../r1cs/program.js';
-import { rememberShapeDigest } from '../r1cs/shape.js';
 import type { ProgressFn } from '../util/progress.js';
 import type { Span } from '../util/timing.js';
 import { loadCircuitParams, type ParamsSource, stepsOf } from './params.js';
-import type { ShapeTaskResult } from './shape-cache.js';
+import { compiledFromTask, type ShapeTaskResult } from './shape-cache.js';
 
 /** What a kind's constructor takes (createPorepKind, createPoStKind, createSnapKind). */
 export interface KindOptions {
@@ -52,8 +50,6 @@ export interface KindCircuitsSpec<Info> {
   uncachedReason?: string;
   /** More fields of the shape task's argument. */
   shapeTaskArg?(circuitId: string, info: Info, shapeCacheDir: string | undefined): Record<string, unknown>;
-  /** Keeps the witness program a worker thread recorded with the shape. */
-  rememberProgram(shape: CircuitShape, program: WitnessProgram): void;
   /** The official parameter file of the circuit, if any (`shape`: the circuit's shape, compiled when asked for). */
   officialFile(circuitId: string, info: Info, shape: () => Promise<CircuitShape>): string | undefined | Promise<string | undefined>;
   /** The official file name looked for (said when development parameters are used). */
@@ -77,7 +73,7 @@ export interface KindCircuits<Info> {
 /** The circuit provider of a kind. */
 export function createKindCircuits<Info>(spec: KindCircuitsSpec<Info>, opts: KindOptions): KindCircuits<Info> {
   const sources = new Map<string, ParamsSource>();
-  const shapes = new Map<string, Promise<CircuitShape>>();
+  const compiled = new Map<string, Promise<CompiledCircuit>>();
   const cacheDir = opts.cacheDir ?? opts.config.kiln.cache_dir;
   const shapeCacheDir = spec.shapeCacheDir ? spec.shapeCacheDir(cacheDir) : cacheDir;
   const devDir = join(cacheDir, 'dev-params');
@@ -87,7 +83,7 @@ export function createKindCircuits<Info>(spec: KindCircuitsSpec<Info>, opts: Kin
     if (info === undefined) throw new Error(`unknown ${spec.name} circuit ${id}`);
     return info;
   };
-  const officialFile = (id: string): Promise<string | undefined> => Promise.resolve(spec.officialFile(id, infoOf(id), () => circuits.shape(id)));
+  const officialFile = (id: string): Promise<string | undefined> => Promise.resolve(spec.officialFile(id, infoOf(id), async () => (await circuits.compiled(id)).shape));
   /** Shape compilations and CPU development setups in flight (terminated on close). */
   const tasks = new Set<OffThreadTask<unknown>>();
   const track = <T>(task: OffThreadTask<T>): Promise<T> => {
@@ -102,8 +98,8 @@ export function createKindCircuits<Info>(spec: KindCircuitsSpec<Info>, opts: Kin
     async available(id) {
       if (!opts.config.srs.dev_params && (await officialFile(id)) === undefined) throw new Error(spec.missingParams(id, infoOf(id)));
     },
-    shape(id) {
-      let s = shapes.get(id);
+    compiled(id) {
+      let s = compiled.get(id);
       if (s === undefined) {
         const info = spec.infoOf(id);
         if (info === undefined) return Promise.reject(new Error(`unknown ${spec.name} circuit ${id}`));
@@ -113,26 +109,22 @@ export function createKindCircuits<Info>(spec: KindCircuitsSpec<Info>, opts: Kin
         const arg = { circuitId: id, cacheDir: shapeCacheDir, ...spec.shapeTaskArg?.(id, info, shapeCacheDir) };
         s = track(runOffThread<ShapeTaskResult>(spec.tasks.module, spec.tasks.shape, arg)).then((r) => {
           const { shape, cached, cacheError } = r;
-          spec.rememberProgram(shape, r.program);
-          rememberQueryIndices(shape, r.queries);
-          if (r.digest !== undefined) rememberShapeDigest(shape, r.digest);
           const recorded = shapeCacheDir !== undefined ? 'recorded and cached' : `recorded, not cached${spec.uncachedReason ? `: ${spec.uncachedReason}` : ''}`;
           notice(
             `circuit ${id}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux ` +
               `(shape ${cached ? 'cached' : cacheError ? `recorded; ${cacheError}` : recorded})`,
           );
-          return shape;
+          return compiledFromTask(r);
         });
-        shapes.set(id, s);
-        s.catch(() => shapes.delete(id));
+        compiled.set(id, s);
+        s.catch(() => compiled.delete(id));
       }
       return s;
     },
     async params(id, span, device = opts.backend): Promise<AnyParameters> {
-      const shape = await circuits.shape(id);
       return loadCircuitParams({
         id,
-        shape,
+        circuit: await circuits.compiled(id),
         officialFile: await officialFile(id),
         config: opts.config,
         backend: device,

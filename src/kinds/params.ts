@@ -10,15 +10,14 @@ import type { Backend } from '../backend/backend.js';
 import type { EngineConfig } from '../engine/config.js';
 import { type AnyParameters, readVerifyingKeyFile, type VerifyingKey } from '../groth16/keys.js';
 import { loadParams } from '../groth16/params-native.js';
-import { checkParamsForShape, expectedParamsCounts } from '../groth16/queries.js';
+import { compiledOf, type CircuitLike, type CompiledCircuit } from '../groth16/compiled.js';
 import { devParamsPath, devParamsPathForDigest, devSetupOnDevice, ensureDevParamsFile, loadOrCreateDevParams, type SetupStepProgress } from '../groth16/setup.js';
 import type { ProgressFn } from '../util/progress.js';
-import type { CircuitShape } from '../r1cs/cs.js';
 import type { Span } from '../util/timing.js';
 
 export interface CircuitParamsRequest {
   id: string;
-  shape: CircuitShape;
+  circuit: CompiledCircuit;
   /** The official parameter file the kind found, if any. */
   officialFile: string | undefined;
   config: EngineConfig;
@@ -68,17 +67,17 @@ async function whileLogging<T>(notice: (msg: string) => void, what: string, f: (
 }
 
 export async function loadCircuitParams(r: CircuitParamsRequest): Promise<AnyParameters> {
-  const { id, shape, span, notice } = r;
+  const { id, circuit, span, notice } = r;
   if (r.officialFile !== undefined) {
     const file = r.officialFile;
     notice(`parameters of ${id}: ${file}`);
     r.onSource({ kind: 'official', path: file });
     return span.time('read', () =>
-      whileLogging(notice, `reading the parameters of ${id}`, () => loadPorepParams({ kind: 'official', path: file }, shape, r.backend, r.devDir, id)),
+      whileLogging(notice, `reading the parameters of ${id}`, () => loadPorepParams({ kind: 'official', path: file }, circuit, r.backend, r.devDir, id)),
     );
   }
   await r.checkAvailable();
-  const devFile = devParamsPath(shape, r.devDir);
+  const devFile = devParamsPath(circuit, r.devDir);
   r.onSource({ kind: 'dev', path: devFile });
   if (r.officialName !== undefined) notice(`parameters of ${id}: no official file ${r.officialName}`);
   const where = devSetupOnDevice(r.backend) ? ' on the GPU' : '';
@@ -100,7 +99,7 @@ export async function loadCircuitParams(r: CircuitParamsRequest): Promise<AnyPar
     notice(`development setup of ${id}: ${step}, ${pct} % of the work after ${(elapsed / 1000).toFixed(0)} s`);
   };
   const made = await span.time('dev_setup', () =>
-    r.makeDevParams ? r.makeDevParams(onStep) : ensureDevParamsFile(shape, r.backend, r.devDir, {
+    r.makeDevParams ? r.makeDevParams(onStep) : ensureDevParamsFile(circuit, r.backend, r.devDir, {
       progressIntervalMs: 1000,
       onStep,
       onProgress: (p) => {
@@ -114,7 +113,7 @@ export async function loadCircuitParams(r: CircuitParamsRequest): Promise<AnyPar
   );
   if (made.created) notice(`development parameters of ${id} made${made.on === 'gpu' ? ' on the GPU' : ''} in ${(made.ms / 1000).toFixed(1)} s: ${made.path}`);
   return span.time('read', () =>
-    whileLogging(notice, `reading the parameters of ${id}`, () => loadPorepParams({ kind: 'dev', path: devFile }, shape, r.backend, r.devDir, id)),
+    whileLogging(notice, `reading the parameters of ${id}`, () => loadPorepParams({ kind: 'dev', path: devFile }, circuit, r.backend, r.devDir, id)),
   );
 }
 
@@ -130,13 +129,14 @@ export interface ParamsSource {
  * against its size and against the circuit before any point is read; the CPU backend gets the
  * sections in native memory, the GPU backend on its device (the host keeps no copy).
  */
-export async function loadPorepParams(source: ParamsSource, shape: CircuitShape, backend: Backend, devCacheDir: string, label?: string): Promise<AnyParameters> {
+export async function loadPorepParams(source: ParamsSource, circuitLike: CircuitLike, backend: Backend, devCacheDir: string, label?: string): Promise<AnyParameters> {
+  const circuit = compiledOf(circuitLike);
   if (source.kind === 'official') {
-    const p = await loadParams(source.path, backend, { expected: expectedParamsCounts(shape), shape, label });
-    checkParamsForShape(p, shape);
+    const p = await loadParams(source.path, backend, { expected: circuit.expectedParamsCounts(), circuit, label });
+    circuit.checkParams(p);
     return p;
   }
-  return loadOrCreateDevParams(shape, backend, devCacheDir, { label });
+  return loadOrCreateDevParams(circuit, backend, devCacheDir, { label });
 }
 
 /** The verifying key of `source` (read from the start of the parameter file). */
@@ -149,7 +149,7 @@ export function loadPorepVerifyingKey(source: ParamsSource): Promise<VerifyingKe
 /** Where a circuit's verifying key comes from, without compiling its shape when it can be avoided: the official
  *  file, else the development parameters named by the digest cached beside the shape (`digest`), else by the
  *  shape's own (`shape`, compiled, and cached, only then). */
-export function verifyingKeySource(official: string | undefined, cacheDir: string, digest: () => string | undefined, shape: () => CircuitShape): ParamsSource {
+export function verifyingKeySource(official: string | undefined, cacheDir: string, digest: () => string | undefined, shape: () => CircuitLike): ParamsSource {
   if (official) return { kind: 'official', path: official };
   const devDir = join(cacheDir, 'dev-params');
   const d = digest();

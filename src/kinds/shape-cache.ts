@@ -6,13 +6,14 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { queryIndices, type QueryIndices } from '../groth16/queries.js';
+import { CompiledCircuit, type CircuitLike } from '../groth16/compiled.js';
+import type { QueryIndices } from '../groth16/queries.js';
 import { ensureDevParamsFile, type EnsureDevParamsResult } from '../groth16/setup.js';
 import type { DensityCounter } from '../r1cs/density.js';
 import type { CircuitShape } from '../r1cs/cs.js';
 import { checkProgramForShape, type WitnessProgram } from '../r1cs/program.js';
 import { deserializeProgram, programChunks } from '../r1cs/program-file.js';
-import { readShapeFile, rememberShapeDigest, shapeDigest, writeShapeFile } from '../r1cs/shape.js';
+import { readShapeFile, shapeDigest, writeShapeFile } from '../r1cs/shape.js';
 import { writeChunksAtomic } from '../util/files.js';
 
 /** What a kind's shape task (run in a worker thread) sends back: the shape, its query indices and
@@ -27,13 +28,13 @@ export interface ShapeTaskResult<D extends string | undefined = string | undefin
   cacheError?: string;
 }
 
-/** The cached shape in `file` (its digest remembered), or undefined when absent or unreadable. */
-export function readCachedShape(file: string | undefined): CircuitShape | undefined {
+/** The cached shape in `file` with the digest written beside it (when there), or undefined when absent or unreadable. */
+export function readCachedShape(file: string | undefined): { shape: CircuitShape; digest?: string } | undefined {
   if (!file || !existsSync(file)) return undefined;
   try {
     const shape = readShapeFile(file);
-    if (existsSync(`${file}.sha256`)) rememberShapeDigest(shape, readFileSync(`${file}.sha256`, 'utf8').trim());
-    return shape;
+    const digest = cachedShapeDigest(file);
+    return digest !== undefined ? { shape, digest } : { shape };
   } catch {
     return undefined; // unreadable or stale: the caller records it again
   }
@@ -42,20 +43,22 @@ export function readCachedShape(file: string | undefined): CircuitShape | undefi
 /** Writes a freshly recorded shape, its digest and its witness program to `file` (its two steps told to `onStep`);
  *  `cacheError` says why not: the cache only saves time, a full disk (a 32 GiB shape is ~7 GB) costs a warning,
  *  not the proof. */
-export function writeShapeCache(file: string, shape: CircuitShape, program: WitnessProgram, onStep?: (step: string, index: number) => void): { cacheError?: string } {
+export function writeShapeCache(file: string, shape: CircuitShape, program: WitnessProgram, onStep?: (step: string, index: number) => void): { digest?: string; cacheError?: string } {
+  let digest: string | undefined;
   try {
     mkdirSync(dirname(file), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
     onStep?.('digest the shape', 0);
-    writeFileSync(`${tmp}.sha256`, shapeDigest(shape) + '\n');
+    digest = shapeDigest(shape);
+    writeFileSync(`${tmp}.sha256`, digest + '\n');
     renameSync(`${tmp}.sha256`, `${file}.sha256`);
     onStep?.(`write the shape cache (${file})`, 1);
     writeChunksAtomic(`${file}.wprog`, programChunks(program));
     writeShapeFile(file, shape);
-    return {};
+    return { digest };
   } catch (e) {
     for (const f of [`${file}.sha256`, `${file}.wprog`, `${file}.${process.pid}.tmp`, `${file}.wprog.${process.pid}.tmp`]) rmSync(f, { force: true });
-    return { cacheError: `shape not cached in ${dirname(dirname(file))}: ${(e as Error).message}` };
+    return { ...(digest !== undefined ? { digest } : {}), cacheError: `shape not cached in ${dirname(dirname(file))}: ${(e as Error).message}` };
   }
 }
 
@@ -123,69 +126,77 @@ export interface KindShapesSpec<Info> {
   recordProgram(info: Info): WitnessProgram;
 }
 
+/** A compiled circuit of a kind (shapes.compile): whether its shape came from the cache, why writing it failed. */
+export interface KindCompiled {
+  circuit: CompiledCircuit;
+  /** circuit.shape */
+  shape: CircuitShape;
+  cached: boolean;
+  cacheError?: string;
+}
+
 /**
- * A kind's compiled shapes and witness programs, cached on disk (`<cacheDir>/shapes/`) and kept together in memory,
- * and the one-shot worker tasks that make them off the event loop (engine/task-worker.ts runOffThread).
+ * A kind's compiled circuits (shape, witness program, digest), cached on disk (`<cacheDir>/shapes/`), and the
+ * one-shot worker tasks that make them off the event loop (engine/task-worker.ts runOffThread).
  */
 export function kindShapes<Info>(spec: KindShapesSpec<Info>) {
-  const programs = new WeakMap<CircuitShape, WitnessProgram>();
   const infoOf = (circuitId: string): Info => {
     const info = spec.infoOf(circuitId);
     if (info === undefined) throw new Error(`unknown ${spec.name} circuit ${circuitId}`);
     return info;
   };
+  /** The witness program kept beside the shape (`<id>-v<version>.shape.wprog`), recorded when missing. */
+  const programOf = (info: Info, shape: CircuitShape, cacheDir: string | undefined) => (): WitnessProgram =>
+    cachedProgram(cacheDir ? spec.shapeFile(info, cacheDir) : undefined, shape, () => spec.recordProgram(info));
   const shapes = {
-    /** Keeps the witness program of a shape (one a worker thread compiled with it: the shape task). */
-    rememberProgram: (shape: CircuitShape, p: WitnessProgram): void => void programs.set(shape, p),
-    /** The compiled shape: read from `<cacheDir>/shapes/` when a shape of the current circuit version is there, else
-     *  recorded (with its witness program) and written there; a recording's steps told to `onStep`. */
-    shape(info: Info, cacheDir?: string, onStep?: ShapeStepFn): { shape: CircuitShape; cached: boolean; cacheError?: string } {
+    /** The compiled circuit: its shape read from `<cacheDir>/shapes/` when one of the current circuit version is there
+     *  (its digest from beside it, its witness program read when first asked for), else recorded with its witness
+     *  program and written there; a recording's steps told to `onStep`. */
+    compile(info: Info, cacheDir?: string, onStep?: ShapeStepFn): KindCompiled {
       const file = cacheDir ? spec.shapeFile(info, cacheDir) : undefined;
       const cached = readCachedShape(file);
-      if (cached) return { shape: cached, cached: true };
+      if (cached) {
+        const circuit = new CompiledCircuit(cached.shape, { digest: cached.digest, program: programOf(info, cached.shape, cacheDir) });
+        return { circuit, shape: circuit.shape, cached: true };
+      }
       const recorded = spec.recordSteps ?? 0;
       const steps = file ? recorded + 2 : recorded;
       const { shape, program } = spec.record(info, (step, k) => onStep?.(step, k, steps));
-      programs.set(shape, program);
       if (!file) {
         onStep?.('done', steps, steps);
-        return { shape, cached: false };
+        return { circuit: new CompiledCircuit(shape, { program }), shape, cached: false };
       }
       const written = writeShapeCache(file, shape, program, (step, k) => onStep?.(step, recorded + k, steps));
       if (written.cacheError === undefined) onStep?.('done', steps, steps);
-      return { shape, cached: false, ...written };
-    },
-    /** The witness program kept with the shape (`<id>-v<version>.shape.wprog`), recorded when missing. */
-    programFor(info: Info, shape: CircuitShape, cacheDir?: string): WitnessProgram {
-      const known = programs.get(shape);
-      if (known) return known;
-      const program = cachedProgram(cacheDir ? spec.shapeFile(info, cacheDir) : undefined, shape, () => spec.recordProgram(info));
-      programs.set(shape, program);
-      return program;
+      const circuit = new CompiledCircuit(shape, { program, digest: written.digest });
+      return { circuit, shape, cached: false, ...(written.cacheError !== undefined ? { cacheError: written.cacheError } : {}) };
     },
     /** The digest of the cached shape, without loading it; undefined when none is cached. */
     cachedDigest: (info: Info, cacheDir: string): string | undefined => cachedShapeDigest(spec.shapeFile(info, cacheDir)),
     /**
-     * shape and programFor of a circuit id in a worker thread: recording a shape takes seconds to a minute and
-     * gigabytes. Every typed array of the result is transferred back, not copied. `digest`: compute the shape's
-     * digest when none is cached (development parameters are named by it; hashing a 32 GiB shape takes seconds).
+     * compile of a circuit id in a worker thread: recording a shape takes seconds to a minute and gigabytes. The
+     * result's parts (shape, query indices, witness program, digest) make the CompiledCircuit on the caller's side
+     * (compiledFromTask); every typed array is transferred back, not copied. `digest`: compute the shape's digest
+     * when none is cached (development parameters are named by it; hashing a 32 GiB shape takes seconds).
      */
     shapeTask(arg: { circuitId: string; cacheDir?: string; digest?: boolean }): ShapeTaskResult {
-      const info = infoOf(arg.circuitId);
-      const { shape, cached, cacheError } = shapes.shape(info, arg.cacheDir);
-      const program = shapes.programFor(info, shape, arg.cacheDir);
-      let digest = arg.cacheDir !== undefined ? shapes.cachedDigest(info, arg.cacheDir) : undefined;
-      if (digest === undefined && arg.digest === true) digest = shapeDigest(shape);
-      return { shape, queries: queryIndices(shape), program, digest, cached, cacheError };
+      const { circuit, cached, cacheError } = shapes.compile(infoOf(arg.circuitId), arg.cacheDir);
+      const digest = arg.digest === true ? circuit.digest : circuit.knownDigest;
+      return { shape: circuit.shape, queries: circuit.queries, program: circuit.program, digest, cached, ...(cacheError !== undefined ? { cacheError } : {}) };
     },
     /** Makes the INSECURE development parameter file of a circuit when missing, in a worker thread (the CPU setup
      *  evaluates the circuit at tau for seconds to hours); the shape is read from the cache the shape task filled. */
     async devParamsTask(arg: DevParamsTaskArg, progress?: (p: { step: string; done: number; total: number }) => void): Promise<EnsureDevParamsResult> {
-      const { shape } = shapes.shape(infoOf(arg.circuitId), arg.cacheDir);
-      return devParamsFor(shape, arg, progress);
+      const { circuit } = shapes.compile(infoOf(arg.circuitId), arg.cacheDir);
+      return devParamsFor(circuit, arg, progress);
     },
   };
   return shapes;
+}
+
+/** The CompiledCircuit of what a shape task sent back. */
+export function compiledFromTask(r: ShapeTaskResult): CompiledCircuit {
+  return new CompiledCircuit(r.shape, { queries: r.queries, program: r.program, ...(r.digest !== undefined ? { digest: r.digest } : {}) });
 }
 
 /** What a kind's development setup task takes (kind.ts createKindCircuits sends it). */
@@ -198,7 +209,7 @@ export interface DevParamsTaskArg {
 }
 
 /** The development parameter file of `shape`, made when missing by the named backend, its steps told to `progress`. */
-export async function devParamsFor(shape: CircuitShape, arg: DevParamsTaskArg, progress?: (p: { step: string; done: number; total: number }) => void): Promise<EnsureDevParamsResult> {
+export async function devParamsFor(shape: CircuitLike, arg: DevParamsTaskArg, progress?: (p: { step: string; done: number; total: number }) => void): Promise<EnsureDevParamsResult> {
   const { selectBackend } = await import('../backend/select.js');
   return ensureDevParamsFile(shape, selectBackend(arg.backend), arg.devDir, { onStep: (step, done, total) => progress?.({ step, done, total }) });
 }

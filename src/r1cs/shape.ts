@@ -384,34 +384,6 @@ const CHUNK = 1 << 16;
 const u32le = (...xs: number[]): Uint8Array => new Uint8Array(new Uint32Array(xs).buffer);
 const bytesOf = (a: Uint32Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
-/**
- * SHA-256 (hex) of a canonical form of the shape: counts, then per matrix A, B, C its dimensions,
- * rowPtr, colIdx, the distinct coefficient values (canonical, 32 bytes little-endian, in order of
- * first use) and the coefficient indices renumbered into that order. It therefore does not depend
- * on how the coefficient table happens to be ordered or deduplicated, nor on the Montgomery form;
- * it does depend on the order of terms within a row (ShapeRecorder sorts them by column).
- * Densities are derived from the matrices and not hashed.
- */
-export function shapeDigest(shape: CircuitShape): string {
-  let d = digests.get(shape);
-  if (d === undefined) {
-    d = computeShapeDigest(shape);
-    digests.set(shape, d);
-  }
-  return d;
-}
-
-/** Digests already known (computed once per shape object, or read beside a cached shape file):
- *  hashing a 2 KiB PoRep shape takes about a second. Shapes are not mutated after recording. */
-const digests = new WeakMap<CircuitShape, string>();
-
-/** Records a digest known from elsewhere (e.g. stored beside a cached shape that it was computed
- *  from); a later shapeDigest(shape) returns it without hashing. */
-export function rememberShapeDigest(shape: CircuitShape, digest: string): void {
-  if (!/^[0-9a-f]{64}$/.test(digest)) throw new RangeError('a shape digest is 64 hex digits');
-  digests.set(shape, digest);
-}
-
 /** Hash.update in slices: OpenSSL's one call takes at most 2^31 − 1 bytes ("data is too long"), and a
  *  32 GiB WindowPoSt matrix's column indices are ~2.6 GB. */
 function updateChunked(h: Hash, bytes: Uint8Array): void {
@@ -419,7 +391,16 @@ function updateChunked(h: Hash, bytes: Uint8Array): void {
   for (let off = 0; off < bytes.length; off += SLICE) h.update(bytes.subarray(off, Math.min(bytes.length, off + SLICE)));
 }
 
-function computeShapeDigest(shape: CircuitShape): string {
+/**
+ * SHA-256 (hex) of a canonical form of the shape: counts, then per matrix A, B, C its dimensions,
+ * rowPtr, colIdx, the distinct coefficient values (canonical, 32 bytes little-endian, in order of
+ * first use) and the coefficient indices renumbered into that order. It therefore does not depend
+ * on how the coefficient table happens to be ordered or deduplicated, nor on the Montgomery form;
+ * it does depend on the order of terms within a row (ShapeRecorder sorts them by column).
+ * Densities are derived from the matrices and not hashed. Computed on every call (a 2 KiB PoRep shape takes about
+ * a second, a 32 GiB one seconds): groth16/compiled.ts CompiledCircuit keeps it.
+ */
+export function shapeDigest(shape: CircuitShape): string {
   // node:crypto (OpenSSL): a 32 GiB partition's shape is ~7 GB of arrays
   const h = createHash('sha256');
   h.update(DIGEST_TAG);

@@ -31,7 +31,7 @@ import { encodeParams, readParamsFile, verifyingKeyByteLength, type AnyParameter
 import { inspectParamsFile, loadParams, loadParamsFile } from '../../src/groth16/params-native.js';
 import { encodeProof } from '../../src/groth16/proof.js';
 import { proveWithRandomness } from '../../src/groth16/prover.js';
-import { expectedParamsCounts } from '../../src/groth16/queries.js';
+import { compiledOf } from '../../src/groth16/compiled.js';
 import { insecureDevSetup, loadOrCreateDevParams } from '../../src/groth16/setup.js';
 import { prepareVerifyingKey, verifyProof } from '../../src/groth16/verifier.js';
 import { porepInfoForSize, porepShape, porepWitness, verifyPorep } from '../../src/kinds/porep/porep-c2.js';
@@ -74,7 +74,7 @@ test('GPU: device-resident parameters (streamed from the file, or host chunks up
     const s = 7654321n;
     const want = encodeProof((await proveWithRandomness(ref, shape, assignment, r, s, cpu)).proof);
     // through loadParams: every section on the device, no host chunks
-    const dev = await loadParams(path, gpu, { expected: expectedParamsCounts(shape), checkPoints: true });
+    const dev = await loadParams(path, gpu, { expected: compiledOf(shape).expectedParamsCounts(), checkPoints: true });
     for (const sec of sections(dev)) {
       assert.ok(isPointSection(sec));
       assert.equal(sec.chunks.length, 0);

@@ -27,7 +27,7 @@ import { WitnessGenerator } from '../../src/r1cs/witness.js';
 import { loadOrCreateDevParams } from '../../src/groth16/setup.js';
 import { partitionInput, partitionSumsStepwise, prove } from '../../src/groth16/prover.js';
 import { prepareVerifyingKey, verifyProof } from '../../src/groth16/verifier.js';
-import { circuitFootprint } from '../../src/groth16/queries.js';
+import { compiledOf } from '../../src/groth16/compiled.js';
 import { isPointSection } from '../../src/backend/section.js';
 import { parseCommit2In } from '../../src/filecoin/c1.js';
 import { synthC1 } from '../../src/filecoin/seal/index.js';
@@ -226,7 +226,7 @@ test('a circuit too large for the budget is refused when its parameters load', {
   const cpu = new NativeBackend();
   const gpu = new CudaBackend({ cpu, memoryLimit: { bytes: 2 ** 30 } });
   const { shape } = demo(1000, true);
-  const fp = circuitFootprint(shape);
+  const fp = compiledOf(shape).footprint();
   // a footprint of a 2^27 circuit with this shape's tables: far over 1 GiB
   const big: CircuitFootprint = { ...fp, logN: 27, numVars: 130_000_000 };
   assert.throws(() => gpu.planCircuit({}, big, 'porep-32g'), /too small for circuit porep-32g: it needs at least [\d.]+ GiB of device memory .* available under \[gpus\] memory_limit 1\.0 GiB/);
@@ -258,7 +258,7 @@ test('2 KiB fixture and a synthetic 8 MiB PoRep through the engine under a memor
     const c2 = parseCommit2In(input);
     const info = c2.phase1Out.registeredProof;
     const { shape } = porepShape(info, cache); // the provider reads this cached shape again
-    const fp = circuitFootprint(shape);
+    const fp = compiledOf(shape).footprint();
     const limit = limitStreamingAll(fp);
     const gpu = new CudaBackend({ cpu, memoryLimit: { bytes: limit } });
     const prover = new LocalProver({ paramsDir: join(cache, 'no-official-params'), cacheDir: cache, backend: gpu, say: log });

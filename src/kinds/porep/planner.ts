@@ -26,10 +26,8 @@ import { sealProofById, sealProofInfo, sectorSizeByBytes } from '../../filecoin/
 import {
   findOfficialParams,
   officialParamsCandidates,
-  rememberProgram,
   porepCircuitId,
   porepInfoForCircuit as infoForCircuit,
-  porepProgram,
   porepWitnessNative,
 } from './porep-c2.js';
 import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, workerWitness } from '../kind.js';
@@ -68,12 +66,11 @@ export interface PorepKind {
 export function createPorepKind(opts: PorepKindOptions): PorepKind {
   const paramCache = opts.config.srs.param_cache;
   const officialFiles = new Map<string, string>();
-  const { circuits, paramsSource, cacheDir } = createKindCircuits(
+  const { circuits, paramsSource } = createKindCircuits(
     {
       name: 'PoRep',
       infoOf: infoForCircuit,
       tasks: { module: SHAPE_MODULE, shape: taskName<ShapeModule>('porepShapeTask'), devParams: taskName<ShapeModule>('porepDevParamsTask') },
-      rememberProgram,
       /** `<param_cache>/<circuit id>.params`, or the official v28 file whose sizes match the circuit. Looked up
        *  again while not found (a file placed later is seen); the shape is compiled (off the event loop) only when
        *  v28 files of the circuit's tree tag are there to be told apart. */
@@ -174,8 +171,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
           if (runner !== undefined) {
             // native witness: the partition's witness program on the CPU pool (same bytes as the worker's; its
             // public inputs checked against the C1's by porepWitnessNative)
-            const shape = await circuits.shape(circuitId);
-            const program = porepProgram(info, shape, cacheDir);
+            const { shape, program } = await circuits.compiled(circuitId);
             return nativeWitness(ctx, span, shape, inputs[k], async (out) => {
               const w = await porepWitnessNative(runner, program, unpackC1Partition(packed, k), k, shape, out);
               span.record('tape', w.tapeMs);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { readVerifyingKeyFile, type VerifyingKey } from '../../groth16/keys.js';
 import { decodeProofs, PROOF_BYTES } from '../../groth16/proof.js';
 import { domainSize } from '../../groth16/queries.js';
+import { compiledOf, type CircuitLike } from '../../groth16/compiled.js';
 import { devParamsPath } from '../../groth16/setup.js';
 import { CountingSystem } from '../../r1cs/counter.js';
 import { prepareVerifyingKey, verifyProof } from '../../groth16/verifier.js';
@@ -75,10 +76,7 @@ export type { ShapeStepFn };
  * The compiled partition shape of a sector size: read from `<cacheDir>/shapes/` when a shape of the current
  * circuit version is there, else recorded (and written there, atomically), its steps told to `onStep`.
  */
-export const porepShape = shapes.shape;
-
-/** Records the witness program of a shape (e.g. one a worker thread compiled with it). */
-export const rememberProgram = shapes.rememberProgram;
+export const porepShape = shapes.compile;
 
 /** What porepShapeTask sends back. */
 export type PorepShapeTaskResult = ShapeTaskResult;
@@ -92,10 +90,6 @@ export const porepDevParamsTask = shapes.devParamsTask;
  * (2 KiB) to minutes (32 GiB) and gigabytes. The caller remembers the program, query indices and digest (kind.ts).
  */
 export const porepShapeTask = shapes.shapeTask;
-
-/** The witness program of a sector size's partition circuit (native witness generation): kept with the shape
- *  (`<id>-v<version>.shape.wprog` in the shape cache), recorded when missing. */
-export const porepProgram = shapes.programFor;
 
 /** The digest of the shape porepShape cached for `info` in `cacheDir` (written beside it), read without loading or
  *  compiling the shape; undefined when no shape of this version is cached. */
@@ -161,10 +155,11 @@ export async function findOfficialParams(
 }
 
 /** Where the parameters of `shape` come from (without loading them). */
-export async function porepParamsSource(info: SealProofInfo, shape: CircuitShape, paramsDir: string, devCacheDir: string): Promise<ParamsSource> {
-  const official = await findOfficialParams(info, shape, paramsDir);
+export async function porepParamsSource(info: SealProofInfo, circuit: CircuitLike, paramsDir: string, devCacheDir: string): Promise<ParamsSource> {
+  const c = compiledOf(circuit);
+  const official = await findOfficialParams(info, c.shape, paramsDir);
   if (official) return { kind: 'official', path: official };
-  return { kind: 'dev', path: devParamsPath(shape, devCacheDir) };
+  return { kind: 'dev', path: devParamsPath(c, devCacheDir) };
 }
 
 /**
@@ -178,7 +173,7 @@ export async function porepVerifyingKeySource(info: SealProofInfo, paramsDir: st
     await findOfficialParams(info, () => porepCircuitSizes(info), paramsDir),
     cacheDir,
     () => cachedPorepShapeDigest(info, cacheDir),
-    () => porepShape(info, cacheDir).shape,
+    () => porepShape(info, cacheDir).circuit,
   );
 }
 

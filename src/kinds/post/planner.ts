@@ -25,7 +25,7 @@ import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofName 
 import type { PoStProofInfo } from '../../filecoin/post/types.js';
 import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, workerWitness } from '../kind.js';
 import type { ParamsSource } from '../params.js';
-import { findOfficialPoStParams, postProgramFor, postShapeCacheDir, postWitnessNativeFromTape, rememberPostProgram } from './post.js';
+import { findOfficialPoStParams, postShapeCacheDir, postWitnessNativeFromTape } from './post.js';
 import type { PoStPlanArg, PoStPlanTaskResult, PoStWitnessArg } from './worker.js';
 import { checkPoStRequest } from './request.js';
 import { witnessRunner } from '../witness.js';
@@ -45,7 +45,7 @@ export interface PoStKind {
 
 export function createPoStKind(opts: PoStKindOptions): PoStKind {
   const paramCache = opts.config.srs.param_cache;
-  const { circuits, paramsSource, cacheDir } = createKindCircuits<PoStProofInfo>(
+  const { circuits, paramsSource } = createKindCircuits<PoStProofInfo>(
     {
       name: 'PoSt',
       infoOf: postProofByCircuitId,
@@ -54,7 +54,6 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
       uncachedReason: 'KILN_POST_SHAPE_CACHE=0',
       // without a shape cache, development parameters are named by a digest hashed now, in the worker
       shapeTaskArg: (_id, info, shapeCacheDir) => ({ digest: shapeCacheDir === undefined && opts.config.srs.dev_params && findOfficialPoStParams(info, paramCache) === undefined }),
-      rememberProgram: rememberPostProgram,
       officialFile: (_id, info) => findOfficialPoStParams(info, paramCache),
       officialName: (_id, info) => postParamsFileName(info),
       missingParams: (id, info) =>
@@ -93,8 +92,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
         const tape = held.tape;
         if (runner !== undefined && tape !== undefined) {
           // the tape was made with the plan, in the worker (the validate span's `tape`): here only the native program runs
-          const shape = await circuits.shape(circuitId);
-          const program = postProgramFor(info, shape, postShapeCacheDir(cacheDir));
+          const { shape, program } = await circuits.compiled(circuitId);
           return nativeWitness(ctx, span, shape, want, (out) => span.time('witness', () => postWitnessNativeFromTape(runner, program, tape, out)), check);
         }
         const arg: PoStWitnessArg = { registeredProof: info.id, elements: held.elements, numInputs: want.length + 1 };

@@ -22,6 +22,7 @@ import { postProgramFast, postShapeAndProgramFast, postWitnessNative } from '../
 import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofById, postProofName } from '../../filecoin/post/registry.js';
 import type { PoStProofInfo, PoStSectorProof } from '../../filecoin/post/types.js';
 import { type ParamsSource, verifyingKeySource } from '../params.js';
+import type { CircuitLike } from '../../groth16/compiled.js';
 import { countedSizes, type CircuitSizes, kindShapes, type ShapeTaskResult } from '../shape-cache.js';
 
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
@@ -57,9 +58,6 @@ const shapes = kindShapes<PoStProofInfo>({
   recordProgram: (info) => postProgramFast(postCircuitParams(info)),
 });
 
-/** Records the witness program of a shape (one a worker thread compiled with it: postShapeTask). */
-export const rememberPostProgram = shapes.rememberProgram;
-
 /** What postShapeTask sends back (the digest computed when `digest` was asked for). */
 export type PostShapeTaskResult = ShapeTaskResult;
 
@@ -76,10 +74,7 @@ export const postShapeTask = shapes.shapeTask;
 export const postDevParamsTask = shapes.devParamsTask;
 
 /** The compiled shape of a PoSt circuit: cached in `<cacheDir>/shapes/`, else recorded from one sector and replicated. */
-export const postShape = shapes.shape;
-
-/** The witness program of a PoSt circuit (kept with the shape; `<id>-v<version>.shape.wprog`), recorded when missing. */
-export const postProgramFor = shapes.programFor;
+export const postShape = shapes.compile;
 
 /** The digest of the cached shape (written beside it), without loading it; undefined when none is cached. */
 export const cachedPostShapeDigest = shapes.cachedDigest;
@@ -122,12 +117,12 @@ export function findOfficialPoStParams(info: PoStProofInfo, paramsDir: string): 
 
 /** Where the verifying key comes from without compiling the shape when it can be avoided (as PoRep's; `shape`: the
  *  circuit's shape when the caller has it). */
-export function postVerifyingKeySource(info: PoStProofInfo, paramsDir: string, cacheDir: string, shape?: CircuitShape): ParamsSource {
+export function postVerifyingKeySource(info: PoStProofInfo, paramsDir: string, cacheDir: string, shape?: CircuitLike): ParamsSource {
   return verifyingKeySource(
     findOfficialPoStParams(info, paramsDir),
     cacheDir,
     () => (shape ? undefined : cachedPostShapeDigest(info, cacheDir)),
-    () => shape ?? postShape(info, postShapeCacheDir(cacheDir)).shape,
+    () => shape ?? postShape(info, postShapeCacheDir(cacheDir)).circuit,
   );
 }
 

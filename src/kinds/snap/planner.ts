@@ -26,7 +26,7 @@ import { snapProofByCircuitId, type SnapProofInfo } from '../../filecoin/snap/re
 import type { SnapPublic } from '../../filecoin/snap/vanilla.js';
 import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, workerWitness } from '../kind.js';
 import type { ParamsSource } from '../params.js';
-import { findOfficialSnapParams, rememberSnapProgram, snapProgramFor, snapWitnessNativeFromTape } from './snap.js';
+import { findOfficialSnapParams, snapWitnessNativeFromTape } from './snap.js';
 import type { SnapPlanArg, SnapPlanTaskResult, SnapWitnessArg } from './worker.js';
 import { checkSnapRequest } from './request.js';
 import { witnessRunner } from '../witness.js';
@@ -49,12 +49,11 @@ export interface SnapKind {
 export function createSnapKind(opts: SnapKindOptions): SnapKind {
   const officialName = (info: SnapProofInfo): string => opts.officialParamsName?.(info) ?? snapParamsFileName(info.size);
   const paramCache = opts.config.srs.param_cache;
-  const { circuits, paramsSource, cacheDir } = createKindCircuits<SnapProofInfo>(
+  const { circuits, paramsSource } = createKindCircuits<SnapProofInfo>(
     {
       name: 'SnapDeals',
       infoOf: snapProofByCircuitId,
       tasks: { module: SHAPE_MODULE, shape: taskName<ShapeModule>('snapShapeTask'), devParams: taskName<ShapeModule>('snapDevParamsTask') },
-      rememberProgram: rememberSnapProgram,
       officialFile: (_id, info) => findOfficialSnapParams(info, paramCache, officialName(info)),
       officialName: (_id, info) => officialName(info),
       missingParams: (id, info) => {
@@ -96,13 +95,12 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
           // native program runs
           const t0 = performance.now();
           const tapeArg: Omit<SnapWitnessArg, 'numInputs'> = { registeredProof: info.id, k, h: plan.h, pub: plan.pub, element };
-          const [t, shape] = await Promise.all([
+          const [t, { shape, program }] = await Promise.all([
             ctx.synthPool.run(task('snapTapeTask', tapeArg), { rank: [k] }),
-            circuits.shape(info.circuitId),
+            circuits.compiled(info.circuitId),
           ]);
           span.record('worker_wait', Math.max(0, performance.now() - t0 - t.ms));
           span.record('tape', t.ms);
-          const program = snapProgramFor(info, shape, cacheDir);
           const run = async (out: Uint8Array): Promise<{ assignment: Uint8Array; inputs: bigint[] }> => {
             const w = await snapWitnessNativeFromTape(runner, program, t.tape, out);
             span.record('witness', w.runMs);

@@ -46,9 +46,6 @@ const shapes = kindShapes<SnapProofInfo>({
   recordProgram: (info) => snapShapeAndProgramFast(info.params).program,
 });
 
-/** Records the witness program of a shape (one a worker thread compiled with it: snapShapeTask). */
-export const rememberSnapProgram = shapes.rememberProgram;
-
 /** What snapShapeTask sends back (the digest always: development parameters are named by it). */
 export type SnapShapeTaskResult = ShapeTaskResult<string>;
 
@@ -66,10 +63,7 @@ export function snapShapeTask(arg: { circuitId: string; cacheDir?: string }): Sn
 export const snapDevParamsTask = shapes.devParamsTask;
 
 /** The compiled shape (and its witness program): cached in `<cacheDir>/shapes/`, else recorded. */
-export const snapShape = shapes.shape;
-
-/** The witness program kept with the shape (`<id>-v<version>.shape.wprog`), recorded when missing. */
-export const snapProgramFor = shapes.programFor;
+export const snapShape = shapes.compile;
 
 /** The digest of the cached shape, without loading it; undefined when none is cached. */
 export const cachedSnapShapeDigest = shapes.cachedDigest;
@@ -102,7 +96,7 @@ export function snapVerifyingKeySource(info: SnapProofInfo, paramsDir: string, c
     findOfficialSnapParams(info, paramsDir, officialName),
     cacheDir,
     () => cachedSnapShapeDigest(info, cacheDir),
-    () => snapShape(info, cacheDir).shape,
+    () => snapShape(info, cacheDir).circuit,
   );
 }
 
