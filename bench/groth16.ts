@@ -15,7 +15,8 @@ import { NativeBackend } from '../src/backend/native.js';
 import { loadOrCreateDevParams, prepareVerifyingKey, prove, verifyProof } from '../src/groth16/index.js';
 import { writeIden3R1cs, writeIden3Wtns } from '../src/interop/iden3.js';
 import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
-import { recordShape, shapeDigest } from '../src/r1cs/shape.js';
+import { CompiledCircuit } from '../src/groth16/compiled.js';
+import { recordShape } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
 import { appendResults, fmtMs, markdownTable, repoRoot } from './report.js';
 
@@ -43,23 +44,24 @@ interface Row {
 }
 
 async function benchCircuit(label: string, circuit: DemoCircuit, backend: NativeBackend): Promise<Row> {
-  const shape = recordShape((cs) => circuit.synthesize(cs));
+  const compiled = new CompiledCircuit(recordShape((cs) => circuit.synthesize(cs)));
+  const { shape } = compiled;
   const wg = new WitnessGenerator(shape.numInputs);
   circuit.synthesize(wg);
   const assignment = wg.assignment();
   const inputs = wg.inputs();
-  const digest = shapeDigest(shape).slice(0, 16);
+  const digest = compiled.digest.slice(0, 16);
   console.log(`${label}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux (shape ${digest})`);
 
   // kiln
-  const params = await loadOrCreateDevParams(shape, backend, work);
+  const params = await loadOrCreateDevParams(compiled, backend, work);
   const pvk = prepareVerifyingKey(params.vk);
   const kilnTimes: number[] = [];
   let last;
   let precompute = '';
   for (let i = 0; i <= runs; i++) {
     const t = performance.now();
-    last = await prove(params, shape, assignment, backend);
+    last = await prove(params, compiled, assignment, backend);
     if (i > 0) kilnTimes.push(performance.now() - t); // run 0 warms up
     if (!verifyProof(pvk, last.proof, inputs)) throw new Error('kiln proof does not verify');
     if (i === 0) {

@@ -27,10 +27,10 @@ async function main(): Promise<void> {
   const backend = new NativeBackend();
   const c1 = parseCommit2In(readFileSync(c1File)).phase1Out;
   const info = c1.registeredProof;
-  const { shape } = porepShape(info, cacheDir);
+  const { circuit, shape } = porepShape(info, cacheDir);
   const devDir = path.join(cacheDir, 'dev-params');
-  const source = await porepParamsSource(info, shape, path.join(cacheDir, 'none'), devDir);
-  const params = await loadPorepParams(source, shape, backend, devDir);
+  const source = await porepParamsSource(info, circuit, path.join(cacheDir, 'none'), devDir);
+  const params = await loadPorepParams(source, circuit, backend, devDir);
   const pvk = prepareVerifyingKey(params.vk);
   const synth: number[] = [];
   const proveMs: number[] = [];
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
     const w = porepWitness(c1, 0, shape);
     synth.push(performance.now() - t);
     t = performance.now();
-    const r = await prove(params, shape, w.assignment, backend);
+    const r = await prove(params, circuit, w.assignment, backend);
     proveMs.push(performance.now() - t);
     phases = r.timings;
     if (!verifyProof(pvk, r.proof, w.inputs)) throw new Error('proof does not verify');

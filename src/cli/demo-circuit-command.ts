@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import type { Backend } from '../backend/backend.js';
 import { describeBackend } from '../backend/select.js';
 import { encodeProof, loadOrCreateDevParams, prepareVerifyingKey, prove, verifyProof } from '../groth16/index.js';
+import { CompiledCircuit } from '../groth16/compiled.js';
 import { devParamsPath } from '../groth16/setup.js';
 import { DemoCircuit } from '../r1cs/demo-circuit.js';
 import { recordShape } from '../r1cs/shape.js';
@@ -31,12 +32,13 @@ export async function runDemoCircuit(o: DemoRun): Promise<void> {
   };
   log(`kiln demo-circuit: ${o.constraints} constraints, backend ${describeBackend(o.backend)}`);
 
-  const shape = await root.time('shape', () => recordShape((cs) => circuit.synthesize(cs)));
+  const compiled = await root.time('shape', () => new CompiledCircuit(recordShape((cs) => circuit.synthesize(cs))));
+  const { shape } = compiled;
   log(`  shape: ${shape.numConstraints} constraints, ${shape.numInputs} inputs (with ONE), ${shape.numAux} aux`);
 
-  const cached = existsSync(devParamsPath(shape, o.cacheDir));
+  const cached = existsSync(devParamsPath(compiled, o.cacheDir));
   log(`  parameters: ${cached ? 'cached' : 'generating'} INSECURE development parameters in ${o.cacheDir}`);
-  const params = await root.time('srs', () => loadOrCreateDevParams(shape, o.backend, o.cacheDir));
+  const params = await root.time('srs', () => loadOrCreateDevParams(compiled, o.backend, o.cacheDir));
 
   const witness = await root.time('synth', () => {
     const wg = new WitnessGenerator(shape.numInputs);
@@ -45,7 +47,7 @@ export async function runDemoCircuit(o: DemoRun): Promise<void> {
   });
 
   const proving = root.child('prove');
-  const result = await prove(params, shape, witness.assignment, o.backend, proving);
+  const result = await prove(params, compiled, witness.assignment, o.backend, proving);
   proving.end();
 
   const ok = await root.time('verify', () => verifyProof(prepareVerifyingKey(params.vk), result.proof, witness.inputs));
@@ -56,7 +58,7 @@ export async function runDemoCircuit(o: DemoRun): Promise<void> {
   } else {
     console.log(spanTreeText(root));
     console.log(`proof (${proofBytes.length} B): ${Buffer.from(proofBytes).toString('hex')}`);
-    console.log(ok ? `verified: yes (${paramsWords({ kind: 'dev', path: devParamsPath(shape, o.cacheDir) })})` : 'verified: NO');
+    console.log(ok ? `verified: yes (${paramsWords({ kind: 'dev', path: devParamsPath(compiled, o.cacheDir) })})` : 'verified: NO');
   }
   if (!ok) throw new Error('the proof did not verify');
 }

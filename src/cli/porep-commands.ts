@@ -165,13 +165,13 @@ export async function runSetup(o: SetupOptions): Promise<Record<string, unknown>
   say(`${info.name}: INSECURE development parameters (toxic waste from a public seed: proofs made with them prove nothing), backend ${describeBackend(o.backend)}`);
   const t0 = performance.now();
   const bar = o.json ? undefined : cliProgressRenderer();
-  const { shape, cached } = porepShape(info, o.cacheDir, (step, k, n) => bar?.progress('shape', k, n));
+  const { circuit, shape, cached } = porepShape(info, o.cacheDir, (step, k, n) => bar?.progress('shape', k, n));
   bar?.stop();
   const shapeMs = performance.now() - t0;
   say(`  circuit ${porepCircuitId(info.sectorSize)}: ${shape.numConstraints} constraints, ${shape.numInputs} inputs, ${shape.numAux} aux (shape ${cached ? 'cached' : 'recorded and cached'}, ${(shapeMs / 1000).toFixed(1)} s)`);
   let last = -Infinity;
   const MiB = 2 ** 20;
-  const made = await ensureDevParamsFile(shape, o.backend, join(o.cacheDir, 'dev-params'), {
+  const made = await ensureDevParamsFile(circuit, o.backend, join(o.cacheDir, 'dev-params'), {
     onProgress: (p) => {
       // a bar on a terminal (MiB written), else a line every 10 s
       if (bar?.enabled) return bar.progress('dev setup (MiB)', Math.floor(p.bytesWritten / MiB), Math.max(1, Math.ceil(p.bytesTotal / MiB)));
