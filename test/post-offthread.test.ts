@@ -97,7 +97,7 @@ test('the planning task (synthesis worker): the public inputs and witness tape o
     const ran: string[] = [];
     const spy = { ...ctx, synthPool: { run: (t: SynthTask) => (ran.push(t.fn), pool.run(t)) } } as unknown as PlanContext;
     const bare = kindIn(`n${id}`);
-    await assert.rejects((info.type === 'winning' ? bare.winning : bare.window).plan(request(id, elements), spy), new RegExp(`^Error: no parameters for ${postCircuitId(info)} `));
+    await assert.rejects((info.type === 'winning' ? bare.winning : bare.window).plan(request(id, elements), spy), new RegExp(`^Error: no parameters for ${postCircuitId(info)}: looked for `));
     assert.deepEqual(ran, []);
   }
 });

@@ -14,7 +14,6 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
-import { parseSectorSize } from '../filecoin/registry.js';
 import { type Commit2In, parseC1Input } from '../filecoin/c1.js';
 import { readOptionFile } from '../util/files.js';
 import type { ProgressFn } from '../util/progress.js';

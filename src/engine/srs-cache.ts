@@ -26,7 +26,6 @@ import type { AnyParameters as Parameters } from '../groth16/keys.js';
 import { compiledOf, type CircuitLike, type CompiledCircuit } from '../groth16/compiled.js';
 import { domainSize } from '../groth16/queries.js';
 import { prepareVerifyingKey, type PreparedVerifyingKey } from '../groth16/verifier.js';
-import type { CircuitShape } from '../r1cs/cs.js';
 import { Span } from '../util/timing.js';
 import { fmtBytes, type MemoryBudget, type Reservation } from './memory.js';
 import type { CircuitProvider } from './types.js';

@@ -24,7 +24,6 @@ import type { Backend } from '../backend/backend.js';
 import { NativeBackend, nativeAvailable, type NativeAddon } from '../backend/native.js';
 import { SECTION_CHUNK_BYTES, STAGING_BYTES, hostSection, isDeviceTarget, pointBytes, type DeviceTarget, type PointSection } from '../backend/section.js';
 import type { PointGroup } from '../curve/codec.js';
-import type { CircuitShape } from '../r1cs/cs.js';
 import type { CompiledCircuit } from './compiled.js';
 import {
   PARAMS_SECTIONS,

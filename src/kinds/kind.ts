@@ -19,7 +19,7 @@ import { devSetupOnDevice, type ensureDevParamsFile } from '../groth16/setup.js'
 import type { CircuitShape } from '../r1cs/cs.js';
 import type { ProgressFn } from '../util/progress.js';
 import type { Span } from '../util/timing.js';
-import { loadCircuitParams, type ParamsSource, stepsOf } from './params.js';
+import { firstParamsFile, loadCircuitParams, missingParamsMessage, type ParamsSource, stepsOf } from './params.js';
 import { compiledFromTask, type ShapeTaskResult } from './shape-cache.js';
 
 /** What a kind's constructor takes (createPorepKind, createPoStKind, createSnapKind). */
@@ -50,12 +50,15 @@ export interface KindCircuitsSpec<Info> {
   uncachedReason?: string;
   /** More fields of the shape task's argument. */
   shapeTaskArg?(circuitId: string, info: Info, shapeCacheDir: string | undefined): Record<string, unknown>;
-  /** The official parameter file of the circuit, if any (`shape`: the circuit's shape, compiled when asked for). */
-  officialFile(circuitId: string, info: Info, shape: () => Promise<CircuitShape>): string | undefined | Promise<string | undefined>;
-  /** The official file name looked for (said when development parameters are used). */
-  officialName(circuitId: string, info: Info): string | undefined;
-  /** The refusal when there are no official parameters and `[srs] dev_params` is off. */
-  missingParams(circuitId: string, info: Info): string;
+  /** The file names of the circuit's official parameters in the parameter cache, in the order they are looked for
+   *  (the official v28 name first: params.ts firstParamsFile). */
+  paramsNames(circuitId: string, info: Info): readonly string[];
+  /** A last look when none is there by name (`shape`: the circuit's shape, compiled only when asked for), and what
+   *  it looks for (said in the refusal). A file it finds is remembered. */
+  otherParams?: {
+    find(circuitId: string, info: Info, paramsDir: string, shape: () => Promise<CircuitShape>): Promise<string | undefined>;
+    words: string;
+  };
   keepResident?(circuitId: string): boolean;
 }
 
@@ -83,7 +86,20 @@ export function createKindCircuits<Info>(spec: KindCircuitsSpec<Info>, opts: Kin
     if (info === undefined) throw new Error(`unknown ${spec.name} circuit ${id}`);
     return info;
   };
-  const officialFile = (id: string): Promise<string | undefined> => Promise.resolve(spec.officialFile(id, infoOf(id), async () => (await circuits.compiled(id)).shape));
+  // official parameters: by name, looked up again while not found (a file placed later is seen), then otherParams
+  const paramCache = opts.config.srs.param_cache;
+  const found = new Map<string, string>();
+  const officialFile = async (id: string): Promise<string | undefined> => {
+    const info = infoOf(id);
+    const byName = firstParamsFile(paramCache, spec.paramsNames(id, info));
+    if (byName !== undefined || spec.otherParams === undefined) return byName;
+    if (!found.has(id)) {
+      const f = await spec.otherParams.find(id, info, paramCache, async () => (await circuits.compiled(id)).shape);
+      if (f !== undefined) found.set(id, f);
+    }
+    return found.get(id);
+  };
+  const missingParams = (id: string): string => missingParamsMessage(id, paramCache, spec.paramsNames(id, infoOf(id)), spec.otherParams?.words);
   /** Shape compilations and CPU development setups in flight (terminated on close). */
   const tasks = new Set<OffThreadTask<unknown>>();
   const track = <T>(task: OffThreadTask<T>): Promise<T> => {
@@ -96,7 +112,7 @@ export function createKindCircuits<Info>(spec: KindCircuitsSpec<Info>, opts: Kin
     insecure: (id) => sources.get(id)?.kind === 'dev',
     ...(spec.keepResident ? { keepResident: spec.keepResident } : {}),
     async available(id) {
-      if (!opts.config.srs.dev_params && (await officialFile(id)) === undefined) throw new Error(spec.missingParams(id, infoOf(id)));
+      if (!opts.config.srs.dev_params && (await officialFile(id)) === undefined) throw new Error(missingParams(id));
     },
     compiled(id) {
       let s = compiled.get(id);
@@ -133,7 +149,7 @@ export function createKindCircuits<Info>(spec: KindCircuitsSpec<Info>, opts: Kin
         span,
         checkAvailable: () => circuits.available!(id),
         onSource: (s) => void sources.set(id, s),
-        officialName: spec.officialName(id, infoOf(id)),
+        officialName: join(paramCache, spec.paramsNames(id, infoOf(id))[0]!),
         progress: opts.progress,
         // the CPU setup runs in a worker thread (it would hold the event loop for as long as it takes)
         makeDevParams:

@@ -117,6 +117,28 @@ export async function loadCircuitParams(r: CircuitParamsRequest): Promise<AnyPar
   );
 }
 
+/**
+ * The one policy for a circuit's official parameters in the parameter cache (`[srs] param_cache`,
+ * $FIL_PROOFS_PARAMETER_CACHE): a kind names the files it looks for, in order — the official v28 name first (its
+ * hash is of the circuit's identifier: filecoin/params-names.ts), then kiln's `<circuit id>.params` — and the first
+ * one there is used. PoRep also looks, last, for a renamed v28 file told apart by its sizes (porep-c2.ts).
+ */
+export function firstParamsFile(paramsDir: string, names: readonly string[]): string | undefined {
+  for (const name of names) {
+    const p = join(paramsDir, name);
+    if (existsSync(p)) return p;
+  }
+  return undefined;
+}
+
+/** The refusal when a circuit has no official parameters (`names` as for firstParamsFile; `otherwise`: what else
+ *  was looked for) and `[srs] dev_params` is off. */
+export function missingParamsMessage(id: string, paramsDir: string, names: readonly string[], otherwise?: string): string {
+  const [official, ...rest] = names.map((n) => join(paramsDir, n));
+  const then = [...rest, ...(otherwise !== undefined ? [otherwise] : [])].map((x) => `, then ${x}`).join('');
+  return `no parameters for ${id}: looked for ${official} (the official name)${then} (or set [srs] dev_params = true for INSECURE development parameters)`;
+}
+
 /** Where a circuit's parameters come from: the official file, or INSECURE development parameters. */
 export interface ParamsSource {
   kind: 'official' | 'dev';

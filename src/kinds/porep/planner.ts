@@ -24,8 +24,9 @@ import { taskName, workerTasks } from '../../engine/synth-pool.js';
 import { unpackC1Partition, type PackedC1 } from '../../filecoin/c1-packed.js';
 import { sealProofById, sealProofInfo, sectorSizeByBytes } from '../../filecoin/registry.js';
 import {
-  findOfficialParams,
-  officialParamsCandidates,
+  findRenamedParams,
+  POREP_PARAMS_OTHERWISE,
+  porepParamsNames,
   porepCircuitId,
   porepInfoForCircuit as infoForCircuit,
   porepWitnessNative,
@@ -64,31 +65,15 @@ export interface PorepKind {
 }
 
 export function createPorepKind(opts: PorepKindOptions): PorepKind {
-  const paramCache = opts.config.srs.param_cache;
-  const officialFiles = new Map<string, string>();
   const { circuits, paramsSource } = createKindCircuits(
     {
       name: 'PoRep',
       infoOf: infoForCircuit,
       tasks: { module: SHAPE_MODULE, shape: taskName<ShapeModule>('porepShapeTask'), devParams: taskName<ShapeModule>('porepDevParamsTask') },
-      /** `<param_cache>/<circuit id>.params`, or the official v28 file whose sizes match the circuit. Looked up
-       *  again while not found (a file placed later is seen); the shape is compiled (off the event loop) only when
-       *  v28 files of the circuit's tree tag are there to be told apart. */
-      async officialFile(id, info, shape) {
-        if (!officialFiles.has(id)) {
-          const f = await findOfficialParams(info, shape, paramCache);
-          if (f !== undefined) officialFiles.set(id, f);
-        }
-        return officialFiles.get(id);
-      },
-      officialName: (_id, info) => officialParamsCandidates(info, paramCache)[0],
-      missingParams(id, info) {
-        const [official, byId] = officialParamsCandidates(info, paramCache);
-        return (
-          `no parameters for ${id}: looked for ${official} (the official name), then ${byId}, then any official v28 ` +
-          'stacked-proof-of-replication .params file of this size there (or set [srs] dev_params = true for INSECURE development parameters)'
-        );
-      },
+      paramsNames: (_id, info) => porepParamsNames(info),
+      // an official v28 file renamed: told apart by its sizes (the shape compiled, off the event loop, only when v28
+      // files of the circuit's tree tag are there)
+      otherParams: { find: (_id, info, dir, shape) => findRenamedParams(info, shape, dir), words: POREP_PARAMS_OTHERWISE },
     },
     opts,
   );

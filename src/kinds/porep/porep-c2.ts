@@ -25,7 +25,7 @@ import type { WitnessProgramRunner } from '../../r1cs/circuit-program.js';
 import { partitionPublicInputs } from '../../filecoin/public-inputs.js';
 import { parseSectorSize, sealProofInfo, sectorSizeRefusal, sectorSizeByBytes, sectorSizeByCircuitLabel, type SealProofInfo } from '../../filecoin/registry.js';
 import { kindShapes, type ShapeStepFn, type ShapeTaskResult } from '../shape-cache.js';
-import { type ParamsSource, verifyingKeySource } from '../params.js';
+import { firstParamsFile, type ParamsSource, verifyingKeySource } from '../params.js';
 
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
 export const STACKED_CIRCUIT_VERSION = 1;
@@ -103,13 +103,21 @@ export function porepCircuitSizes(info: SealProofInfo): { numConstraints: number
 }
 
 /**
- * The files looked for, in order, for a sector size's official parameters in `paramsDir`: the
- * official name (`v28-stacked-proof-of-replication-…-<sha256 of the identifier>.params`,
+ * The file names looked for, in order, for a sector size's official parameters (kinds/params.ts firstParamsFile):
+ * the official name (`v28-stacked-proof-of-replication-…-<sha256 of the identifier>.params`,
  * src/filecoin/params-names.ts), then kiln's `<circuit id>.params`.
  */
-export function officialParamsCandidates(info: SealProofInfo, paramsDir: string): string[] {
-  return [join(paramsDir, porepParamsFileName(sectorSizeByBytes(info.sectorSize)!)), join(paramsDir, `${porepCircuitId(info.sectorSize)}.params`)];
+export function porepParamsNames(info: SealProofInfo): string[] {
+  return [porepParamsFileName(sectorSizeByBytes(info.sectorSize)!), `${porepCircuitId(info.sectorSize)}.params`];
 }
+
+/** porepParamsNames in `paramsDir`. */
+export function officialParamsCandidates(info: SealProofInfo, paramsDir: string): string[] {
+  return porepParamsNames(info).map((n) => join(paramsDir, n));
+}
+
+/** What PoRep looks for when no file is there by name (said in the refusal). */
+export const POREP_PARAMS_OTHERWISE = 'any official v28 stacked-proof-of-replication .params file of this size there';
 
 /**
  * The official parameter file for a sector size in `paramsDir`, if any: by its official name, else
@@ -125,7 +133,15 @@ export async function findOfficialParams(
   shape: CircuitSizes | (() => CircuitSizes | Promise<CircuitSizes>),
   paramsDir: string,
 ): Promise<string | undefined> {
-  for (const f of officialParamsCandidates(info, paramsDir)) if (existsSync(f)) return f;
+  return firstParamsFile(paramsDir, porepParamsNames(info)) ?? findRenamedParams(info, shape, paramsDir);
+}
+
+/** A renamed official file of the sector size's tree tag in `paramsDir` whose sizes are the circuit's (findOfficialParams). */
+export async function findRenamedParams(
+  info: SealProofInfo,
+  shape: CircuitSizes | (() => CircuitSizes | Promise<CircuitSizes>),
+  paramsDir: string,
+): Promise<string | undefined> {
   if (!existsSync(paramsDir)) return undefined;
   const prefix = `v28-stacked-proof-of-replication-merkletree-poseidon_hasher-${sectorSizeByBytes(info.sectorSize)!.paramsTreeTag}-sha256_hasher-`;
   const candidates = readdirSync(paramsDir).filter((f) => f.startsWith(prefix) && f.endsWith('.params'));

@@ -19,13 +19,12 @@
  * (params.ts, exactly as PoRep: `<[kiln] cache_dir>/dev-params/`).
  */
 import { taskName, workerTasks } from '../../engine/synth-pool.js';
-import { join } from 'node:path';
 import { Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork, type ProofRequest, type PlanContext } from '../../engine/types.js';
-import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofName } from '../../filecoin/post/registry.js';
+import { postCircuitId, postProofByCircuitId, postProofName } from '../../filecoin/post/registry.js';
 import type { PoStProofInfo } from '../../filecoin/post/types.js';
 import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, workerWitness } from '../kind.js';
 import type { ParamsSource } from '../params.js';
-import { findOfficialPoStParams, postShapeCacheDir, postWitnessNativeFromTape } from './post.js';
+import { findOfficialPoStParams, postParamsNames, postShapeCacheDir, postWitnessNativeFromTape } from './post.js';
 import type { PoStPlanArg, PoStPlanTaskResult, PoStWitnessArg } from './worker.js';
 import { checkPoStRequest } from './request.js';
 import { witnessRunner } from '../witness.js';
@@ -54,11 +53,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
       uncachedReason: 'KILN_POST_SHAPE_CACHE=0',
       // without a shape cache, development parameters are named by a digest hashed now, in the worker
       shapeTaskArg: (_id, info, shapeCacheDir) => ({ digest: shapeCacheDir === undefined && opts.config.srs.dev_params && findOfficialPoStParams(info, paramCache) === undefined }),
-      officialFile: (_id, info) => findOfficialPoStParams(info, paramCache),
-      officialName: (_id, info) => postParamsFileName(info),
-      missingParams: (id, info) =>
-        `no parameters for ${id} in ${paramCache}: neither the official ${join(paramCache, postParamsFileName(info))} ` +
-        `nor ${id}.params (or set [srs] dev_params = true for INSECURE development parameters)`,
+      paramsNames: (_id, info) => postParamsNames(info),
       // a WinningPoSt answers within seconds or the block is lost: its parameters stay whatever else is evicted
       keepResident: (id) => postProofByCircuitId(id)?.type === 'winning',
     },

@@ -6,13 +6,11 @@
  * parameter cache; else INSECURE development parameters, exactly as PoRep: porep/porep-c2.ts, ../params.ts), the witness
  * of a partition (native witness program or TypeScript) and the verification of a proof.
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { VerifyingKey } from '../../groth16/keys.js';
 import { decodeProofs, PROOF_BYTES } from '../../groth16/proof.js';
 import { prepareVerifyingKey } from '../../groth16/verifier.js';
 import { verifyPartitionProof } from '../../engine/verify-proof.js';
-import type { CircuitShape } from '../../r1cs/cs.js';
 import { type WitnessProgram } from '../../r1cs/program.js';
 import { DensityCounter } from '../../r1cs/density.js';
 import { WitnessGenerator } from '../../r1cs/witness.js';
@@ -21,7 +19,7 @@ import { type PoStChallengeContext, postBlankCircuit, postCircuitFor, postCircui
 import { postProgramFast, postShapeAndProgramFast, postWitnessNative } from '../../filecoin/post/program.js';
 import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofById, postProofName } from '../../filecoin/post/registry.js';
 import type { PoStProofInfo, PoStSectorProof } from '../../filecoin/post/types.js';
-import { type ParamsSource, verifyingKeySource } from '../params.js';
+import { firstParamsFile, type ParamsSource, verifyingKeySource } from '../params.js';
 import type { CircuitLike } from '../../groth16/compiled.js';
 import { countedSizes, type CircuitSizes, kindShapes, type ShapeTaskResult } from '../shape-cache.js';
 
@@ -106,13 +104,14 @@ export function postCircuitSizes(info: PoStProofInfo): PoStCircuitSizes {
   };
 }
 
-/** The official parameter file of a PoSt circuit in `paramsDir`: its official name, else `<circuit id>.params`. */
+/** The file names looked for, in order, for a PoSt circuit's parameters: its official name, then `<circuit id>.params`. */
+export function postParamsNames(info: PoStProofInfo): string[] {
+  return [postParamsFileName(info), `${postCircuitId(info)}.params`];
+}
+
+/** The official parameter file of a PoSt circuit in `paramsDir` (kinds/params.ts firstParamsFile of postParamsNames). */
 export function findOfficialPoStParams(info: PoStProofInfo, paramsDir: string): string | undefined {
-  for (const name of [postParamsFileName(info), `${postCircuitId(info)}.params`]) {
-    const p = join(paramsDir, name);
-    if (existsSync(p)) return p;
-  }
-  return undefined;
+  return firstParamsFile(paramsDir, postParamsNames(info));
 }
 
 /** Where the verifying key comes from without compiling the shape when it can be avoided (as PoRep's; `shape`: the

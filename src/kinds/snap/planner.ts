@@ -18,7 +18,6 @@
  * INSECURE development parameters (params.ts).
  */
 import { taskName, workerTasks } from '../../engine/synth-pool.js';
-import { join } from 'node:path';
 import { Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork, type ProofRequest, type PlanContext } from '../../engine/types.js';
 import { snapParamsFileName } from '../../filecoin/params-names.js';
 import { snapPublicInputs } from '../../filecoin/snap/circuit.js';
@@ -26,7 +25,7 @@ import { snapProofByCircuitId, type SnapProofInfo } from '../../filecoin/snap/re
 import type { SnapPublic } from '../../filecoin/snap/vanilla.js';
 import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, workerWitness } from '../kind.js';
 import type { ParamsSource } from '../params.js';
-import { findOfficialSnapParams, snapWitnessNativeFromTape } from './snap.js';
+import { snapParamsNames, snapWitnessNativeFromTape } from './snap.js';
 import type { SnapPlanArg, SnapPlanTaskResult, SnapWitnessArg } from './worker.js';
 import { checkSnapRequest } from './request.js';
 import { witnessRunner } from '../witness.js';
@@ -48,21 +47,12 @@ export interface SnapKind {
 
 export function createSnapKind(opts: SnapKindOptions): SnapKind {
   const officialName = (info: SnapProofInfo): string => opts.officialParamsName?.(info) ?? snapParamsFileName(info.size);
-  const paramCache = opts.config.srs.param_cache;
   const { circuits, paramsSource } = createKindCircuits<SnapProofInfo>(
     {
       name: 'SnapDeals',
       infoOf: snapProofByCircuitId,
       tasks: { module: SHAPE_MODULE, shape: taskName<ShapeModule>('snapShapeTask'), devParams: taskName<ShapeModule>('snapDevParamsTask') },
-      officialFile: (_id, info) => findOfficialSnapParams(info, paramCache, officialName(info)),
-      officialName: (_id, info) => officialName(info),
-      missingParams: (id, info) => {
-        const name = officialName(info);
-        return (
-          `no parameters for ${id} in ${paramCache}: neither ${name ? `the official ${join(paramCache, name)} nor ` : ''}${id}.params ` +
-          `(or set [srs] dev_params = true for INSECURE development parameters)`
-        );
-      },
+      paramsNames: (_id, info) => snapParamsNames(info, officialName(info)),
     },
     opts,
   );

@@ -7,7 +7,6 @@
  * params.ts), a partition's witness (native witness program or TypeScript) and the verification of the proofs.
  */
 import { snapParamsFileName } from '../../filecoin/params-names.js';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { VerifyingKey } from '../../groth16/keys.js';
 import { decodeProofs, PROOF_BYTES } from '../../groth16/proof.js';
@@ -20,7 +19,7 @@ import { snapBlankCircuit, snapPublicInputs } from '../../filecoin/snap/circuit.
 import { snapShapeAndProgramFast, snapWitnessNative } from '../../filecoin/snap/program.js';
 import { snapHDefault, snapProofByCircuitId, snapProofById, type SnapProofInfo } from '../../filecoin/snap/registry.js';
 import { snapCircuitFor, type SnapPartitionProof, type SnapPublic } from '../../filecoin/snap/vanilla.js';
-import { type ParamsSource, verifyingKeySource } from '../params.js';
+import { firstParamsFile, type ParamsSource, verifyingKeySource } from '../params.js';
 import { countedSizes, type CircuitSizes, kindShapes, type ShapeTaskResult } from '../shape-cache.js';
 
 /** Bump when the circuit code changes the shape: cached shapes of another version are ignored. */
@@ -77,17 +76,15 @@ export function snapCircuitSizes(info: SnapProofInfo): SnapCircuitSizes {
   return countedSizes(dc);
 }
 
-/**
- * The official parameter file in `paramsDir`: `officialName` (default: the v28 name, params-names.ts
- * `snapParamsFileName`) when present, else `<circuit id>.params`.
- */
-export function findOfficialSnapParams(info: SnapProofInfo, paramsDir: string, officialName: string = snapParamsFileName(info.size)): string | undefined {
-  for (const name of [officialName, `${info.circuitId}.params`]) {
-    if (name === undefined) continue;
-    const p = join(paramsDir, name);
-    if (existsSync(p)) return p;
-  }
-  return undefined;
+/** The file names looked for, in order, for a SnapDeals circuit's parameters: `officialName` (default: the v28 name,
+ *  params-names.ts `snapParamsFileName`), then `<circuit id>.params`. */
+export function snapParamsNames(info: SnapProofInfo, officialName: string = snapParamsFileName(info.size)): string[] {
+  return [officialName, `${info.circuitId}.params`];
+}
+
+/** The official parameter file in `paramsDir` (kinds/params.ts firstParamsFile of snapParamsNames). */
+export function findOfficialSnapParams(info: SnapProofInfo, paramsDir: string, officialName?: string): string | undefined {
+  return firstParamsFile(paramsDir, snapParamsNames(info, officialName));
 }
 
 /** Where the verifying key comes from, without compiling the shape when it can be avoided. */
