@@ -1,0 +1,71 @@
+/**
+ * The tuning variables (issue 28, src/util/tuning.ts): tuningFromEnv parses each one (empty = unset) and refuses a
+ * value it does not understand, naming the variable.
+ */
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { test } from 'node:test';
+import { type Tuning, TUNING_VARIABLES, tuningFromEnv } from '../src/util/tuning.js';
+
+const GIB = 2 ** 30;
+
+test('tuningFromEnv: every variable, empty values as unset, nothing set = the defaults', () => {
+  assert.deepEqual(tuningFromEnv({}), {});
+  assert.deepEqual(tuningFromEnv(Object.fromEntries(Object.keys(TUNING_VARIABLES).filter((k) => k !== 'KILN_NO_IFMA').map((k) => [k, '']))), {});
+  const all: Tuning = tuningFromEnv({
+    KILN_CUDA_ADDON: 'variant/kiln_cuda.node',
+    KILN_GPU_MEMORY_LIMIT: '24GiB',
+    KILN_PLAN_MATRICES: 'streamed',
+    KILN_DEV_SETUP: 'cpu',
+    KILN_GPU_DETAIL: '1',
+    KILN_WITNESS: 'ts',
+    KILN_POST_SHAPE_CACHE: '0',
+    KILN_NO_IFMA: '1',
+    KILN_MSM_BATCH: '777',
+    KILN_MSM_ACC: '2',
+    PATH: '/usr/bin', // not ours: ignored
+  });
+  assert.deepEqual(all, {
+    addonPath: resolve('variant/kiln_cuda.node'),
+    gpuMemoryLimit: { bytes: 24 * GIB },
+    planMatrices: 'streamed',
+    devSetup: false,
+    gpuDetail: true,
+    witness: 'ts',
+    postShapeCache: false,
+    noIfma: true,
+    msmBatch: 777,
+    msmAcc: 2,
+  });
+  // every field has its variable
+  assert.deepEqual(Object.values(TUNING_VARIABLES).sort(), Object.keys(all).sort());
+  assert.deepEqual(tuningFromEnv({ KILN_GPU_MEMORY_LIMIT: '75%' }).gpuMemoryLimit, { fraction: 0.75 });
+  assert.deepEqual(tuningFromEnv({ KILN_GPU_MEMORY_LIMIT: '25769803776' }).gpuMemoryLimit, { bytes: 24 * GIB });
+  assert.equal(tuningFromEnv({ KILN_DEV_SETUP: 'gpu' }).devSetup, true);
+  assert.equal(tuningFromEnv({ KILN_GPU_DETAIL: '0' }).gpuDetail, false);
+  assert.equal(tuningFromEnv({ KILN_WITNESS: 'native' }).witness, 'native');
+  for (const off of ['0', 'off', 'false', 'OFF']) assert.equal(tuningFromEnv({ KILN_POST_SHAPE_CACHE: off }).postShapeCache, false, off);
+  for (const on of ['1', 'on', 'true']) assert.equal(tuningFromEnv({ KILN_POST_SHAPE_CACHE: on }).postShapeCache, true, on);
+  assert.equal(tuningFromEnv({ KILN_MSM_ACC: '0' }).msmAcc, 0);
+  // KILN_NO_IFMA keeps the addon's old rule: set and neither '' nor '0' is on; '' and '0' say "IFMA allowed"
+  for (const [v, want] of [['1', true], ['yes', true], ['0', false], ['', false]] as const) assert.equal(tuningFromEnv({ KILN_NO_IFMA: v }).noIfma, want, `KILN_NO_IFMA=${v}`);
+});
+
+test('tuningFromEnv refuses a value it does not understand, naming the variable and what it takes', () => {
+  const bad: [Record<string, string>, RegExp][] = [
+    [{ KILN_WITNESS: 'wasm' }, /^KILN_WITNESS must be native or ts, got wasm$/],
+    [{ KILN_GPU_MEMORY_LIMIT: '5' }, /^KILN_GPU_MEMORY_LIMIT: memory limit 5: at least 1 GiB$/],
+    [{ KILN_GPU_MEMORY_LIMIT: '120%' }, /^KILN_GPU_MEMORY_LIMIT: memory limit 120%: a percentage must be in \(0, 100\]$/],
+    [{ KILN_GPU_MEMORY_LIMIT: 'lots' }, /^KILN_GPU_MEMORY_LIMIT: memory limit lots: bytes, a size such as 24GiB, or a percentage such as 75%$/],
+    [{ KILN_PLAN_MATRICES: 'resident' }, /^KILN_PLAN_MATRICES=resident: only 'streamed' \(or unset\)$/],
+    [{ KILN_DEV_SETUP: 'cup' }, /^KILN_DEV_SETUP=cup: expected cpu, gpu \(or unset\)$/],
+    [{ KILN_GPU_DETAIL: 'yes' }, /^KILN_GPU_DETAIL=yes: expected 1, 0 \(or unset\)$/],
+    [{ KILN_POST_SHAPE_CACHE: 'maybe' }, /^KILN_POST_SHAPE_CACHE=maybe: expected 0, off, false, 1, on, true \(or unset\)$/],
+    [{ KILN_MSM_BATCH: '0' }, /^KILN_MSM_BATCH=0: expected the most scalars of a Pippenger batch, a positive integer$/],
+    [{ KILN_MSM_BATCH: '1.5' }, /^KILN_MSM_BATCH=1\.5: expected/],
+    [{ KILN_MSM_BATCH: '-3' }, /^KILN_MSM_BATCH=-3: expected/],
+    [{ KILN_MSM_ACC: '3' }, /^KILN_MSM_ACC=3: expected the MSM accumulation kernel: 0, 1 \(the default\) or 2$/],
+    [{ KILN_MSM_ACC: 'hot' }, /^KILN_MSM_ACC=hot: expected/],
+  ];
+  for (const [env, message] of bad) assert.throws(() => tuningFromEnv(env), (e: Error) => e instanceof RangeError && message.test(e.message), JSON.stringify(env));
+});
