@@ -1,5 +1,6 @@
 /** The AVX-512 IFMA MSMs (native/src/msm/ifma.hpp) against their slow twin, the scalar mulx/adx
- *  path of the same addon: one child process runs with the IFMA path, one with KILN_NO_IFMA=1, on
+ *  path of the same addon: one child process runs with the IFMA path, one with its addon told noIfma
+ *  (NativeBackend's option, what KILN_NO_IFMA=1 asks at the edges), on
  *  the same deterministic inputs (random bases and scalars, and the edges: zero, one, r − 1, equal
  *  scalars, repeated and opposite bases, identity bases, sizes around the 8-lane groups, and runs of
  *  one digit long enough to overflow the bucket queues), plain and over precomputed tables, G1 and
@@ -16,8 +17,8 @@ import { rng } from './support.js';
 
 const WORKER = 'KILN_IFMA_TWIN_WORKER';
 
-async function worker(): Promise<void> {
-  const be = new NativeBackend();
+async function worker(noIfma: boolean): Promise<void> {
+  const be = new NativeBackend({ noIfma });
   const ad = be.addon;
   const next = rng(4242);
   const out: Record<string, string> = { ifma: String(ad.capabilities().ifma) };
@@ -85,20 +86,21 @@ async function worker(): Promise<void> {
   process.stdout.write(JSON.stringify(out));
 }
 
-function runWorker(env: Record<string, string>): Record<string, string> {
+/** A child process running worker(): `path` 'scalar' keeps its addon off IFMA (the choice is fixed once per process). */
+function runWorker(path: 'ifma' | 'scalar'): Record<string, string> {
   const file = fileURLToPath(import.meta.url);
-  const res = spawnSync(process.execPath, [file], { env: { ...process.env, ...env, [WORKER]: '1' }, encoding: 'utf8', maxBuffer: 1 << 26 });
+  const res = spawnSync(process.execPath, [file], { env: { ...process.env, [WORKER]: path }, encoding: 'utf8', maxBuffer: 1 << 26 });
   assert.equal(res.status, 0, `worker failed: ${res.stderr}`);
   return JSON.parse(res.stdout) as Record<string, string>;
 }
 
-if (process.env[WORKER] === '1') {
-  await worker();
+if (process.env[WORKER] !== undefined) {
+  await worker(process.env[WORKER] === 'scalar');
 } else {
   const ifma = new NativeBackend().addon.capabilities().ifma;
   test('IFMA MSMs equal the scalar path byte for byte (G1, G2, batch addition, precomputed tables)', { skip: ifma ? false : 'this CPU (or build) has no AVX-512 IFMA: only the scalar path exists' }, () => {
-    const fast = runWorker({ KILN_NO_IFMA: '' });
-    const slow = runWorker({ KILN_NO_IFMA: '1' });
+    const fast = runWorker('ifma');
+    const slow = runWorker('scalar');
     assert.equal(fast.ifma, 'true');
     assert.equal(slow.ifma, 'false');
     const keys = Object.keys(slow).filter((k) => k !== 'ifma');

@@ -1,7 +1,7 @@
 /** The AVX-512 IFMA NTT and quotient (native/src/ntt/ntt_ifma.hpp) against their slow twin, the
  *  scalar path of the same addon (native/src/ntt/ntt.hpp): this process runs the IFMA path, a child
- *  process started with KILN_NO_IFMA=1 runs the scalar one on the same inputs (written to a temp
- *  file); every output must be byte-identical. Forward/inverse × plain/coset NTT for n = 2^1 … 2^18
+ *  process whose addon is told noIfma (applyNativeTuning, what KILN_NO_IFMA=1 asks at the edges) runs the
+ *  scalar one on the same inputs (written to a temp file); every output must be byte-identical. Forward/inverse × plain/coset NTT for n = 2^1 … 2^18
  *  and the quotient for n = 2^1 … 2^16 (a, b and c after the call), on random canonical vectors
  *  (with 0 and r − 1 mixed in) and the edge vectors all zero, all r − 1 and all one. Outputs are
  *  compared by SHA-256 digest. (native-ntt.test.ts checks whichever path the CPU runs against bigint
@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadNative } from '../src/backend/native.js';
+import { applyNativeTuning, loadNative } from '../src/backend/native.js';
 import { frVector } from '../src/field/layout.js';
 import { r } from './native-helpers.js';
 import { rng } from './support.js';
@@ -120,6 +120,7 @@ async function runCases(inputs: Uint8Array): Promise<Record<string, string>> {
 }
 
 if (process.env[WORKER] === '1') {
+  applyNativeTuning({ noIfma: true }); // the scalar twin, chosen before the first kernel
   const inputs = new Uint8Array(readFileSync(process.env[INPUT] as string));
   const res = await runCases(inputs);
   process.stdout.write(JSON.stringify({ ifma: loadNative().capabilities().ifma, res }));
@@ -135,9 +136,9 @@ if (process.env[WORKER] === '1') {
         const inputs = makeInputs();
         const file = join(dir, 'inputs.bin');
         writeFileSync(file, inputs);
-        // The scalar twin in a child (KILN_NO_IFMA is read once per process).
+        // The scalar twin in a child (the IFMA choice is fixed once per process).
         const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {
-          env: { ...process.env, KILN_NO_IFMA: '1', [WORKER]: '1', [INPUT]: file },
+          env: { ...process.env, [WORKER]: '1', [INPUT]: file },
           encoding: 'utf8',
           maxBuffer: 1 << 26,
         });

@@ -277,6 +277,23 @@ Napi::Value js_set_msm_threads(const Info& info) {
   return info.Env().Undefined();
 }
 
+// setMsmBatch(n) / setMsmAcc(v): the edge's KILN_MSM_BATCH / KILN_MSM_ACC (src/util/tuning.ts), passed by
+// CudaBackend's constructor; nothing in the addon reads the environment.
+Napi::Value js_set_msm_batch(const Info& info) {
+  const double n = number_arg(info, 0, "n");
+  if (n < 0 || n > 4294967295.0 || n != (double)(uint64_t)n)
+    throw_range(info.Env(), "setMsmBatch: 0 (the cost model's batch) or a positive integer up to 2^32 - 1");
+  set_msm_batch((size_t)n);
+  return info.Env().Undefined();
+}
+
+Napi::Value js_set_msm_acc(const Info& info) {
+  const double v = number_arg(info, 0, "variant");
+  if (v != 0 && v != 1 && v != 2) throw_range(info.Env(), "setMsmAcc: 0, 1 (the default) or 2");
+  set_msm_acc((int)v);
+  return info.Env().Undefined();
+}
+
 // ---- NTT, quotient, CSR -----------------------------------------------------------------------------
 Napi::Value js_ntt(const Info& info) {
   Napi::Env env = info.Env();
@@ -725,6 +742,8 @@ const Export kExports[] = {
     {"benchNtt", js_bench_ntt},
     {"setMsmWindow", js_set_msm_window},
     {"setMsmThreads", js_set_msm_threads},
+    {"setMsmBatch", js_set_msm_batch},
+    {"setMsmAcc", js_set_msm_acc},
     {"uploadCircuit", js_upload_circuit},
     {"freeCircuit", js_free_circuit},
     {"provePartition", js_prove_partition},

@@ -133,10 +133,15 @@ inline std::atomic<unsigned> g_msm_window{0};
 // 64, 128 and 256 measured the same (the multiply rate bounds them), 96 worse (bench:gpu
 // --threads-sweep, 2026-11-30).
 inline std::atomic<unsigned> g_msm_threads{32};
+// The most scalars of one Pippenger batch (set_msm_batch; 0 = the cost model's batch): a diagnostic, so
+// that tests run a chunk's scalars in several batches.
+inline std::atomic<size_t> g_msm_batch{0};
+// The MSM accumulation kernel (set_msm_acc, msm_impl.cuh accumulate): 1 (k_accumulate_hot) by default.
+inline std::atomic<int> g_msm_acc{1};
 
 // Pippenger window width for m points (msm.cu: a small translation unit, quick to rebuild).
 unsigned pick_window(size_t m);
-// The MSM accumulation kernel (msm_impl.cuh accumulate): KILN_MSM_ACC when set, else 1.
+// The MSM accumulation kernel (msm_impl.cuh accumulate): g_msm_acc, read per call.
 int acc_variant();
 
 // MSM bases: resident on the device (`d`), or in host memory (`host`: pinned pieces in order, whole

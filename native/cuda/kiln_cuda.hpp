@@ -66,6 +66,11 @@ unsigned csr_mat_vec(int dev, uint32_t rows, uint32_t cols, const uint32_t* rowP
 void set_msm_window(unsigned c);
 // Diagnostics: threads per block of the accumulation kernels (32 … 1024, a multiple of 32). Process-wide.
 void set_msm_threads(unsigned t);
+// Diagnostics: the most scalars of one Pippenger batch (0 = the cost model's). Process-wide.
+void set_msm_batch(size_t n);
+// Diagnostics: the accumulation kernel, 0 (general), 1 (default, k_accumulate_hot) or 2 (G1's Fq
+// multiplication inlined). Process-wide, read per call.
+void set_msm_acc(int v);
 
 // msm.cu: the memory plan of the standalone msm (0: unchanged / as needed) and the pool's trim
 // (after an out-of-memory failure, before a smaller plan is tried).

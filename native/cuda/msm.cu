@@ -102,22 +102,21 @@ MsmShape msm_shape(int curve, size_t n, size_t others, size_t budget, size_t max
       best.per_chunk = msm_chunk_scratch(curve, nc, c, g, best.batch);
     }
   }
-  // Diagnostics: KILN_MSM_BATCH caps the Pippenger batch (tests run a chunk's others in several)
-  if (const char* e = std::getenv("KILN_MSM_BATCH"))
-    if (*e && best.chunk) best.batch = std::max<size_t>(1, std::min<size_t>(best.batch, std::strtoull(e, nullptr, 10)));
+  // Diagnostics: set_msm_batch caps the Pippenger batch (tests run a chunk's others in several)
+  const size_t batch_cap = g_msm_batch.load();
+  if (batch_cap && best.chunk) best.batch = std::max<size_t>(1, std::min<size_t>(best.batch, batch_cap));
   if (!best.chunk)
     throw Error("msm: " + std::to_string(budget >> 20) + " MiB of scratch cannot hold a pass of " +
                 std::to_string(floor_pts) + " points");
   return best;
 }
 
-int acc_variant() {
-  const char* e = std::getenv("KILN_MSM_ACC");
-  return e && *e ? std::atoi(e) : 1;
-}
+int acc_variant() { return g_msm_acc.load(); }
 
 void set_msm_window(unsigned c) { g_msm_window.store(c); }
 void set_msm_threads(unsigned t) { g_msm_threads.store(t); }
+void set_msm_batch(size_t n) { g_msm_batch.store(n); }
+void set_msm_acc(int v) { g_msm_acc.store(v); }
 
 Bases* bases_upload(int dev, int curve, const void* host, size_t n) {
   Guard g(dev);

@@ -15,8 +15,8 @@ namespace cuda {
 constexpr unsigned kChunk = 64;  // points per accumulation thread (a bucket's run is split in these)
 constexpr unsigned kFan = 16;    // partials per thread in the tree over a bucket's chunks
 
-// Accumulation kernel variant (msm.cu acc_variant: KILN_MSM_ACC, read per call, for A/B
-// measurements): 0 k_accumulate (general additions), 1 (default) k_accumulate_hot, 2 k_accumulate
+// Accumulation kernel variant (msm.cu acc_variant: set_msm_acc, the addon's setMsmAcc, read per
+// call, for A/B measurements; the edges pass KILN_MSM_ACC): 0 k_accumulate (general additions), 1 (default) k_accumulate_hot, 2 k_accumulate
 // with G1's Fq multiplication inlined (DFp variant 1; G2 takes k_accumulate). Capping registers at
 // 128 (__launch_bounds__(32, 16)) was measured and dropped: spills, G1 2^24 127 → 132 ms, G2 2^22
 // 122 → 484 ms.

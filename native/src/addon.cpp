@@ -838,6 +838,18 @@ Napi::Value SetThreads(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), pool().size());
 }
 
+// setNoIfma(noIfma): the edge's KILN_NO_IFMA (src/util/tuning.ts), applied before the first kernel;
+// returns whether the kernels run on IFMA now. An Error when the choice was fixed the other way.
+Napi::Value SetNoIfma(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const bool off = bool_arg(info, 0, "setNoIfma: noIfma");
+  if (!set_no_ifma(off))
+    throw Napi::Error::New(env, std::string("setNoIfma(") + (off ? "true" : "false") +
+                                    "): the IFMA choice of this process is fixed already (by an earlier setNoIfma, or "
+                                    "by the first kernel: precomputed tables are stored in its form)");
+  return Napi::Boolean::New(env, cpu_ifma_peek());
+}
+
 Napi::Value Capabilities(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object o = Napi::Object::New(env);
@@ -850,7 +862,7 @@ Napi::Value Capabilities(const Napi::CallbackInfo& info) {
 #else
   o.Set("mulx", false);
 #endif
-  o.Set("ifma", cpu_ifma());
+  o.Set("ifma", cpu_ifma_peek());
   return o;
 }
 
@@ -968,6 +980,7 @@ const Export kExports[] = {
     {"version", Version},
     {"capabilities", Capabilities},
     {"setThreads", SetThreads},
+    {"setNoIfma", SetNoIfma},
     {"alloc", Alloc},
     {"release", Release},
     {"microBench", MicroBench},

@@ -62,10 +62,17 @@ inline DecodeFault decode_g2_uncompressed(const uint8_t* s, uint8_t* d, size_t n
 inline void encode_g1_uncompressed(const uint8_t* s, uint8_t* d, size_t n) { G1::encode_uncompressed(s, d, n); }
 inline void encode_g2_uncompressed(const uint8_t* s, uint8_t* d, size_t n) { G2::encode_uncompressed(s, d, n); }
 
-// Whether the MSMs run on AVX-512 IFMA (kernels_ifma.cpp): built in, the running CPU has it,
-// and KILN_NO_IFMA is not set (read once). Precomputed tables are then stored in that path's M52
-// form (msm/ifma.hpp), so they are only valid within the process that built them.
+// Whether the MSMs run on AVX-512 IFMA (kernels_ifma.cpp): built in, the running CPU has it, and
+// set_no_ifma(true) was not called before (the addon's setNoIfma: the TypeScript side passes the
+// edge's KILN_NO_IFMA; nothing here reads the environment). The first call fixes the choice for the
+// process: precomputed tables are then stored in that path's M52 form (msm/ifma.hpp), so they are
+// only valid within the process that built them.
 bool cpu_ifma();
+// What cpu_ifma() answers, or would answer, without fixing the choice (capabilities()).
+bool cpu_ifma_peek();
+// Keeps the kernels off IFMA (off) or on it where the CPU has it (!off), process-wide. False, and
+// nothing changed, when the choice was fixed the other way already (a kernel ran, or an earlier call).
+bool set_no_ifma(bool off);
 #ifdef KILN_HAVE_IFMA
 // The same MSM entry points on AVX-512 IFMA (kernels_ifma.cpp; called when cpu_ifma()).
 template <class F>

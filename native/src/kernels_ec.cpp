@@ -1,7 +1,7 @@
 // Curve-group entry points, one template for G1 (Fq) and G2 (Fq2): the MSM, batch addition and
 // fixed-base templates, the small point operations and the zcash codec. The MSM paths dispatch to
 // the AVX-512 IFMA twins (kernels_ifma.cpp) when cpu_ifma().
-#include <cstdlib>
+#include <atomic>
 
 #include "kernels.hpp"
 #include "msm/fixed_base.hpp"
@@ -9,18 +9,44 @@
 
 namespace kiln {
 
-bool cpu_ifma() {
+namespace {
+// Whether the IFMA kernels are built in and the running CPU has them.
+bool ifma_hardware() {
 #ifdef KILN_HAVE_IFMA
-  static const bool on = [] {
+  static const bool hw = [] {
     __builtin_cpu_init();
-    const char* off = std::getenv("KILN_NO_IFMA");
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma") &&
-           !(off && *off && std::string(off) != "0");
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
   }();
-  return on;
+  return hw;
 #else
   return false;
 #endif
+}
+
+// The process's choice: -1 until fixed, then 1 (IFMA) or 0 (the scalar paths). Fixed by set_no_ifma or by the
+// first kernel that dispatches on it (cpu_ifma), whichever comes first: precomputed tables are stored in the
+// chosen path's form, so it never changes after that.
+std::atomic<int> g_ifma{-1};
+}  // namespace
+
+bool cpu_ifma() {
+  int v = g_ifma.load(std::memory_order_acquire);
+  if (v < 0) {
+    g_ifma.compare_exchange_strong(v, ifma_hardware() ? 1 : 0, std::memory_order_acq_rel);
+    v = g_ifma.load(std::memory_order_acquire);
+  }
+  return v == 1;
+}
+
+bool cpu_ifma_peek() {
+  const int v = g_ifma.load(std::memory_order_acquire);
+  return v < 0 ? ifma_hardware() : v == 1;
+}
+
+bool set_no_ifma(bool off) {
+  const int want = !off && ifma_hardware() ? 1 : 0;
+  int v = -1;
+  return g_ifma.compare_exchange_strong(v, want, std::memory_order_acq_rel) || v == want;
 }
 
 namespace {

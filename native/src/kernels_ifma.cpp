@@ -1,7 +1,7 @@
 // G1 and G2 MSM entry points on AVX-512 IFMA (msm/ifma.hpp). This file is compiled with
 // -mavx512f -mavx512ifma (binding.gyp target kiln_ifma, when the building CPU has them); the
 // dispatch in kernels_ec.cpp calls it only when cpu_ifma() (the running CPU has
-// IFMA and KILN_NO_IFMA is not set).
+// IFMA and setNoIfma(true) was not called: KILN_NO_IFMA at the edges).
 #if defined(__AVX512F__) && defined(__AVX512IFMA__)
 #include "kernels.hpp"
 #include "msm/ifma.hpp"

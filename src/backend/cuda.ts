@@ -233,6 +233,12 @@ export interface CudaAddon {
   setMsmWindow(c: number): void;
   /** Diagnostics: threads per block of the MSM accumulation kernels (multiple of 32, 32 … 1024). */
   setMsmThreads(t: number): void;
+  /** Diagnostics: the most scalars of one Pippenger batch (0: the cost model's), process-wide. Absent from
+   *  addons built before it (issue 28). */
+  setMsmBatch?(n: number): void;
+  /** Diagnostics: the MSM accumulation kernel, 0, 1 (the default) or 2, process-wide, read per call. Absent
+   *  from addons built before it. */
+  setMsmAcc?(variant: number): void;
   /** `streamed`: the matrices stay in the caller's arrays (page-locked in place; they must outlive
    *  the handle) and each proof streams their rows. */
   uploadCircuit(device: number, desc: DeviceCircuitDesc, opts?: { streamed?: boolean }): Promise<DeviceCircuit>;

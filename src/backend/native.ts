@@ -32,6 +32,11 @@ export interface NativeAddon {
   msmTableForm(group: Group, point: Uint8Array): Uint8Array;
   /** Sets the pool size (0 = hardware concurrency); returns the new size. */
   setThreads(n: number): number;
+  /** Keeps the MSMs and NTTs off the AVX-512 IFMA kernels (true) or lets them use them where the CPU has them
+   *  (false), process-wide; returns whether they run on IFMA now. The choice is fixed by the first kernel that
+   *  runs (precomputed tables are stored in its form): changing it after that throws. Absent from addons built
+   *  before it (issue 28). */
+  setNoIfma?(noIfma: boolean): boolean;
   alloc(bytes: number): ArrayBuffer;
   release(buf: ArrayBuffer | ArrayBufferView): void;
   fieldOp(field: FieldName, op: FieldOpName, a: Uint8Array, b?: Uint8Array): Uint8Array;
@@ -173,6 +178,24 @@ export interface NativeBackendOptions {
    *  that are neither 0 nor 1 (default 8192; below that the plain path is as fast), and at least a
    *  quarter of its bases. */
   msmPrecomputeMinScalars?: number;
+  /** Keep the process's CPU kernels off AVX-512 IFMA (true), or on it where the CPU has it (false): applied to
+   *  the addon (applyNativeTuning), which is process-wide. Default: leave the addon as it is (IFMA when the CPU
+   *  has it, unless an edge set it from $KILN_NO_IFMA). */
+  noIfma?: boolean;
+}
+
+/**
+ * Applies what the edge's Tuning (src/util/tuning.ts) says about the CPU addon, process-wide: `noIfma`
+ * (KILN_NO_IFMA) through the addon's setNoIfma. The CLI and the daemon call it once when they start, before
+ * any kernel runs; NativeBackend's constructor with its `noIfma` option too. Nothing to do when noIfma is
+ * undefined. Throws when the addon predates setNoIfma, or when the choice was fixed the other way already (a
+ * kernel ran).
+ */
+export function applyNativeTuning(t: { noIfma?: boolean }, addon?: NativeAddon): void {
+  if (t.noIfma === undefined) return;
+  addon ??= loadNative();
+  if (typeof addon.setNoIfma !== 'function') throw new Error('this build of the kiln native addon cannot turn its IFMA kernels off (no setNoIfma): rebuild it (`npx node-gyp rebuild`)');
+  addon.setNoIfma(t.noIfma);
 }
 
 /** Default memory cap of the precomputed MSM tables of one NativeBackend. */
@@ -211,6 +234,7 @@ export class NativeBackend implements Backend {
 
   constructor(opts: NativeBackendOptions = {}) {
     this.addon = opts.addon ?? loadNative();
+    applyNativeTuning({ noIfma: opts.noIfma }, this.addon);
     if (opts.threads !== undefined) this.addon.setThreads(opts.threads);
     const cap = opts.msmPrecomputeBytes ?? DEFAULT_MSM_PRECOMPUTE_BYTES;
     if (!(Number.isSafeInteger(cap) && cap >= 0)) throw new RangeError('msmPrecomputeBytes must be a non-negative integer');

@@ -148,13 +148,13 @@ test('streamed and chunked MSMs equal the CPU', { skip }, async (t) => {
       const s2 = randomFr(n1, 10);
       assert.equal(hex((await addon.msm(hid, s2)).point), hex((await cpu.msmG1(withId, s2)).point), `identity bases, budget ${budget}`);
       addon.freeBases(hid);
-      // a chunk's full-width scalars in several Pippenger batches (KILN_MSM_BATCH caps the batch)
-      process.env.KILN_MSM_BATCH = '777';
+      // a chunk's full-width scalars in several Pippenger batches (setMsmBatch caps the batch: KILN_MSM_BATCH at the edges)
+      addon.setMsmBatch!(777);
       try {
         const sc3 = scalarCases(n1)[0][1];
         assert.equal(hex((await addon.msm(h1, sc3)).point), hex((await cpu.msmG1(bases1, sc3)).point), `batches of 777, budget ${budget}`);
       } finally {
-        delete process.env.KILN_MSM_BATCH;
+        addon.setMsmBatch!(0);
       }
     }
     log(`msm: host-streamed and chunked-resident MSMs equal the CPU (G1 ${n1}, G2 ${n2} bases; slots of 3000 points to 64 Ki points)`);
