@@ -30,6 +30,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CudaBackend, cudaCapabilities, type PartitionSpec } from '../src/backend/cuda.js';
 import { NativeBackend, nativeAvailable } from '../src/backend/native.js';
+import { cudaOptions } from '../src/backend/select.js';
+import { tuningFromEnv } from '../src/util/tuning.js';
 import type { CsrMatrix } from '../src/field/csr.js';
 import { FR_MODULUS, frVector } from '../src/field/layout.js';
 import type { CircuitShape } from '../src/r1cs/cs.js';
@@ -157,7 +159,8 @@ export const BENCH_COLUMNS = [
 
 /** The setup of one shape the caller holds, timed (one run per sink, the circuit uploaded once). */
 export async function benchDevSetup(shape: CircuitShape, name: string, o: BenchDevSetupOptions = {}): Promise<BenchDevSetupRun[]> {
-  const backend = o.backend ?? new CudaBackend({ device: o.device ?? 0, cpu: nativeAvailable() ? new NativeBackend() : undefined });
+  // the tuning variables (KILN_CUDA_ADDON, KILN_GPU_MEMORY_LIMIT, …): read here, the edge
+  const backend = o.backend ?? new CudaBackend({ ...cudaOptions(tuningFromEnv(process.env)), device: o.device ?? 0, cpu: nativeAvailable() ? new NativeBackend() : undefined });
   if (!hasDevSetup(backend)) throw new Error('the CUDA addon has no devSetupInsecure: rebuild it (npm run build:cuda)');
   const expected = devParamsLayout(shape).bytes;
   const logN = Math.log2(domainSize(shape));
@@ -231,13 +234,14 @@ async function shapeOf(name: string): Promise<CircuitShape> {
 }
 
 async function main(): Promise<void> {
-  const probe = cudaCapabilities();
+  const tuning = tuningFromEnv(process.env);
+  const probe = cudaCapabilities(tuning.addonPath);
   if (!probe.cuda) {
     console.log(`dev-setup-gpu: no GPU (${probe.error}); nothing to measure`);
     return;
   }
   const device = Number(opt('device') ?? 0);
-  const backend = new CudaBackend({ device, cpu: nativeAvailable() ? new NativeBackend() : undefined });
+  const backend = new CudaBackend({ ...cudaOptions(tuning), device, cpu: nativeAvailable() ? new NativeBackend() : undefined });
   if (!hasDevSetup(backend)) throw new Error('the CUDA addon has no devSetupInsecure: rebuild it (npm run build:cuda)');
   const rows: (string | number)[][] = [];
   for (const name of (opt('shape') ?? '2KiB').split(',')) {

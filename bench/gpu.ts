@@ -12,6 +12,8 @@
  *          --threads-sweep 24 (G1 and G2 sizes at which the accumulation kernels' block sizes are timed)
  */
 import { CudaBackend, cudaCapabilities, loadCuda, type PartitionSpec, type PartitionTimings } from '../src/backend/cuda.js';
+import { cudaOptions } from '../src/backend/select.js';
+import { tuningFromEnv } from '../src/util/tuning.js';
 import { G1, G2, writeG1, writeG2 } from '../src/field/layout.js';
 import { appendResults, commitLine, fmtMs, machineLine, markdownTable } from './report.js';
 
@@ -30,7 +32,9 @@ function opt(name: string): string | undefined {
 const list = (s: string | undefined, d: number[]): number[] => (s ? s.split(',').map(Number) : d);
 
 async function main(): Promise<void> {
-  const probe = cudaCapabilities();
+  // the tuning variables (KILN_CUDA_ADDON for an A/B of two builds, KILN_MSM_ACC, KILN_MSM_BATCH, …): read here, the edge
+  const tuning = tuningFromEnv(process.env);
+  const probe = cudaCapabilities(tuning.addonPath);
   if (!probe.cuda) {
     console.log(`bench:gpu: no GPU (${probe.error}); nothing to measure`);
     return;
@@ -42,8 +46,8 @@ async function main(): Promise<void> {
   const nttSizes = list(opt('ntt'), quick ? [20, 22] : [20, 21, 22, 23, 24, 25, 26, 27]);
   const partitions = (opt('partition') ?? (quick ? '2KiB' : '2KiB,32GiB')).split(',').filter((x) => x !== 'none');
   for (const p of partitions) if (!PARTITIONS[p]) throw new Error(`unknown partition shape ${p} (${Object.keys(PARTITIONS).join(', ')})`);
-  const addon = loadCuda();
-  const gpu = new CudaBackend({ addon, device });
+  const addon = loadCuda(tuning.addonPath);
+  const gpu = new CudaBackend({ ...cudaOptions(tuning), addon, device });
   const info = probe.gpus[device];
   const g1 = new Uint8Array(96);
   writeG1(g1, 0, G1.BASE);

@@ -12,6 +12,7 @@ import path from 'node:path';
 // @ts-expect-error snarkjs ships no types
 import * as snarkjs from 'snarkjs';
 import { NativeBackend } from '../src/backend/native.js';
+import { tuningFromEnv } from '../src/util/tuning.js';
 import { loadOrCreateDevParams, prepareVerifyingKey, prove, verifyProof } from '../src/groth16/index.js';
 import { writeIden3R1cs, writeIden3Wtns } from '../src/interop/iden3.js';
 import { DemoCircuit } from '../src/r1cs/demo-circuit.js';
@@ -109,7 +110,7 @@ async function benchCircuit(label: string, circuit: DemoCircuit, backend: Native
 async function main(): Promise<void> {
   if (!existsSync(ptau)) throw new Error(`powers-of-tau file not found: ${ptau} (pass --ptau)`);
   mkdirSync(work, { recursive: true });
-  const backend = new NativeBackend();
+  const backend = new NativeBackend({ noIfma: tuningFromEnv(process.env).noIfma }); // KILN_NO_IFMA=1: the scalar path
   const rows = [
     await benchCircuit('bits + packing + mul chain (PoRep-like witness: mostly 0/1)', new DemoCircuit({ constraints, seed: 7 }), backend),
     await benchCircuit('mul chain (every witness value full-size)', new DemoCircuit({ constraints, seed: 7, dense: true }), backend),

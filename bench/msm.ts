@@ -10,6 +10,7 @@ import { pippenger } from '@noble/curves/abstract/curve.js';
 // @ts-expect-error ffjavascript ships no types
 import { buildBls12381 } from 'ffjavascript';
 import { NativeBackend } from '../src/backend/native.js';
+import { tuningFromEnv } from '../src/util/tuning.js';
 import { FR_BYTES, FR_MODULUS, G1, G1_BYTES, readG1, writeFr } from '../src/field/layout.js';
 import { appendResults, fmtMs, markdownTable, medianMs } from './report.js';
 
@@ -43,7 +44,7 @@ function canonicalLE(values: bigint[]): Uint8Array {
 }
 
 async function main(): Promise<void> {
-  const native = new NativeBackend();
+  const native = new NativeBackend({ noIfma: tuningFromEnv(process.env).noIfma }); // KILN_NO_IFMA=1: the scalar path
   const ffj = await buildBls12381();
   const rows: (string | number)[][] = [];
   const maxN = 1 << maxLog;

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { NativeBackend } from '../src/backend/native.js';
+import { tuningFromEnv } from '../src/util/tuning.js';
 import { FR_BYTES, FR_MODULUS, G1, G1_BYTES, G2, G2_BYTES, g1Vector, g2Vector, writeFr } from '../src/field/layout.js';
 
 const arg = (name: string, dflt: number): number => {
@@ -49,7 +50,8 @@ async function best(fn: () => Promise<unknown>): Promise<number> {
 const cpu = (): string => `cpu ${lastCpuMs.toFixed(0)} ms`;
 
 async function main(): Promise<void> {
-  const be = new NativeBackend(threads ? { threads } : {});
+  // KILN_NO_IFMA=1: the scalar path
+  const be = new NativeBackend({ ...(threads ? { threads } : {}), noIfma: tuningFromEnv(process.env).noIfma });
   const caps = be.addon.capabilities();
   console.log(`kiln native ${be.version()}: ${caps.threads} threads, mulx/adx asm: ${caps.mulx}`);
   for (const op of ['fq_mul', 'fq_sqr', 'fq_add', 'fr_mul', 'fq2_mul']) {

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { NativeBackend } from '../src/backend/native.js';
+import { tuningFromEnv } from '../src/util/tuning.js';
 import { parseCommit2In } from '../src/filecoin/c1.js';
 import { porepParamsSource, porepShape, porepWitness } from '../src/kinds/porep/porep-c2.js';
 import { loadPorepParams } from '../src/kinds/params.js';
@@ -24,7 +25,7 @@ const c1File = opt('--c1', path.resolve(repoRoot, '..', 'shared', 'fixtures', '2
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main(): Promise<void> {
-  const backend = new NativeBackend();
+  const backend = new NativeBackend({ noIfma: tuningFromEnv(process.env).noIfma }); // KILN_NO_IFMA=1: the scalar path
   const c1 = parseCommit2In(readFileSync(c1File)).phase1Out;
   const info = c1.registeredProof;
   const { circuit, shape } = porepShape(info, cacheDir);

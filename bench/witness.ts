@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { NativeBackend } from '../src/backend/native.js';
+import { tuningFromEnv } from '../src/util/tuning.js';
 import { parseC1 } from '../src/filecoin/c1.js';
 import { stackedCircuitFor, stackedParamsFor } from '../src/filecoin/circuit/stacked.js';
 import { stackedProgram, stackedProgramFast, stackedWitnessNative } from '../src/filecoin/circuit/stacked-program.js';
@@ -30,7 +31,7 @@ const gib = (kb: string): string => (Number(kb) / 2 ** 20).toFixed(2);
 const log = (s: string): void => console.log(`[${new Date().toISOString().slice(11, 19)}] ${s}`);
 
 async function main(): Promise<void> {
-  const backend = new NativeBackend();
+  const backend = new NativeBackend({ noIfma: tuningFromEnv(process.env).noIfma }); // KILN_NO_IFMA=1: the scalar path
   const threads = argv.includes('--threads') ? backend.setThreads(Number(opt('--threads', '0'))) : backend.capabilities().threads;
   let t = performance.now();
   const synth = synthC1({ sectorSize, rngSeed: 'bench-witness' });

@@ -4,10 +4,11 @@
  *  shebang, and answer --help. Never `npx kiln` (issue 25: it installs the repository again into npx's cache). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { type SpawnSyncReturns, execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { loadNative, nativeAvailable } from '../src/backend/native.js';
 import { repoRoot } from './support.js';
 
 const root = repoRoot;
@@ -107,6 +108,29 @@ test('errors name the user\'s option and file, not a gRPC field, with no JSON lo
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('the tuning variables are read once before a command runs: a bad one stops it, naming it; KILN_NO_IFMA reaches the CPU addon', () => {
+  const kiln = (env: Record<string, string>, ...args: string[]): SpawnSyncReturns<string> =>
+    spawnSync(process.execPath, [path.join(root, pkg.bin.kiln), ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
+  for (const [env, message] of [
+    [{ KILN_GPU_MEMORY_LIMIT: '5' }, 'kiln: KILN_GPU_MEMORY_LIMIT: memory limit 5: at least 1 GiB'],
+    [{ KILN_WITNESS: 'wasm' }, 'kiln: KILN_WITNESS must be native or ts, got wasm'],
+    [{ KILN_MSM_ACC: '7' }, 'kiln: KILN_MSM_ACC=7: expected the MSM accumulation kernel: 0, 1 (the default) or 2'],
+  ] as const) {
+    const r = kiln(env, 'info');
+    assert.equal(r.status, 1, `${JSON.stringify(env)}: ${r.stdout}`);
+    assert.equal(r.stderr.trim(), message);
+  }
+  const features = (env: Record<string, string>): string[] => {
+    const r = kiln({ KILN_GPU_MEMORY_LIMIT: '24GiB', KILN_WITNESS: 'ts', ...env }, 'info');
+    assert.equal(r.status, 0, r.stderr);
+    return (JSON.parse(r.stdout) as { cpu: { features: string[] } }).cpu.features;
+  };
+  assert.ok(!features({ KILN_NO_IFMA: '1' }).includes('avx512-ifma'), 'KILN_NO_IFMA=1: the scalar kernels');
+  // without it, IFMA where this build and CPU have it (what this process's addon, told nothing, reports)
+  const ifma = nativeAvailable() && loadNative().capabilities().ifma;
+  assert.equal(features({ KILN_NO_IFMA: '' }).includes('avx512-ifma'), ifma);
 });
 
 test('long commands show progress without a terminal: a line now and then on stderr (circuit-info)', async () => {

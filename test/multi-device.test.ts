@@ -643,12 +643,7 @@ describe('the device probe and the choice of devices', () => {
     assert.match(warned.join('\n'), /no usable GPU \(no GPU: stub\): using the native CPU backend/);
   });
 
-  test('selectDevices hands [gpus] memory_limit to every CUDA backend, with one GPU or several', (t) => {
-    const saved = process.env.KILN_GPU_MEMORY_LIMIT;
-    delete process.env.KILN_GPU_MEMORY_LIMIT; // the backend's default when no limit is passed
-    t.after(() => {
-      if (saved !== undefined) process.env.KILN_GPU_MEMORY_LIMIT = saved;
-    });
+  test('selectDevices hands [gpus] memory_limit to every CUDA backend, with one GPU or several', () => {
     const addon = {
       probe: () => ({
         cuda: true,
@@ -674,6 +669,12 @@ describe('the device probe and the choice of devices', () => {
       [true, 1, undefined],
       [true, 2, undefined],
     ]);
+    // the tuning's cap (KILN_GPU_MEMORY_LIMIT at the edges) when the config sets none; the config's wins
+    assert.deepEqual(limits(selectDevices('cuda', { addon, devices: [2, 1], tuning: { gpuMemoryLimit: { bytes: 30 * GIB } } })), [
+      [true, 2, 30 * GIB],
+      [true, 1, 30 * GIB],
+    ]);
+    assert.deepEqual(limits(selectDevices('cuda', { addon, devices: [1], memoryLimit: { bytes: 24 * GIB }, tuning: { gpuMemoryLimit: { fraction: 0.5 } } })), [[true, 1, 24 * GIB]]);
     const capped = selectDevices('cuda', { addon, devices: [1], memoryLimit: { bytes: 20 * GIB } })[0].memoryPlan!()!;
     const free = selectDevices('cuda', { addon, devices: [1] })[0].memoryPlan!()!;
     assert.ok(capped.budgetBytes <= 20 * GIB && capped.budgetBytes < free.budgetBytes, `budget ${capped.budgetBytes} under the limit, ${free.budgetBytes} without`);

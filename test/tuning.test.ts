@@ -1,10 +1,17 @@
 /**
  * The tuning variables (issue 28, src/util/tuning.ts): tuningFromEnv parses each one (empty = unset) and refuses a
- * value it does not understand, naming the variable.
+ * value it does not understand, naming the variable; and the library takes what it is passed, not the
+ * environment: the CUDA backend's options (through selectBackend, on a stand-in addon) follow the Tuning while
+ * the variables are set to something else.
  */
 import assert from 'node:assert/strict';
-import { resolve } from 'node:path';
-import { test } from 'node:test';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, test } from 'node:test';
+import type { CircuitFootprint } from '../src/backend/device-plan.js';
+import { CudaBackend, type CudaAddon } from '../src/backend/cuda.js';
+import { selectBackend } from '../src/backend/select.js';
 import { type Tuning, TUNING_VARIABLES, tuningFromEnv } from '../src/util/tuning.js';
 
 const GIB = 2 ** 30;
@@ -68,4 +75,56 @@ test('tuningFromEnv refuses a value it does not understand, naming the variable 
     [{ KILN_MSM_ACC: 'hot' }, /^KILN_MSM_ACC=hot: expected/],
   ];
   for (const [env, message] of bad) assert.throws(() => tuningFromEnv(env), (e: Error) => e instanceof RangeError && message.test(e.message), JSON.stringify(env));
+});
+
+// The library paths below run with every variable set to the opposite of what they are passed: they must not look.
+const OPPOSITE: Record<string, string> = { KILN_WITNESS: 'ts', KILN_POST_SHAPE_CACHE: '0', KILN_GPU_MEMORY_LIMIT: '2GiB', KILN_DEV_SETUP: 'cpu', KILN_MSM_ACC: '0' };
+const saved: Record<string, string | undefined> = {};
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'kiln-tuning-'));
+  for (const [k, v] of Object.entries(OPPOSITE)) {
+    saved[k] = process.env[k];
+    process.env[k] = v;
+  }
+});
+after(async () => {
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('selectBackend hands the tuning to the CUDA backend (a stand-in addon): the memory cap, matrices, MSM settings, the setup on the CPU', () => {
+  const set: [string, number][] = [];
+  const addon = {
+    probe: () => ({ cuda: true, runtime: 'stub', gpus: [{ ordinal: 0, name: 'stub 0', memoryBytes: 80 * GIB, computeCapability: '9.0', multiprocessors: 1 }] }),
+    memInfo: () => ({ freeBytes: 70 * GIB, totalBytes: 80 * GIB }),
+    setMsmBatch: (n: number) => void set.push(['batch', n]),
+    setMsmAcc: (v: number) => void set.push(['acc', v]),
+    devSetupInsecure: () => Promise.reject(new Error('not in this test')),
+  } as unknown as CudaAddon;
+  const fp: CircuitFootprint = { logN: 16, numVars: 40_000, matrixBytes: 2 ** 20, fixedBytes: 4096, sections: { h: 2 ** 16 - 1, l: 39_999, a: 30_000, b_g1: 20_000, b_g2: 20_000 } };
+
+  // the defaults: no cap, matrices resident where they fit, the addon's MSM settings untouched, the setup on the GPU
+  const plain = selectBackend('cuda', { addon });
+  assert.ok(plain instanceof CudaBackend);
+  assert.equal(plain.memoryPlan().limitBytes, undefined, 'KILN_GPU_MEMORY_LIMIT in the environment is not read');
+  assert.equal(plain.planCircuit({}, fp).matrices, 'resident');
+  assert.equal(typeof plain.devSetupInsecure, 'function', 'KILN_DEV_SETUP=cpu in the environment is not read');
+  assert.deepEqual(set, [], 'KILN_MSM_ACC in the environment is not read');
+
+  const tuned = selectBackend('cuda', { addon, tuning: { gpuMemoryLimit: { bytes: 20 * GIB }, planMatrices: 'streamed', msmBatch: 777, msmAcc: 2, devSetup: false, gpuDetail: true } });
+  assert.ok(tuned instanceof CudaBackend);
+  assert.equal(tuned.memoryPlan().limitBytes, 20 * GIB);
+  assert.equal(tuned.planCircuit({}, fp).matrices, 'streamed');
+  assert.deepEqual(set, [['batch', 777], ['acc', 2]]);
+  assert.equal(tuned.devSetupInsecure, undefined, 'development parameters on the CPU');
+  // [gpus] memory_limit wins over the tuning's cap
+  const both = selectBackend('cuda', { addon, memoryLimit: { fraction: 0.5 }, tuning: { gpuMemoryLimit: { bytes: 20 * GIB } } });
+  assert.equal((both as CudaBackend).memoryPlan().limitBytes, 40 * GIB);
+  // an addon built before the settings: a clear error, not a silent default
+  const old = { ...addon, setMsmBatch: undefined, setMsmAcc: undefined } as unknown as CudaAddon;
+  assert.throws(() => new CudaBackend({ addon: old, msmAcc: 0 }), /this build of the CUDA addon has no setMsmAcc: rebuild it/);
 });

@@ -31,7 +31,7 @@
  *    run on the CPU backend.
  *  - Device-memory plans (issue 24, src/backend/device-plan.ts): a circuit is planned when its
  *    parameters load (`planCircuit`, from the SRS cache and the loader) within the free memory found at
- *    start, capped by `memoryLimit` / $KILN_GPU_MEMORY_LIMIT; the sections the plan streams are read
+ *    start, capped by `memoryLimit` ([gpus] memory_limit, or $KILN_GPU_MEMORY_LIMIT read at the edges); the sections the plan streams are read
  *    into pinned host memory (`adoptStreamed`) and become host bases (`hostBases`), a circuit whose
  *    matrices stream is uploaded with `{streamed: true}`, and provePartition passes the plan's quotient
  *    buffers, MSM scratch, staging slots and witness prefetch to the addon; an out-of-memory proof is
@@ -39,7 +39,7 @@
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type {
   Backend,
@@ -61,7 +61,6 @@ import { STAGING_BYTES, isPointSection, pointBytes, type DeviceTarget, type Poin
 import {
   deviceBudget,
   footprintOf,
-  parseMemoryLimit,
   planDeviceMemory,
   shrinkPlan,
   type CircuitFootprint,
@@ -292,14 +291,13 @@ function packageRoot(): string | undefined {
 let cached: CudaAddon | undefined;
 let loadError: string | undefined;
 
-/** Loads the CUDA addon once; throws an Error saying how to build it when it is missing.
- *  $KILN_CUDA_ADDON names another build (e.g. a variant for an A/B comparison). */
+/** Loads the CUDA addon once; throws an Error saying how to build it when it is missing. `path` names another
+ *  build (e.g. a variant for an A/B comparison: the edges' Tuning.addonPath, from $KILN_CUDA_ADDON). */
 export function loadCuda(path?: string): CudaAddon {
   if (cached && path === undefined) return cached;
   const root = packageRoot();
   const file =
-    path ??
-    (process.env.KILN_CUDA_ADDON ? resolve(process.env.KILN_CUDA_ADDON) : undefined) ?? (root ? ADDON_CANDIDATES.map((c) => join(root, c)).find((f) => existsSync(f)) ?? join(root, ADDON_CANDIDATES[0]) : undefined);
+    path ?? (root ? ADDON_CANDIDATES.map((c) => join(root, c)).find((f) => existsSync(f)) ?? join(root, ADDON_CANDIDATES[0]) : undefined);
   if (!file || !existsSync(file)) {
     throw new Error(
       `kiln CUDA addon not found${file ? ` at ${file}` : ''}: build it with \`npm run build:cuda\` (needs nvcc)`,
@@ -310,10 +308,11 @@ export function loadCuda(path?: string): CudaAddon {
   return addon;
 }
 
-/** What the machine offers, never throwing: no addon, no driver and no GPU all give cuda: false. */
-export function cudaCapabilities(): CudaProbe {
+/** What the machine offers, never throwing: no addon, no driver and no GPU all give cuda: false. `addonPath`:
+ *  another build of the addon (loadCuda). */
+export function cudaCapabilities(addonPath?: string): CudaProbe {
   try {
-    return loadCuda().probe();
+    return loadCuda(addonPath).probe();
   } catch (e) {
     loadError = (e as Error).message;
     return { cuda: false, gpus: [], runtime: '', error: loadError };
@@ -325,15 +324,29 @@ export interface CudaBackendOptions {
   device?: number;
   /** An already loaded addon (tests). */
   addon?: CudaAddon;
+  /** Another build of the addon to load when `addon` is not given (loadCuda; $KILN_CUDA_ADDON at the edges). */
+  addonPath?: string;
   /** The CPU backend used for fixed-base multiplications (default: a NativeBackend). */
   cpu?: Backend;
   /** Offer the INSECURE development setup on the GPU (devSetupInsecure) when the addon has it.
-   *  Default true, unless $KILN_DEV_SETUP is `cpu` (development parameters then made on the CPU). */
+   *  Default true; false (KILN_DEV_SETUP=cpu at the edges) has development parameters made on the CPU. */
   devSetup?: boolean;
-  /** [gpus] memory_limit: the most device memory this backend's plans use, in bytes or as a fraction
-   *  of the card (0 < fraction ≤ 1). Default: $KILN_GPU_MEMORY_LIMIT (bytes, a size such as "24GiB",
-   *  or a percentage such as "75%"), else no cap beyond the free memory. */
+  /** [gpus] memory_limit (or $KILN_GPU_MEMORY_LIMIT, read at the edges): the most device memory this backend's
+   *  plans use, in bytes or as a fraction of the card (0 < fraction ≤ 1). Default: no cap beyond the free
+   *  memory. */
   memoryLimit?: MemoryLimit;
+  /** Diagnostics ($KILN_PLAN_MATRICES=streamed at the edges): 'streamed' makes every plan stream the matrices
+   *  even where they would fit (their room goes to the MSMs). Ignored with `planner`. */
+  planMatrices?: 'streamed';
+  /** Diagnostics ($KILN_GPU_DETAIL=1 at the edges): each partition proof writes one `kiln gpu-detail` JSON line
+   *  (the MSM splits and the plan) on stderr. */
+  gpuDetail?: boolean;
+  /** Diagnostics ($KILN_MSM_BATCH at the edges): the most scalars of one Pippenger batch, set in the addon
+   *  (setMsmBatch, process-wide) when the backend starts. */
+  msmBatch?: number;
+  /** Diagnostics ($KILN_MSM_ACC at the edges): the MSM accumulation kernel, 0, 1 (the default) or 2, set in
+   *  the addon (setMsmAcc, process-wide) when the backend starts. */
+  msmAcc?: number;
   /** Makes the circuits' plans instead of planDeviceMemory (tests force streaming this way on a big
    *  GPU). */
   planner?: (fp: CircuitFootprint, budgetBytes: number) => DevicePlan;
@@ -366,13 +379,15 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
   private readonly keepShapes = new Map<DeviceCircuit, object>();
   private readonly limit?: MemoryLimit;
   private readonly planner: (fp: CircuitFootprint, budgetBytes: number) => DevicePlan;
+  /** CudaBackendOptions.gpuDetail: a `kiln gpu-detail` line per partition proof. */
+  private readonly gpuDetail: boolean;
   /** The device's memory when this backend started (the plans' budget). */
   private readonly memAtStart?: { freeBytes: number; totalBytes: number };
   private replans = 0;
   private lastPartition?: { streamedBytes: number; copyMs: number; gpuMs: number };
 
   constructor(opts: CudaBackendOptions = {}) {
-    this.addon = opts.addon ?? loadCuda();
+    this.addon = opts.addon ?? loadCuda(opts.addonPath);
     this.device = opts.device ?? 0;
     const p = this.addon.probe();
     if (!p.cuda) throw new Error(`CUDA backend unavailable: ${p.error ?? 'no GPU'}`);
@@ -380,13 +395,20 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
       throw new RangeError(`CUDA device ${this.device} out of range (${p.gpus.length} GPUs)`);
     }
     this.cpu = opts.cpu;
-    const envLimit = process.env.KILN_GPU_MEMORY_LIMIT;
-    this.limit = opts.memoryLimit ?? (envLimit ? parseMemoryLimit(envLimit) : undefined);
-    const forceMatrices = process.env.KILN_PLAN_MATRICES;
-    if (forceMatrices !== undefined && forceMatrices !== '' && forceMatrices !== 'streamed') {
-      throw new RangeError(`KILN_PLAN_MATRICES=${forceMatrices}: only 'streamed' (or unset)`);
-    }
+    this.limit = opts.memoryLimit;
+    const forceMatrices = opts.planMatrices;
+    if (forceMatrices !== undefined && forceMatrices !== 'streamed') throw new RangeError(`planMatrices ${String(forceMatrices)}: only 'streamed' (or undefined)`);
     this.planner = opts.planner ?? ((fp, budget) => planDeviceMemory(fp, budget, forceMatrices === 'streamed' ? { matrices: 'streamed' } : {}));
+    this.gpuDetail = opts.gpuDetail === true;
+    // the MSM diagnostics live in the addon, process-wide (read per call there)
+    const setting = (name: 'setMsmBatch' | 'setMsmAcc', value: number | undefined): void => {
+      if (value === undefined) return;
+      const set = this.addon[name];
+      if (typeof set !== 'function') throw new Error(`this build of the CUDA addon has no ${name}: rebuild it (npm run build:cuda)`);
+      set.call(this.addon, value);
+    };
+    setting('setMsmBatch', opts.msmBatch);
+    setting('setMsmAcc', opts.msmAcc);
     if (typeof this.addon.memInfo === 'function') {
       try {
         this.memAtStart = this.addon.memInfo(this.device);
@@ -394,7 +416,7 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
         // a device that cannot answer now: plans then use the card's size (capped by the limit)
       }
     }
-    const devSetup = opts.devSetup ?? process.env.KILN_DEV_SETUP !== 'cpu';
+    const devSetup = opts.devSetup ?? true;
     if (devSetup && typeof this.addon.devSetupInsecure === 'function') this.devSetupInsecure = (input) => this.runDevSetup(input);
   }
 
@@ -762,8 +784,8 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
     }
     const t = r.timings;
     const m = t.msm;
-    // Diagnostics ($KILN_GPU_DETAIL=1): each partition's MSM splits and the plan, one line on stderr
-    if (process.env.KILN_GPU_DETAIL === '1') {
+    // Diagnostics (gpuDetail: $KILN_GPU_DETAIL=1 at the edges): each partition's MSM splits and the plan, one line on stderr
+    if (this.gpuDetail) {
       process.stderr.write(`kiln gpu-detail ${JSON.stringify({ plan: entry.plan.summary, msmScratchBytes: entry.plan.msmScratchBytes, total: t.total, matvec: t.matvec, ntt: t.ntt, streamWait: t.streamWait, msm: m })}\n`);
     }
     // the call's wall time less what the device timed (its wait for the device, its events): a thread of
@@ -952,7 +974,7 @@ export function isOutOfMemory(e: unknown): boolean {
 }
 
 export function createGpuBackend(opts: CudaBackendOptions = {}): { backend: Backend; gpu: boolean; reason?: string } {
-  const probe = opts.addon ? opts.addon.probe() : cudaCapabilities();
+  const probe = opts.addon ? opts.addon.probe() : cudaCapabilities(opts.addonPath);
   if (probe.cuda) {
     try {
       return { backend: new CudaBackend(opts), gpu: true };

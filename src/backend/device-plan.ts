@@ -176,7 +176,7 @@ function measure(fp: CircuitFootprint, k: Config): { resident: number; p1: numbe
 
 const total = (m: ReturnType<typeof measure>): number => m.resident + Math.max(m.p1, m.p2);
 
-/** Choices a caller may force (diagnostics: $KILN_PLAN_MATRICES in the CUDA backend). */
+/** Choices a caller may force (diagnostics: the CUDA backend's planMatrices option, $KILN_PLAN_MATRICES at the edges). */
 export interface PlanOptions {
   /** 'streamed': the matrices stream even when they would fit (their room goes to the MSMs). */
   matrices?: Placement;

@@ -1,15 +1,22 @@
 #!/usr/bin/env node
 /**
- * The `kiln` command. Subcommands parse their options and call the library; no maths here.
+ * The `kiln` command. Subcommands parse their options and call the library; no maths here. One of the edges that
+ * read the environment: the tuning variables once (options.ts cliTuning, before any command's action), passed
+ * down to the backends (`select`), the proof kinds and the daemon.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { selectBackend } from '../backend/select.js';
+import type { Backend } from '../backend/backend.js';
+import { applyNativeTuning, nativeAvailable } from '../backend/native.js';
+import { type SelectOptions, selectBackend } from '../backend/select.js';
 import { defaultCacheDir as cacheDirOf, defaultParamCache } from '../engine/config.js';
 import { registerKindFamily } from './kind-family.js';
 import { registerPostCommands } from './post-commands.js';
 import { registerPostVanillaCommands } from './post-vanilla-commands.js';
 import { registerSnapCommands } from './snap-commands.js';
-import { ENVIRONMENT_HELP, hiddenAlias, markRequiredOptions } from './options.js';
+import { ENVIRONMENT_HELP, cliTuning, hiddenAlias, markRequiredOptions } from './options.js';
+
+/** selectBackend with the CLI's tuning (KILN_GPU_MEMORY_LIMIT, KILN_CUDA_ADDON, KILN_DEV_SETUP, …). */
+const select = (name: string, opts: Omit<SelectOptions, 'tuning'> = {}): Backend => selectBackend(name, { ...opts, tuning: cliTuning() });
 
 const program = new Command();
 program
@@ -18,7 +25,13 @@ program
     'kiln: a Groth16 proving engine for Filecoin (BLS12-381). PoRep C2 from C1 outputs (prove, verify), a small-sector ' +
       'sealer, a cuzk-compatible proving daemon and its bench client. `kiln demo` seals, proves and verifies a 2 KiB sector.',
   )
-  .version('0.1.0');
+  .version('0.1.0')
+  // the tuning variables, read before any command runs (a bad value is the command's error, naming it); the CPU
+  // addon's IFMA choice (KILN_NO_IFMA) is process-wide and must be made before its first kernel
+  .hook('preAction', () => {
+    const { noIfma } = cliTuning();
+    if (noIfma !== undefined && nativeAvailable()) applyNativeTuning({ noIfma });
+  });
 
 const positiveInt = (v: string): number => {
   const n = Number(v);
@@ -40,7 +53,7 @@ program
   .option('--json', 'print the result and span tree as JSON')
   .action(async (opts) => {
     const { runMainJob } = await import('./demo-command.js');
-    await runMainJob({ paramsDir: opts.paramsDir, cacheDir: opts.cacheDir, backend: selectBackend(opts.backend, { device: Number(opts.device) }), json: Boolean(opts.json) });
+    await runMainJob({ paramsDir: opts.paramsDir, cacheDir: opts.cacheDir, backend: select(opts.backend, { device: Number(opts.device) }), json: Boolean(opts.json) });
   });
 
 const demoCircuit = program
@@ -57,7 +70,7 @@ const demoCircuit = program
     await runDemoCircuit({
       constraints: opts.constraints,
       seed: opts.rngSeed,
-      backend: selectBackend(opts.backend, { device: Number(opts.device) }),
+      backend: select(opts.backend, { device: Number(opts.device) }),
       cacheDir: opts.cacheDir,
       json: Boolean(opts.json),
     });
@@ -68,9 +81,9 @@ program
   .description('show the compute backends available on this machine (threads, GPUs)')
   .action(async () => {
     const { cudaCapabilities } = await import('../backend/cuda.js');
-    const cpu = selectBackend('native').capabilities();
-    const gpu = cudaCapabilities();
-    const chosen = selectBackend('auto', { warn: () => {} }).name;
+    const cpu = select('native').capabilities();
+    const gpu = cudaCapabilities(cliTuning().addonPath);
+    const chosen = select('auto', { warn: () => {} }).name;
     console.log(JSON.stringify({ auto: chosen, cpu: { backend: cpu.backend, threads: cpu.threads, features: cpu.cpuFeatures ?? [] }, cuda: gpu }, null, 2));
   });
 
@@ -122,7 +135,7 @@ program
     runSynthC1({ sectorSize: opts.sectorSize, rngSeed: opts.rngSeed, data: opts.data, out: opts.out, ni: Boolean(opts.ni) });
   });
 
-registerKindFamily(program, { paramsDir: defaultParamsDir, cacheDir: defaultCacheDir, selectBackend });
+registerKindFamily(program, { paramsDir: defaultParamsDir, cacheDir: defaultCacheDir, selectBackend: select });
 
 program
   .command('circuit-info')
@@ -176,14 +189,14 @@ program
     const r = await runSetup({
       sectorSize: opts.sectorSize,
       cacheDir: opts.cacheDir,
-      backend: selectBackend(opts.backend, { device: Number(opts.device) }),
+      backend: select(opts.backend, { device: Number(opts.device) }),
       json: Boolean(opts.json),
     });
     if (opts.json) console.log(JSON.stringify(r, null, 2));
   });
 
-registerPostCommands(program, { paramsDir: defaultParamsDir, cacheDir: defaultCacheDir, selectBackend });
-registerSnapCommands(program, { paramsDir: defaultParamsDir, cacheDir: defaultCacheDir, selectBackend });
+registerPostCommands(program, { paramsDir: defaultParamsDir, cacheDir: defaultCacheDir, selectBackend: select });
+registerSnapCommands(program, { paramsDir: defaultParamsDir, cacheDir: defaultCacheDir, selectBackend: select });
 
 program
   .command('daemon')
@@ -211,6 +224,7 @@ program
       backend: opts.backend,
       logLevel: opts.logLevel,
       demo: demoConstraints === undefined ? undefined : { constraints: demoConstraints, cacheDir: opts.demoCache },
+      tuning: cliTuning(),
     });
     console.error(`kiln daemon: gRPC on ${d.grpcAddress}${d.httpAddress ? `, HTTP on ${d.httpAddress}` : ''}`);
     const stop = await d.closed;

@@ -14,6 +14,17 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { type Span, formatSpanTree } from '../util/timing.js';
+import { type Tuning, tuningFromEnv } from '../util/tuning.js';
+
+let tuning: Tuning | undefined;
+
+/** The CLI's tuning variables (src/util/tuning.ts), read from the environment once per process, when a command
+ *  first needs them (main.ts reads them before every command's action: a bad value is the command's error,
+ *  naming the variable). The CLI passes them down: to selectBackend, the proof kinds, runDaemon. */
+export function cliTuning(): Tuning {
+  tuning ??= tuningFromEnv(process.env);
+  return tuning;
+}
 
 /** Adds `flags` as a hidden spelling of the option whose value is stored under `attribute` (its camelCase
  *  name: `sectorDir` for --sector-dir): both set the same value, the alias is not shown in --help. */

@@ -7,13 +7,18 @@
  * gracefully on SIGINT/SIGTERM (refuse new work, cancel queued jobs or leave them in the journal, let
  * running ones finish within a grace period, cancel them and wait, bounded and logged, for the native
  * step in flight to end, free workers and SRS; "kiln daemon stopped" only when nothing runs).
+ * The daemon is one of the edges that read the environment's tuning variables (src/util/tuning.ts: the CUDA
+ * addon's build, KILN_GPU_MEMORY_LIMIT, KILN_NO_IFMA, diagnostics): once, when it starts, unless its caller passes
+ * them; they go down to the backends from here.
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Logger } from 'pino';
 import { createLogger } from '../util/log.js';
+import { type Tuning, tuningFromEnv } from '../util/tuning.js';
 import type { Backend } from '../backend/backend.js';
+import { applyNativeTuning, nativeAvailable } from '../backend/native.js';
 import { type BackendName, describeBackend, selectBackend, selectDevices } from '../backend/select.js';
 import { lanesForDevices, loadConfig, stateDirOf, type EngineConfig } from '../engine/config.js';
 import { Engine } from '../engine/engine.js';
@@ -52,6 +57,9 @@ export interface DaemonOptions {
   proverWaitSeconds?: number;
   /** A logger to use instead of a new pino logger on stdout. */
   logger?: Logger;
+  /** The tuning variables (src/util/tuning.ts); default: read from process.env now (`kiln daemon` passes the
+   *  CLI's, read once). A bad value refuses to start, naming the variable. */
+  tuning?: Tuning;
 }
 
 export interface Daemon {
@@ -74,6 +82,9 @@ export interface DaemonStop {
 }
 
 export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
+  const tuning = opts.tuning ?? tuningFromEnv(process.env);
+  // the CPU addon's process-wide choice (KILN_NO_IFMA), before any kernel runs
+  if (tuning.noIfma !== undefined && nativeAvailable()) applyNativeTuning({ noIfma: tuning.noIfma });
   const { config, warnings } = await loadConfig(opts.configPath);
   if (opts.listen !== undefined) config.daemon.listen = opts.listen;
   if (opts.httpListen !== undefined) config.daemon.status_listen = opts.httpListen;
@@ -88,7 +99,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   if (opts.devices !== undefined && opts.devices.length > 0) devices = opts.devices;
   else {
     try {
-      devices = selectDevices(config.kiln.backend, { devices: config.gpus.devices, memoryLimit: config.gpus.memory_limit, warn: (m) => log.warn(m) });
+      devices = selectDevices(config.kiln.backend, { devices: config.gpus.devices, memoryLimit: config.gpus.memory_limit, tuning, warn: (m) => log.warn(m) });
     } catch (e) {
       if (config.kiln.backend !== 'native') throw e;
       log.warn({ err: (e as Error).message }, 'native backend unavailable, falling back to the reference backend');

@@ -40,16 +40,19 @@ import { prepareVerifyingKey, verifyProof } from '../../src/groth16/verifier.js'
 import { stackedBlankCircuit, stackedTestParams } from '../../src/filecoin/circuit/index.js';
 import { porepInfoForSize, porepShape } from '../../src/kinds/porep/porep-c2.js';
 import { rng } from '../support.js';
+import { tuningFromEnv } from '../../src/util/tuning.js';
 
 const probe = cudaCapabilities();
 const cpu = nativeAvailable() ? new NativeBackend() : undefined;
-const gpu = probe.cuda && cpu ? new CudaBackend({ cpu }) : undefined;
+// KILN_DEV_SETUP=cpu in the environment (read here, as the edges read it): a backend without devSetupInsecure
+const devSetup = tuningFromEnv(process.env).devSetup;
+const gpu = probe.cuda && cpu ? new CudaBackend({ cpu, devSetup }) : undefined;
 const skip = !probe.cuda
   ? `no GPU: ${probe.error ?? 'unknown'}`
   : !cpu
     ? 'CPU addon not built'
     : !hasDevSetup(gpu!)
-      ? process.env.KILN_DEV_SETUP === 'cpu'
+      ? devSetup === false
         ? 'KILN_DEV_SETUP=cpu'
         : 'the CUDA addon has no devSetupInsecure (rebuild it: npm run build:cuda)'
       : false;
