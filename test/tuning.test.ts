@@ -1,17 +1,23 @@
 /**
  * The tuning variables (issue 28, src/util/tuning.ts): tuningFromEnv parses each one (empty = unset) and refuses a
  * value it does not understand, naming the variable; and the library takes what it is passed, not the
- * environment: the CUDA backend's options (through selectBackend, on a stand-in addon) follow the Tuning while
- * the variables are set to something else.
+ * environment: the witness path, the PoSt shape cache (through a kind), the CUDA backend's options (through
+ * selectBackend, on a stand-in addon) all follow the Tuning while the variables are set to something else.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { CircuitFootprint } from '../src/backend/device-plan.js';
 import { CudaBackend, type CudaAddon } from '../src/backend/cuda.js';
+import { nativeAvailable } from '../src/backend/native.js';
 import { selectBackend } from '../src/backend/select.js';
+import { defaultConfig } from '../src/engine/config.js';
+import { createPoStKind } from '../src/kinds/post/planner.js';
+import { postShapeCacheDir } from '../src/kinds/post/post.js';
+import { witnessRunner } from '../src/kinds/witness.js';
 import { type Tuning, TUNING_VARIABLES, tuningFromEnv } from '../src/util/tuning.js';
 
 const GIB = 2 ** 30;
@@ -94,6 +100,44 @@ after(async () => {
     else process.env[k] = v;
   }
   await rm(dir, { recursive: true, force: true });
+});
+
+test('the witness path is what the caller passes (KILN_WITNESS=ts in the environment changes nothing)', () => {
+  assert.equal(witnessRunner('ts'), undefined, 'ts: the TypeScript generator');
+  const native = witnessRunner();
+  if (nativeAvailable()) assert.ok(native !== undefined, 'the default: the native witness programs when the CPU addon loads');
+  else assert.equal(native, undefined, 'no CPU addon: the TypeScript generator');
+  assert.throws(() => witnessRunner('wasm' as never), /witness path must be native or ts, got wasm/);
+});
+
+test('a PoSt kind caches its shapes unless its tuning says postShapeCache: false (KILN_POST_SHAPE_CACHE=0 in the environment changes nothing)', async () => {
+  assert.equal(postShapeCacheDir('/c'), '/c');
+  assert.equal(postShapeCacheDir('/c', false), undefined);
+  const shapeFiles = async (cacheDir: string): Promise<string[]> => (existsSync(join(cacheDir, 'shapes')) ? readdir(join(cacheDir, 'shapes')) : []);
+  for (const [sub, tuning, cached] of [
+    ['off', { postShapeCache: false }, false],
+    ['default', undefined, true],
+  ] as const) {
+    const config = defaultConfig(64 * GIB, {});
+    config.srs.param_cache = join(dir, sub);
+    const cacheDir = join(dir, sub, 'kiln-cache');
+    const notices: string[] = [];
+    const kind = createPoStKind({ config, backend: selectBackend('reference'), cacheDir, notice: (m) => notices.push(m), tuning });
+    try {
+      const { shape } = await kind.circuits.compiled('winning-2k');
+      assert.ok(shape.numConstraints > 0);
+    } finally {
+      await kind.circuits.close?.();
+    }
+    const files = await shapeFiles(cacheDir);
+    if (cached) {
+      assert.match(notices.join('\n'), /circuit winning-2k: .*\(shape recorded and cached\)/);
+      assert.ok(files.some((f) => f.startsWith('winning-2k')), `a cached shape in ${cacheDir}/shapes: ${files.join(', ')}`);
+    } else {
+      assert.match(notices.join('\n'), /circuit winning-2k: .*\(shape recorded, not cached: KILN_POST_SHAPE_CACHE=0\)/);
+      assert.deepEqual(files, [], 'nothing cached');
+    }
+  }
 });
 
 test('selectBackend hands the tuning to the CUDA backend (a stand-in addon): the memory cap, matrices, MSM settings, the setup on the CPU', () => {

@@ -14,8 +14,9 @@ import type { ParamsSource } from '../kinds/params.js';
 import type { CircuitSizes } from '../kinds/shape-cache.js';
 import type { ProgressFn } from '../util/progress.js';
 import type { Span } from '../util/timing.js';
+import type { Tuning } from '../util/tuning.js';
 import { paramsWords } from './insecure.js';
-import { spanTreeText } from './options.js';
+import { cliTuning, spanTreeText } from './options.js';
 
 /** A kind as the in-process engine takes it. */
 export interface CliKind {
@@ -39,6 +40,8 @@ export interface KindProveOptions {
   /** What the user gave for the vanilla proofs (named in errors instead of the request's field). */
   label?: string;
   progress?: ProgressFn;
+  /** The tuning variables for the kind (the witness path, the PoSt shape cache); default the CLI's (cliTuning). */
+  tuning?: Tuning;
 }
 
 /** The options every prove command of a kind takes after its own: --out, --backend, --device, --json. */
@@ -79,7 +82,7 @@ export async function proveKindLocally(
   config.srs.param_cache = o.paramsDir;
   config.srs.dev_params = true;
   config.gpus.gpu_workers_per_device = cliLanesPerDevice(o.backend);
-  const kind = await makeKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`), progress: o.progress });
+  const kind = await makeKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`), progress: o.progress, tuning: o.tuning ?? cliTuning() });
   const engine = new Engine({
     config,
     backend: o.backend,

@@ -14,6 +14,8 @@ import type { Span } from '../util/timing.js';
 import type { Job } from '../engine/jobs.js';
 import type { ProgressFn } from '../util/progress.js';
 import { VANILLA_PROOF_PREFIX } from '../filecoin/c1.js';
+import type { Tuning } from '../util/tuning.js';
+import { cliTuning } from './options.js';
 
 /**
  * An engine error about the request's proof input with the gRPC field it names (`vanilla_proof (Commit2In): …`,
@@ -64,6 +66,8 @@ export interface LocalProveOptions {
   label?: string;
   /** Progress for a bar or periodic lines (watchJob, and the kind's development setup). */
   progress?: ProgressFn;
+  /** The tuning variables for the kind (the witness path); default the CLI's (cliTuning). */
+  tuning?: Tuning;
 }
 
 export interface LocalProof {
@@ -92,7 +96,7 @@ export class LocalProver {
     // The CPU prover already uses every core: one lane there; on a GPU as the daemon picks (config.ts lanesForDevices).
     config.gpus.gpu_workers_per_device = cliLanesPerDevice(o.backend);
     this.progress = o.progress;
-    this.porep = createPorepKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`), progress: o.progress });
+    this.porep = createPorepKind({ config, backend: o.backend, cacheDir: o.cacheDir, notice: (m) => o.say(`  ${m}`), progress: o.progress, tuning: o.tuning ?? cliTuning() });
     this.engine = new Engine({
       config,
       backend: o.backend,

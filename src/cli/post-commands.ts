@@ -8,7 +8,7 @@
  */
 import { readOptionFile } from '../util/files.js';
 import { commandProgress } from '../util/progress.js';
-import { parseMinerId } from './options.js';
+import { cliTuning, parseMinerId } from './options.js';
 
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Backend } from '../backend/backend.js';
@@ -142,7 +142,7 @@ export async function runVerifyPoSt(o: VerifyPoStOptions): Promise<boolean> {
       throw new Error(`--vanilla ${o.vanilla}: element ${k}: ${(e as Error).message}`);
     }
   });
-  const source = postVerifyingKeySource(info, o.paramsDir, o.cacheDir);
+  const source = postVerifyingKeySource(info, o.paramsDir, o.cacheDir, undefined, cliTuning().postShapeCache !== false);
   const vk = await verifyingKeyOf(source, postProofName(info));
   const proof = new Uint8Array(readOptionFile('--proof', o.proof));
   const ok = await verifyPoSt(info, sectors, { randomness, partitionIndex }, proof, vk);

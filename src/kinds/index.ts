@@ -17,17 +17,19 @@ import type { CircuitProvider, Planner } from '../engine/types.js';
 import { createPorepKind } from './porep/planner.js';
 import { createPoStKind } from './post/planner.js';
 import { createSnapKind } from './snap/planner.js';
+import type { Tuning } from '../util/tuning.js';
 
 export { createDemoKind, demoCircuitId, type DemoKindOptions } from './demo-circuit.js';
 export { createPorepKind, porepCircuitId } from './porep/planner.js';
 export { createPoStKind } from './post/planner.js';
 export { createSnapKind } from './snap/planner.js';
 
-/** The built-in kinds; `notice` gets the lines worth logging (parameters found or generated, shapes). */
-export function builtinKinds(config: EngineConfig, backend: Backend, notice?: (msg: string) => void): { planners: Planner[]; providers: CircuitProvider[] } {
-  const porep = createPorepKind({ config, backend, notice });
-  const post = createPoStKind({ config, backend, notice });
-  const snap = createSnapKind({ config, backend, notice });
+/** The built-in kinds; `notice` gets the lines worth logging (parameters found or generated, shapes); `tuning`: what
+ *  the edge read from the environment (KindOptions.tuning: the witness path, the PoSt shape cache). */
+export function builtinKinds(config: EngineConfig, backend: Backend, notice?: (msg: string) => void, tuning?: Tuning): { planners: Planner[]; providers: CircuitProvider[] } {
+  const porep = createPorepKind({ config, backend, notice, tuning });
+  const post = createPoStKind({ config, backend, notice, tuning });
+  const snap = createSnapKind({ config, backend, notice, tuning });
   return {
     planners: [
       porep.planner,

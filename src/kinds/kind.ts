@@ -19,6 +19,7 @@ import { devSetupOnDevice, type ensureDevParamsFile } from '../groth16/setup.js'
 import type { CircuitShape } from '../r1cs/cs.js';
 import type { ProgressFn } from '../util/progress.js';
 import type { Span } from '../util/timing.js';
+import type { Tuning } from '../util/tuning.js';
 import { firstParamsFile, loadCircuitParams, missingParamsMessage, type ParamsSource, stepsOf } from './params.js';
 import { compiledFromTask, type ShapeTaskResult } from './shape-cache.js';
 
@@ -32,6 +33,9 @@ export interface KindOptions {
   notice?: (msg: string) => void;
   /** A development setup's progress in percent (the CLI's bar). */
   progress?: ProgressFn;
+  /** What the edge read from the environment (src/util/tuning.ts): the kinds use `witness` (the witness path)
+   *  and PoSt `postShapeCache`; default: none (native witnesses when the CPU addon loads, shapes cached). */
+  tuning?: Tuning;
 }
 
 /** What the generic circuit provider needs to know of a kind. */

@@ -1,6 +1,8 @@
 /**
  * The witness path every kind takes, and what its synthesis workers share: native witness programs run by the
- * CPU addon (the default when it loads) or the TypeScript generator (`KILN_WITNESS=ts`).
+ * CPU addon (the default when it loads) or the TypeScript generator (KindOptions.tuning.witness: `KILN_WITNESS=ts`
+ * read at the edges, src/util/tuning.ts). A kind's planner chooses once; its workers learn the choice from the
+ * tasks it sends them (a tape task only on the native path), so nothing here reads the environment.
  */
 import { NativeBackend } from '../backend/native.js';
 import type { WitnessProgramRunner } from '../r1cs/circuit-program.js';
@@ -8,11 +10,11 @@ import type { WitnessProgramRunner } from '../r1cs/circuit-program.js';
 /** Which witness path: native (witness programs, the default when the CPU addon loads) or ts. */
 export type WitnessPath = 'native' | 'ts';
 
-/** The witness path chosen by `KILN_WITNESS` (native | ts; default native when the CPU addon loads). */
-export function witnessRunner(): WitnessProgramRunner | undefined {
-  const want = process.env.KILN_WITNESS ?? 'native';
-  if (want !== 'native' && want !== 'ts') throw new RangeError(`KILN_WITNESS must be native or ts, got ${want}`);
-  if (want === 'ts') return undefined;
+/** The runner of the witness path `path` (default native): the CPU addon's for native when it loads, else
+ *  undefined (the TypeScript generator). */
+export function witnessRunner(path: WitnessPath = 'native'): WitnessProgramRunner | undefined {
+  if (path !== 'native' && path !== 'ts') throw new RangeError(`witness path must be native or ts, got ${String(path)}`);
+  if (path === 'ts') return undefined;
   try {
     return new NativeBackend();
   } catch {
@@ -20,12 +22,13 @@ export function witnessRunner(): WitnessProgramRunner | undefined {
   }
 }
 
-/** witnessRunner, made once in this thread when first asked for (a synthesis worker's: the native field's
- *  Montgomery conversion of witness tapes, ~15x faster than TypeScript's, when the addon loads here). */
+/** The native witness runner, made once in this thread when first asked for (a synthesis worker's: the native
+ *  field's Montgomery conversion of witness tapes, ~15x faster than TypeScript's, when the addon loads here;
+ *  undefined without it). Its tasks run only on the native path: their planner sends them only then. */
 export function lazyWitnessRunner(): () => WitnessProgramRunner | undefined {
   let runner: WitnessProgramRunner | undefined | null = null;
   return () => {
-    if (runner === null) runner = witnessRunner();
+    if (runner === null) runner = witnessRunner('native');
     return runner;
   };
 }

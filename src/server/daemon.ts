@@ -8,8 +8,8 @@
  * running ones finish within a grace period, cancel them and wait, bounded and logged, for the native
  * step in flight to end, free workers and SRS; "kiln daemon stopped" only when nothing runs).
  * The daemon is one of the edges that read the environment's tuning variables (src/util/tuning.ts: the CUDA
- * addon's build, KILN_GPU_MEMORY_LIMIT, KILN_NO_IFMA, diagnostics): once, when it starts, unless its caller passes
- * them; they go down to the backends from here.
+ * addon's build, KILN_GPU_MEMORY_LIMIT, the witness path, the PoSt shape cache, KILN_NO_IFMA, diagnostics): once,
+ * when it starts, unless its caller passes them; they go down to the backends and the proof kinds from here.
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -144,7 +144,7 @@ export async function runDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     log.info({ stateDir }, `durable jobs: the job journal is in ${stateDir}${config.daemon.state_dir === undefined ? ' (<[kiln] cache_dir>/state; [daemon] state_dir = "" keeps jobs in memory only)' : ''}`);
   } else log.info('[daemon] state_dir = "": jobs live in memory only and are lost when the daemon stops');
   // parameters found or made: a line about INSECURE development parameters is a warning, not news
-  const kinds = builtinKinds(config, backend, (m) => (m.includes('INSECURE') ? log.warn(m) : log.info(m)));
+  const kinds = builtinKinds(config, backend, (m) => (m.includes('INSECURE') ? log.warn(m) : log.info(m)), tuning);
   const engine = new Engine({ config, backend, devices, logger: log, planners: kinds.planners, providers: kinds.providers, journal: recovered?.journal });
   if (opts.demo) {
     const demo = createDemoKind({

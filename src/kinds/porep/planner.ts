@@ -78,7 +78,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
     opts,
   );
 
-  const runner = witnessRunner();
+  const runner = witnessRunner(opts.tuning?.witness);
   const planner: Planner = {
     kind: ProofKind.POREP_SEAL_COMMIT,
     name: 'porep-c2',

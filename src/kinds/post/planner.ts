@@ -44,12 +44,13 @@ export interface PoStKind {
 
 export function createPoStKind(opts: PoStKindOptions): PoStKind {
   const paramCache = opts.config.srs.param_cache;
+  const shapeCache = opts.tuning?.postShapeCache;
   const { circuits, paramsSource } = createKindCircuits<PoStProofInfo>(
     {
       name: 'PoSt',
       infoOf: postProofByCircuitId,
       tasks: { module: SHAPE_MODULE, shape: taskName<ShapeModule>('postShapeTask'), devParams: taskName<ShapeModule>('postDevParamsTask') },
-      shapeCacheDir: postShapeCacheDir,
+      shapeCacheDir: (dir) => postShapeCacheDir(dir, shapeCache),
       uncachedReason: 'KILN_POST_SHAPE_CACHE=0',
       // without a shape cache, development parameters are named by a digest hashed now, in the worker
       shapeTaskArg: (_id, info, shapeCacheDir) => ({ digest: shapeCacheDir === undefined && opts.config.srs.dev_params && findOfficialPoStParams(info, paramCache) === undefined }),
@@ -60,7 +61,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
     opts,
   );
 
-  const runner = witnessRunner();
+  const runner = witnessRunner(opts.tuning?.witness);
   /** The request checked and planned in a synthesis worker (worker.ts postPlanTask). */
   const plan = async (req: ProofRequest, ctx: PlanContext, type: 'winning' | 'window'): Promise<WorkerPlan> => {
     const t0 = performance.now();
@@ -105,7 +106,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
     defaultPriority: Priority.CRITICAL,
     warm(ctx) {
       // WinningPoSt's latency: the first request finds the planning module loaded in a synthesis worker
-      ctx.synthPool.run(task('postWarm', undefined)).catch(() => undefined);
+      ctx.synthPool.run(task('postWarm', runner !== undefined)).catch(() => undefined);
     },
     async plan(req, ctx) {
       const p = await plan(req, ctx, 'winning');

@@ -38,13 +38,13 @@ export function parsePoStProof(s: string | number): PoStProofInfo | undefined {
 }
 
 /**
- * Where PoSt shapes are cached: `cacheDir`, unless `KILN_POST_SHAPE_CACHE=0` (or off): then they are recorded in
- * memory each time the process needs them (~1 min at 32 GiB on the H200 host). For disks too small for both the
- * wpost-32g development parameters (~61 GB) and its shape (~7 GB), e.g. the 64 GiB of the lent H200.
+ * Where PoSt shapes are cached: `cacheDir`, unless `cache` is false (the kind's tuning.postShapeCache:
+ * `KILN_POST_SHAPE_CACHE=0` (or off) read at the edges): then they are recorded in memory each time the process
+ * needs them (~1 min at 32 GiB on the H200 host). For disks too small for both the wpost-32g development
+ * parameters (~61 GB) and its shape (~7 GB), e.g. the 64 GiB of the lent H200.
  */
-export function postShapeCacheDir(cacheDir: string | undefined): string | undefined {
-  const v = process.env.KILN_POST_SHAPE_CACHE;
-  return v === '0' || v === 'off' || v === 'false' ? undefined : cacheDir;
+export function postShapeCacheDir(cacheDir: string | undefined, cache = true): string | undefined {
+  return cache ? cacheDir : undefined;
 }
 
 const shapes = kindShapes<PoStProofInfo>({
@@ -68,7 +68,8 @@ export type PostShapeTaskResult = ShapeTaskResult;
 export const postShapeTask = shapes.shapeTask;
 
 /** Makes the INSECURE development parameter file of a PoSt circuit when missing, in a worker thread. The shape is
- *  read from the cache postShapeTask filled (recorded again when the cache is off: KILN_POST_SHAPE_CACHE=0). */
+ *  read from the cache postShapeTask filled (recorded again when the cache is off: KILN_POST_SHAPE_CACHE=0, its
+ *  `cacheDir` then undefined). */
 export const postDevParamsTask = shapes.devParamsTask;
 
 /** The compiled shape of a PoSt circuit: cached in `<cacheDir>/shapes/`, else recorded from one sector and replicated. */
@@ -115,13 +116,13 @@ export function findOfficialPoStParams(info: PoStProofInfo, paramsDir: string): 
 }
 
 /** Where the verifying key comes from without compiling the shape when it can be avoided (as PoRep's; `shape`: the
- *  circuit's shape when the caller has it). */
-export function postVerifyingKeySource(info: PoStProofInfo, paramsDir: string, cacheDir: string, shape?: CircuitLike): ParamsSource {
+ *  circuit's shape when the caller has it; `shapeCache`: postShapeCacheDir's `cache`, the tuning's postShapeCache). */
+export function postVerifyingKeySource(info: PoStProofInfo, paramsDir: string, cacheDir: string, shape?: CircuitLike, shapeCache = true): ParamsSource {
   return verifyingKeySource(
     findOfficialPoStParams(info, paramsDir),
     cacheDir,
     () => (shape ? undefined : cachedPostShapeDigest(info, cacheDir)),
-    () => shape ?? postShape(info, postShapeCacheDir(cacheDir)).circuit,
+    () => shape ?? postShape(info, postShapeCacheDir(cacheDir, shapeCache)).circuit,
   );
 }
 

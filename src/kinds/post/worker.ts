@@ -3,8 +3,10 @@
  *  - `postPlanTask`: the planner's parse of the vanilla proofs, their checks (paths, challenges, comm_r) and the
  *    public inputs (~2 s for a 2,349-sector 32 GiB WindowPoSt on the H200), and the partition's witness tape for
  *    the native witness program (transferred back, not copied: the event loop never holds the parsed sectors);
- *  - `postWitness`: the TypeScript witness, when the native witness path is off (KILN_WITNESS=ts or no CPU
- *    addon): the raw elements arrive structured-cloned and are parsed here again.
+ *  - `postWitness`: the TypeScript witness, when the native witness path is off (the kind's tuning.witness 'ts',
+ *    KILN_WITNESS=ts at the edges, or no CPU addon): the raw elements arrive structured-cloned and are parsed
+ *    here again.
+ * The planner's witness path reaches this thread in the task arguments (PoStPlanArg.tape, postWarm's `withNative`).
  */
 import { postCircuitFor } from '../../filecoin/post/circuit.js';
 import { postTape } from '../../filecoin/post/program.js';
@@ -45,10 +47,11 @@ export type PoStPlanTaskResult = PlanTaskResult<{ inputs: bigint[]; firstSectorI
 
 const native = lazyWitnessRunner();
 
-/** Loads this module (and the native field, when the addon loads here) into a synthesis worker ahead of the
- *  first request: the planner's `warm` (a WinningPoSt then pays no worker start or import, ~0.2–0.4 s). */
-export function postWarm(): boolean {
-  return native() !== undefined;
+/** Loads this module (and, on the native witness path, the native field when the addon loads here) into a
+ *  synthesis worker ahead of the first request: the planner's `warm` (a WinningPoSt then pays no worker start or
+ *  import, ~0.2–0.4 s). `withNative`: the planner's witness path is native. */
+export function postWarm(withNative: boolean): boolean {
+  return withNative && native() !== undefined;
 }
 
 /** planPoStSectors (messages as the planner gives them) and, with `tape`, the encoded witness tape. */

@@ -57,7 +57,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
     opts,
   );
 
-  const runner = witnessRunner();
+  const runner = witnessRunner(opts.tuning?.witness);
   /** The request checked in a synthesis worker (worker.ts snapPlanTask); only the verdict comes back. */
   const plan = async (req: ProofRequest, ctx: PlanContext): Promise<WorkerPlan> => {
     const t0 = performance.now();

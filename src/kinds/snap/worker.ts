@@ -5,8 +5,9 @@
  *    parsed partitions: synthesis parses its element again in the worker);
  *  - `snapTapeTask`: one partition's witness tape for the native witness program (Montgomery-encoded with the
  *    native field when the addon loads here; transferred back, not copied);
- *  - `snapWitness`: the TypeScript witness, when the native witness path is off (KILN_WITNESS=ts or no CPU
- *    addon): the raw element arrives structured-cloned and is parsed here.
+ *  - `snapWitness`: the TypeScript witness, when the native witness path is off (the kind's tuning.witness 'ts',
+ *    KILN_WITNESS=ts at the edges, or no CPU addon): the raw element arrives structured-cloned and is parsed here.
+ * The planner sends snapTapeTask only on the native witness path, snapWitness only on the TypeScript one.
  */
 import { encodeTapeWith } from '../../r1cs/circuit-program.js';
 import { snapTape } from '../../filecoin/snap/program.js';
