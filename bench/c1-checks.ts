@@ -1,5 +1,5 @@
 /**
- * The C1 consistency checks of one partition (filecoin/verify.ts verifyC1Partition: paths, columns, labels,
+ * The C1 consistency checks of one partition (filecoin/c1-checks.ts verifyC1Partition: paths, columns, labels,
  * encoding), what the daemon runs before a partition's synthesis (issue 29: a 32 GiB partition's took 10.7 s on
  * one core of the H100 machine, ahead of the first partition). A synthetic C1 (kiln synth-c1) of --sector-size;
  * its partition 0 checked with Poseidon in TypeScript (poseidon.ts) and through the native addon
@@ -11,7 +11,7 @@ import os from 'node:os';
 import { parseC1 } from '../src/filecoin/c1.js';
 import { useNativePoseidon, nativePoseidon } from '../src/filecoin/hash/poseidon-native.js';
 import { synthC1 } from '../src/filecoin/seal/synthetic.js';
-import { verifyC1Partition } from '../src/filecoin/verify.js';
+import { verifyC1Partition } from '../src/filecoin/c1-checks.js';
 import { appendResults, markdownTable } from './report.js';
 
 const argv = process.argv;

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { benchBatch, benchSingle } from '../src/client/bench.js';
+import { benchBatch, benchSingle } from '../src/client/grpc-client.js';
 import { runDaemon } from '../src/server/daemon.js';
 import { defaultCacheDir } from '../src/engine/config.js';
 import { appendResults, markdownTable, repoRoot } from './report.js';

@@ -23,7 +23,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import * as grpc from '@grpc/grpc-js';
-import { connectEngine } from '../src/client/bench.js';
+import { connectEngine } from '../src/client/grpc-client.js';
 import { sealProofInfo } from '../src/filecoin/registry.js';
 import { MAX_MESSAGE_BYTES, SERVER_LOADER_OPTIONS, loadProvingEngine, protoPath } from '../src/server/proto.js';
 import { runDaemon } from '../src/server/daemon.js';

@@ -28,7 +28,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { connectEngine, type BenchConnection } from '../src/client/bench.js';
+import { connectEngine, type BenchConnection } from '../src/client/grpc-client.js';
 import type { BackendName } from '../src/backend/select.js';
 import type { Job } from '../src/engine/engine.js';
 import { ProofKind } from '../src/engine/types.js';

@@ -24,7 +24,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { connectEngine } from '../src/client/bench.js';
+import { connectEngine } from '../src/client/grpc-client.js';
 import { parseC1Input, withStatedChallenges } from '../src/filecoin/c1.js';
 import { parseSectorSize, sealProofInfo } from '../src/filecoin/registry.js';
 import { synthC1 } from '../src/filecoin/seal/index.js';

@@ -16,7 +16,7 @@
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { connectEngine } from '../src/client/bench.js';
+import { connectEngine } from '../src/client/grpc-client.js';
 import { ProofKind } from '../src/engine/types.js';
 import { parseSectorSize } from '../src/filecoin/registry.js';
 import { postCircuitId, postProofName, allPoStProofs } from '../src/filecoin/post/registry.js';

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BackendName } from '../src/backend/select.js';
-import type { connectEngine } from '../src/client/bench.js';
+import type { connectEngine } from '../src/client/grpc-client.js';
 import type { Engine } from '../src/engine/engine.js';
 import type { CircuitShape } from '../src/r1cs/cs.js';
 import { formatSpanTree } from '../src/util/timing.js';

@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { connectEngine } from '../src/client/bench.js';
+import { connectEngine } from '../src/client/grpc-client.js';
 import { malformedCase } from '../src/client/malformed.js';
 import { repoRoot } from './report.js';
 import { pct, startStatusProbe } from './status-probe.js';

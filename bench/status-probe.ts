@@ -22,7 +22,7 @@ export function startStatusProbe(address: string, intervalMs: number): { stop():
        c.close();
        parentPort.postMessage({ latMs, errors });
      });`,
-    { eval: true, workerData: { bench: new URL('../src/client/bench.js', import.meta.url).href, address, intervalMs } },
+    { eval: true, workerData: { bench: new URL('../src/client/grpc-client.js', import.meta.url).href, address, intervalMs } },
   );
   const failed = new Promise<never>((_, reject) => w.once('error', reject));
   return {

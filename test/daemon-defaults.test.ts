@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { pino } from 'pino';
-import { connectEngine, insecureMark } from '../src/client/bench.js';
+import { connectEngine, insecureMark } from '../src/client/grpc-client.js';
 import type { EngineConfig } from '../src/engine/config.js';
 import { allOfficialCircuits } from '../src/filecoin/params-names.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';

@@ -7,7 +7,7 @@ import { C1FormatError, parseC1, parseC1Input, parseC1Value, parseCommit2In } fr
 import { actorIdFromAddress, proverIdFromActorId } from '../src/filecoin/graph.js';
 import { partitionPublicInputs } from '../src/filecoin/public-inputs.js';
 import { sealProofInfo } from '../src/filecoin/registry.js';
-import { crossPartitionFailures, verifyC1, verifyC1Header, verifyC1Partition } from '../src/filecoin/verify.js';
+import { crossPartitionFailures, verifyC1, verifyC1Header, verifyC1Partition } from '../src/filecoin/c1-checks.js';
 import { checkPieces } from '../src/kinds/porep/planner.js';
 import { fixture, reference, rng } from './support.js';
 

@@ -28,7 +28,7 @@ import { NI_CHALLENGE_TAG, interactiveChallenges, niChallenges } from '../src/fi
 import { partitionChallenges, partitionPublicInputs } from '../src/filecoin/public-inputs.js';
 import { sealProofById, sealProofInfo } from '../src/filecoin/registry.js';
 import { commit2InChunks, commit2InJson, sealSector, synthC1 } from '../src/filecoin/seal/index.js';
-import { verifyC1 } from '../src/filecoin/verify.js';
+import { verifyC1 } from '../src/filecoin/c1-checks.js';
 import { officialParamsCandidates, porepCircuitId, verifyPorep } from '../src/kinds/porep/porep-c2.js';
 import type { VerifyingKey } from '../src/groth16/keys.js';
 import { fixture, python, repoRoot, rng } from './support.js';

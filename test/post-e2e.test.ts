@@ -168,13 +168,13 @@ describe('the daemon over gRPC', () => {
   }
 
   test('kiln bench single/batch --type winning|wpost --vanilla FILE --randomness HEX (registered proof from the proofs\' size)', async () => {
-    const { benchBatch, benchSingle } = await import('../src/client/bench.js');
+    const { benchBatch, benchSingle } = await import('../src/client/grpc-client.js');
     for (const type of ['winning', 'wpost'] as const) {
       const lines: string[] = [];
       const file = inputs[type === 'wpost' ? 'window' : 'winning'].file;
       const r = await benchSingle({ addr: suite.get().daemon.grpcAddress, type, vanilla: file, randomness: hex, minerId: '1234', out: (l) => lines.push(l) });
       assert.equal(r.status, STATUS.COMPLETED, lines.join('\n'));
-      assert.match(lines.join('\n'), /timings:\s+total=\d+ ms \(queue=\d+ ms, srs=\d+ ms, synth=\d+ ms, gpu=\d+ ms\)/); // cuzk-bench's layout (client/bench.ts)
+      assert.match(lines.join('\n'), /timings:\s+total=\d+ ms \(queue=\d+ ms, srs=\d+ ms, synth=\d+ ms, gpu=\d+ ms\)/); // cuzk-bench's layout (client/grpc-client.ts)
       assert.match(lines.join('\n'), /proof:\s+192 bytes/);
     }
     const b = await benchBatch({ addr: suite.get().daemon.grpcAddress, type: 'wpost', vanilla: inputs.window.file, randomness: hex, count: 2, concurrency: 2, out: () => {} });

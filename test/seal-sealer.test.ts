@@ -13,7 +13,7 @@ import { parseC1, parseCommit2In, type C1Output } from '../src/filecoin/c1.js';
 import { DrgParents, ExpanderParents, computeLabel, labelParentOrder, proverIdFromActorId } from '../src/filecoin/graph.js';
 import { sha256Truncated } from '../src/filecoin/hash/sha256.js';
 import { partitionPublicInputs } from '../src/filecoin/public-inputs.js';
-import { verifyC1 } from '../src/filecoin/verify.js';
+import { verifyC1 } from '../src/filecoin/c1-checks.js';
 import {
   BASE_DEGREE, SealOptionError, buildParentTable, fr32Unpad, labelLayers, parseHex32, randomSectorData, rngSeedBytes, sealSector,
   sectorSizeLabel, synthC1,

@@ -13,7 +13,7 @@ import { bytesToBigintLE } from '../src/filecoin/hash/fr32.js';
 import { poseidonHash } from '../src/filecoin/hash/poseidon.js';
 import { partitionChallenges } from '../src/filecoin/public-inputs.js';
 import { fullPath, poseidonPathRoot } from '../src/filecoin/tree/path.js';
-import { verifyC1 } from '../src/filecoin/verify.js';
+import { verifyC1 } from '../src/filecoin/c1-checks.js';
 import { synthC1 } from '../src/filecoin/seal/index.js';
 
 test('32 GiB synthetic C1: full shape, Sub proofs, verifyC1 passes (replica_id derived), shared roots', () => {

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { benchBatch, benchCancel, benchEvict, benchMetrics, benchPreload, benchSingle, benchStatus, benchTrace, rustFixed } from '../src/client/bench.js';
+import { benchBatch, benchCancel, benchEvict, benchMetrics, benchPreload, benchSingle, benchStatus, benchTrace, rustFixed } from '../src/client/grpc-client.js';
 import { runDaemon, type Daemon } from '../src/server/daemon.js';
 import { testDaemonDirs } from './support.js';
 
@@ -140,7 +140,7 @@ test('bench single / batch / status / preload / evict / cancel / metrics / trace
 });
 
 test('bench --c1 takes the three C1 forms (gpuproxy\'s as it is, a raw C1 wrapped) and names the file and option when it is bad', async () => {
-  const { buildRequest } = await import('../src/client/bench.js');
+  const { buildRequest } = await import('../src/client/grpc-client.js');
   const { fixture } = await import('./support.js');
   const { writeFile } = await import('node:fs/promises');
   const raw = await readFile(fixture('2KiB.c1.json'));
@@ -214,7 +214,7 @@ test('kiln bench single shows the wait for the daemon without a terminal: a line
 });
 
 test('bench --miner-id takes an ID address or an actor id', async () => {
-  const { buildRequest } = await import('../src/client/bench.js');
+  const { buildRequest } = await import('../src/client/grpc-client.js');
   const { execFileSync } = await import('node:child_process');
   const { repoRoot } = await import('./support.js');
   const v = join(dir, 'wpost-2k.json');

@@ -15,7 +15,7 @@ import { pino } from 'pino';
 import type { Backend } from '../src/backend/backend.js';
 import { nativeAvailable } from '../src/backend/native.js';
 import { selectBackend } from '../src/backend/select.js';
-import { connectEngine } from '../src/client/bench.js';
+import { connectEngine } from '../src/client/grpc-client.js';
 import { runDaemon, type Daemon, type DaemonStop } from '../src/server/daemon.js';
 import { testDaemonDirs } from './support.js';
 

@@ -19,7 +19,7 @@ import { readVanillaFile } from '../src/filecoin/post/vanilla.js';
 import { loadPorepVerifyingKey } from '../src/kinds/params.js';
 import { snapVerifyingKeySource, verifySnap } from '../src/kinds/snap/snap.js';
 import { readUpdateFile } from '../src/cli/snap-commands.js';
-import { buildRequest } from '../src/client/bench.js';
+import { buildRequest } from '../src/client/grpc-client.js';
 import { kilnCli, smallSectorDaemon } from './e2e-support.js';
 
 const STATUS = { COMPLETED: 1, FAILED: 2 };

@@ -16,7 +16,7 @@ import { after, before, test } from 'node:test';
 import type { DeviceMemoryPlanStatus } from '../src/backend/backend.js';
 import { nativeAvailable } from '../src/backend/native.js';
 import { selectBackend } from '../src/backend/select.js';
-import { benchSingle, connectEngine } from '../src/client/bench.js';
+import { benchSingle, connectEngine } from '../src/client/grpc-client.js';
 import { defaultConfig } from '../src/engine/config.js';
 import { Engine, type Job } from '../src/engine/engine.js';
 import { RECENT_FINISHED_JOBS } from '../src/engine/jobs.js';

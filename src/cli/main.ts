@@ -269,7 +269,7 @@ const bench = program
     const { readFile } = await import('node:fs/promises');
     const token = (await readFile(file, 'utf8')).split('\n')[0].trim();
     if (token === '') throw new Error(`--token-file ${file}: empty`);
-    (await import('../client/bench.js')).setAuthToken(token);
+    (await import('../client/grpc-client.js')).setAuthToken(token);
   });
 const addr = (): string => bench.opts().addr;
 bench
@@ -286,7 +286,7 @@ bench
   .option('--miner-id <f0…|n>', 'wpost/winning: the miner, an ID address or actor id (default: 0)')
   .option('--partition-index <k>', 'wpost: the partition index (default: 0)')
   .action(async (o) => {
-    const { benchSingle } = await import('../client/bench.js');
+    const { benchSingle } = await import('../client/grpc-client.js');
     const { commandProgress } = await import('../util/progress.js');
     const waiting = commandProgress(false);
     const r = await benchSingle({
@@ -309,7 +309,7 @@ bench
   .option('--miner-id <f0…|n>', 'wpost/winning: the miner, an ID address or actor id (default: 0)')
   .option('--partition-index <k>', 'wpost: the partition index (default: 0)')
   .action(async (o) => {
-    const { benchBatch } = await import('../client/bench.js');
+    const { benchBatch } = await import('../client/grpc-client.js');
     const { cliProgressRenderer } = await import('../util/progress.js');
     const bar = cliProgressRenderer();
     try {
@@ -323,32 +323,32 @@ bench
     }
   });
 bench.command('status').description('GetStatus as JSON').action(async () => {
-  const { benchStatus } = await import('../client/bench.js');
+  const { benchStatus } = await import('../client/grpc-client.js');
   await benchStatus({ addr: addr() });
 });
 bench.command('metrics').description('GetMetrics: Prometheus text').action(async () => {
-  const { benchMetrics } = await import('../client/bench.js');
+  const { benchMetrics } = await import('../client/grpc-client.js');
   await benchMetrics({ addr: addr() });
 });
 bench
   .command('preload <circuitId>')
   .description('PreloadSRS, e.g. porep-32g')
   .action(async (circuitId: string) => {
-    const { benchPreload } = await import('../client/bench.js');
+    const { benchPreload } = await import('../client/grpc-client.js');
     await benchPreload({ addr: addr(), circuitId });
   });
 bench
   .command('evict <circuitId>')
   .description('EvictSRS: free a loaded SRS')
   .action(async (circuitId: string) => {
-    const { benchEvict } = await import('../client/bench.js');
+    const { benchEvict } = await import('../client/grpc-client.js');
     await benchEvict({ addr: addr(), circuitId });
   });
 bench
   .command('cancel <jobId>')
   .description('CancelProof: cancel a queued or running job')
   .action(async (jobId: string) => {
-    const { benchCancel } = await import('../client/bench.js');
+    const { benchCancel } = await import('../client/grpc-client.js');
     await benchCancel({ addr: addr(), jobId });
   });
 bench
@@ -357,7 +357,7 @@ bench
   .requiredOption('--out <file>', 'output file')
   .requiredOption('--http <addr>', 'daemon HTTP status address host:port')
   .action(async (jobIds: string[], o) => {
-    const { benchTrace } = await import('../client/bench.js');
+    const { benchTrace } = await import('../client/grpc-client.js');
     await benchTrace({ http: o.http, jobIds, outFile: o.out });
   });
 

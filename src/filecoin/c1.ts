@@ -6,7 +6,7 @@
  * Representation choices (what the circuit consumes): SHA256-domain values (comm_d tree, labeling
  * parents, ids, seed, ticket) stay 32-byte arrays; Poseidon-domain values (tree_r_last, tree_c,
  * column rows) become canonical bigints. Indices are JS numbers (< 2^31 for every sector size).
- * Cryptographic consistency (paths, labels, parents) is checked separately by `verify.ts`.
+ * Cryptographic consistency (paths, labels, parents) is checked separately by `c1-checks.ts`.
  */
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../util/limits.js';
 import { FR_MODULUS } from '../field/layout.js';

@@ -19,6 +19,8 @@ export const auxIndex = (v: Variable): number => -v - 1;
 
 /** A name, or a function producing it (evaluated only by systems that keep names). */
 export type Name = string | (() => string);
+/** A name's text (a lazy name is called). */
+export const evalName = (name: Name): string => (typeof name === 'function' ? name() : name);
 
 /** Σ coeff_k · var_k. Terms are kept as added (duplicates allowed, like bellperson's). */
 export class LinearCombination {

@@ -3,8 +3,7 @@
  * synthesised over a wrapped constraint system, one op per allocation, and checks that every allocation got one.
  */
 import { FR_BYTES, FR_MODULUS, mod, writeFr } from '../field/layout.js';
-import { type ConstraintSystem, type LinearCombination, type Name, ONE, type Variable, auxIndex, isInput } from './cs.js';
-import { evalName } from './test.js';
+import { type ConstraintSystem, type LinearCombination, type Name, ONE, type Variable, auxIndex, evalName, isInput } from './cs.js';
 import { WOP, WOP_NEG, WOP_REL, WOP_INP, WOP_INDEX_MASK, WOP_NONE, TARGET_INPUT, type BitRef, type WitnessProgramSink, type ProgramSegment, type WitnessProgram, ProgramError } from './program.js';
 
 class Words {

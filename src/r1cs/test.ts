@@ -15,6 +15,7 @@ import {
   type Variable,
   auxIndex,
   auxVariable,
+  evalName,
   isInput,
 } from './cs.js';
 
@@ -26,8 +27,6 @@ export interface StoredConstraint {
   b: LinearCombination;
   c: LinearCombination;
 }
-
-export const evalName = (name: Name): string => (typeof name === 'function' ? name() : name);
 
 export class TestConstraintSystem implements ConstraintSystem {
   readonly computesValues = true;

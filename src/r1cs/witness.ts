@@ -13,9 +13,9 @@ import {
   type Variable,
   auxIndex,
   auxVariable,
+  evalName,
   isInput,
 } from './cs.js';
-import { evalName } from './test.js';
 
 const R_MONT = (1n << 256n) % FR_MODULUS;
 const R_INV = modPow(R_MONT, FR_MODULUS - 2n, FR_MODULUS);

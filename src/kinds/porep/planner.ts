@@ -36,7 +36,7 @@ import type { ParamsSource } from '../params.js';
 import { witnessRunner } from '../witness.js';
 import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest, type ProofWork } from '../../engine/types.js';
 import type { PorepWitnessArg, porepCheckPartition } from './worker.js';
-import { crossPartitionFailures } from '../../filecoin/verify.js';
+import { crossPartitionFailures } from '../../filecoin/c1-checks.js';
 
 type PorepPartitionCheck = ReturnType<typeof porepCheckPartition>;
 

@@ -7,7 +7,7 @@ import { C1FormatError, VANILLA_PROOF_PREFIX, parseC1Input, withStatedChallenges
 import { packC1, unpackC1Partition, type PackedC1 } from '../../filecoin/c1-packed.js';
 import { partitionPublicInputs } from '../../filecoin/public-inputs.js';
 import { WitnessGenerator } from '../../r1cs/witness.js';
-import { verifyC1Header, verifyC1Partition } from '../../filecoin/verify.js';
+import { verifyC1Header, verifyC1Partition } from '../../filecoin/c1-checks.js';
 import { actorIdFromAddress, proverIdFromActorId } from '../../filecoin/graph.js';
 import { stackedCircuitFor } from '../../filecoin/circuit/index.js';
 
@@ -25,7 +25,7 @@ export function porepWitness(arg: PorepWitnessArg): { assignment: Uint8Array; in
   return { assignment: wg.assignment().slice(), inputs: wg.inputs(), ms: performance.now() - t0 };
 }
 
-/** What partition k's vanilla proofs claim, checked before any synthesis (filecoin/verify.ts
+/** What partition k's vanilla proofs claim, checked before any synthesis (filecoin/c1-checks.ts
  *  verifyC1Partition): every Merkle path against its root, comm_r = Poseidon2(comm_c, comm_r_last),
  *  the challenges and column indices, the parents against the graph, the labels and the encoding.
  *  The first few failures, and the roots that the planner compares across partitions. With from/to, only

@@ -1,5 +1,5 @@
 /**
- * The bench client (`kiln bench …`, cuzk-bench's subcommands) over gRPC, plus the trace export
+ * The gRPC client of the daemon (`kiln bench …`, cuzk-bench's subcommands; the benches and tests dial through it too), plus the trace export
  * over the daemon's HTTP status server. Each subcommand is one exported async function taking
  * plain options; output goes through `out` (default console.log). The lead's CLI wires them:
  *
