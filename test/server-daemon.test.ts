@@ -5,6 +5,7 @@
  * temp dir); PoRep requests are exercised for their error paths.
  */
 import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -353,20 +354,48 @@ describe('daemon lifecycle', () => {
   });
 });
 
-/** GetStatus round trips while `during` runs: every latency (ms). */
-async function statusLatencies(c: ReturnType<typeof makeClient>, during: Promise<unknown>): Promise<number[]> {
+/**
+ * GetStatus round trips while `pending` is unsettled: how many answers came back before it settled (at most
+ * `enough`; it stops asking then) and each one's latency (ms, printed, not asserted: a latency bound belongs in a
+ * benchmark). The daemon runs in this process: work that held its event loop would hold these answers too, so
+ * answers that arrive while the work is still pending show it runs elsewhere (a worker thread), whatever the
+ * machine's load.
+ */
+async function answersWhilePending(c: ReturnType<typeof makeClient>, pending: Promise<unknown>, enough = Infinity): Promise<{ answers: number; settled: boolean; lat: number[] }> {
   const lat: number[] = [];
-  let done = false;
-  during.then(() => (done = true), () => (done = true));
-  while (!done) {
+  let settled = false;
+  let answers = 0;
+  pending.then(() => (settled = true), () => (settled = true));
+  while (!settled && answers < enough) {
     const t0 = performance.now();
     await c.call('GetStatus', {});
     lat.push(performance.now() - t0);
+    if (!settled) answers++;
     await new Promise((r) => setTimeout(r, 5));
   }
-  return lat;
+  return { answers, settled, lat };
 }
 const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const latencyLine = (lat: number[]): string =>
+  `${lat.length} calls, p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms`;
+
+/** Preloads `circuitId` in `d` (dev parameters allowed) and asks GetStatus while its shape compiles: the compile
+ *  (the kind's own promise, shared with the preload) is still pending after `enough` answers. */
+async function statusWhileShapeCompiles(d: Awaited<ReturnType<typeof runDaemon>>, circuitId: string, enough = 20): Promise<void> {
+  const c = makeClient(d.grpcAddress);
+  try {
+    const preload = c.call('PreloadSRS', { circuit_id: circuitId }, 600_000);
+    preload.catch(() => {});
+    const provider = d.engine.srs.provider(circuitId);
+    assert.ok(provider, `a provider knows ${circuitId}`);
+    const compiling = provider.compiled(circuitId);
+    const { answers, settled, lat } = await answersWhilePending(c, compiling, enough);
+    console.log(`# GetStatus while the ${circuitId} shape compiles: ${latencyLine(lat)}`);
+    assert.ok(!settled && answers >= enough, `${answers} GetStatus answers before the ${circuitId} shape was compiled`);
+  } finally {
+    c.close();
+  }
+}
 
 describe('no blocking work on the event loop', () => {
   test('a large request arrives in shared memory, joined frame by frame rather than copied whole on the event loop (src/server/stream-decoder.ts)', async () => {
@@ -389,18 +418,19 @@ describe('no blocking work on the event loop', () => {
     assert.ok(Buffer.from(seen!.buffer, seen!.byteOffset, seen!.byteLength).equals(body));
   });
 
-  test('PreloadSRS porep-32g without parameters answers FAILED_PRECONDITION within 1 s; GetStatus stays under 50 ms', async () => {
+  test('PreloadSRS porep-32g without parameters answers FAILED_PRECONDITION before compiling the circuit', async () => {
     const t0 = performance.now();
     const preload = rpc.call('PreloadSRS', { circuit_id: 'porep-32g' });
-    const lat = await statusLatencies(rpc, preload);
     await assert.rejects(preload, (e: any) => e.code === grpc.status.FAILED_PRECONDITION && /no parameters for porep-32g/.test(e.details));
     const ms = performance.now() - t0;
-    console.log(`# PreloadSRS porep-32g without parameters: ${ms.toFixed(0)} ms; GetStatus max ${Math.max(...lat).toFixed(1)} ms over ${lat.length}`);
-    assert.ok(ms < 1000, `answered in ${ms} ms`);
-    assert.ok(Math.max(...lat) < 50, `GetStatus max ${Math.max(...lat)} ms`);
+    console.log(`# PreloadSRS porep-32g without parameters: ${ms.toFixed(0)} ms`);
+    // compiling the 32 GiB shape first (130 M constraints) would take many minutes here: the refusal needed none
+    assert.ok(ms < 60_000, `answered in ${ms} ms`);
+    const shapes = join(daemon.engine.config.kiln.cache_dir, 'shapes');
+    assert.ok(!existsSync(shapes) || !readdirSync(shapes).some((f) => f.startsWith('porep-32g')), 'no porep-32g shape recorded');
   });
 
-  test('a PoRep shape compiles in a worker thread: GetStatus keeps answering within 50 ms meanwhile', async () => {
+  test('a PoRep shape compiles in a worker thread: GetStatus keeps answering meanwhile', async () => {
     const d3dir = await mkdtemp(join(tmpdir(), 'kiln-daemon-shape-'));
     const d = await runDaemon({
       listen: `unix://${join(d3dir, 'k.sock')}`,
@@ -412,22 +442,15 @@ describe('no blocking work on the event loop', () => {
         c.srs.dev_params = true; // parameters can be had: the 2 KiB shape (2.7 M constraints) is compiled first
       },
     });
-    const c = makeClient(d.grpcAddress);
     try {
-      const preload = c.call('PreloadSRS', { circuit_id: 'porep-2k' }, 600_000);
-      preload.catch(() => {});
-      const lat = await statusLatencies(c, new Promise((r) => setTimeout(r, 4000)));
-      console.log(`# GetStatus while the porep-2k shape compiles: ${lat.length} calls, p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms`);
-      assert.ok(lat.length > 40, `${lat.length} answers in 4 s`);
-      assert.ok(pct(lat, 99) < 50, `GetStatus p99 ${pct(lat, 99)} ms`);
+      await statusWhileShapeCompiles(d, 'porep-2k');
     } finally {
-      c.close();
       await d.close(); // terminates the compiling worker
       await rm(d3dir, { recursive: true, force: true });
     }
   });
 
-  test('a PoSt shape (wpost-512m) compiles in a worker thread: GetStatus keeps answering within 50 ms meanwhile', async () => {
+  test('a PoSt shape (wpost-512m) compiles in a worker thread: GetStatus keeps answering meanwhile', async () => {
     const d4dir = await mkdtemp(join(tmpdir(), 'kiln-daemon-post-shape-'));
     const d = await runDaemon({
       listen: `unix://${join(d4dir, 'k.sock')}`,
@@ -439,22 +462,15 @@ describe('no blocking work on the event loop', () => {
         c.srs.dev_params = true; // parameters can be had: the shape is compiled first (~2 s here)
       },
     });
-    const c = makeClient(d.grpcAddress);
     try {
-      const preload = c.call('PreloadSRS', { circuit_id: 'wpost-512m' }, 600_000);
-      preload.catch(() => {});
-      const lat = await statusLatencies(c, new Promise((r) => setTimeout(r, 4000)));
-      console.log(`# GetStatus while the wpost-512m shape compiles: ${lat.length} calls, p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms`);
-      assert.ok(lat.length > 40, `${lat.length} answers in 4 s`);
-      assert.ok(pct(lat, 99) < 50, `GetStatus p99 ${pct(lat, 99)} ms`);
+      await statusWhileShapeCompiles(d, 'wpost-512m');
     } finally {
-      c.close();
       await d.close(); // terminates the compiling worker
       await rm(d4dir, { recursive: true, force: true });
     }
   });
 
-  test('a full 2,349-sector 32 GiB WindowPoSt request is validated off the event loop: GetStatus p99 under 50 ms meanwhile', async () => {
+  test('a full 2,349-sector 32 GiB WindowPoSt request is validated off the event loop: GetStatus keeps answering meanwhile', async () => {
     // one synthetic 32 GiB sector (V1_1: its challenges depend on the sector id and challenge number only),
     // 2,349 times: every element is parsed and checked (paths, challenges, comm_r) and its public inputs derived
     const info = postProofById(13)!;
@@ -469,17 +485,16 @@ describe('no blocking work on the event loop', () => {
     await writeFile(params, '');
     const t0 = performance.now();
     const prove = rpc.call('Prove', { submit }, 120_000);
-    const lat = await statusLatencies(rpc, prove);
+    const { answers, lat } = await answersWhilePending(rpc, prove);
     const res = await prove.then((r) => r.result, (e: any) => ({ status: -1, error_message: String(e.details ?? e.message) }));
     const ms = performance.now() - t0;
     await rm(params);
-    console.log(`# GetStatus while a 2349-sector wpost-32g request is validated (${ms.toFixed(0)} ms): ${lat.length} calls, p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms`);
+    console.log(`# GetStatus while a 2349-sector wpost-32g request is validated (${ms.toFixed(0)} ms): ${latencyLine(lat)}`);
     assert.match(res.error_message, /proof 2348\): comm_r is not Poseidon/, 'the request was validated to its last sector');
-    assert.ok(lat.length >= 5, `${lat.length} answers`);
-    assert.ok(pct(lat, 99) < 50, `GetStatus p99 ${pct(lat, 99)} ms`);
+    assert.ok(answers >= 5, `${answers} GetStatus answers while the request was validated`);
   });
 
-  test('a SnapDeals shape (snap-8m: ~30 s here) compiles in a worker thread: GetStatus keeps answering within 50 ms meanwhile', async () => {
+  test('a SnapDeals shape (snap-8m: ~30 s here) compiles in a worker thread: GetStatus keeps answering meanwhile', async () => {
     const d5dir = await mkdtemp(join(tmpdir(), 'kiln-daemon-snap-shape-'));
     const d = await runDaemon({
       listen: `unix://${join(d5dir, 'k.sock')}`,
@@ -491,22 +506,15 @@ describe('no blocking work on the event loop', () => {
         c.srs.dev_params = true; // parameters can be had: the shape is compiled first
       },
     });
-    const c = makeClient(d.grpcAddress);
     try {
-      const preload = c.call('PreloadSRS', { circuit_id: 'snap-8m' }, 600_000);
-      preload.catch(() => {});
-      const lat = await statusLatencies(c, new Promise((r) => setTimeout(r, 4000)));
-      console.log(`# GetStatus while the snap-8m shape compiles: ${lat.length} calls, p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms`);
-      assert.ok(lat.length > 40, `${lat.length} answers in 4 s`);
-      assert.ok(pct(lat, 99) < 50, `GetStatus p99 ${pct(lat, 99)} ms`);
+      await statusWhileShapeCompiles(d, 'snap-8m');
     } finally {
-      c.close();
       await d.close(); // terminates the compiling worker
       await rm(d5dir, { recursive: true, force: true });
     }
   });
 
-  test('a 32 GiB SnapDeals request (16 × 561,768 B partition proofs) is validated off the event loop: GetStatus p99 under 50 ms meanwhile', async () => {
+  test('a 32 GiB SnapDeals request (16 × 561,768 B partition proofs) is validated off the event loop: GetStatus keeps answering meanwhile', async () => {
     // a synthetic update (region-uniform trees): every partition proof is parsed and checked as vanilla.rs does
     const info = snapProofById(3)!;
     const p = info.params;
@@ -525,16 +533,15 @@ describe('no blocking work on the event loop', () => {
     await writeFile(params, '');
     const t0 = performance.now();
     const prove = rpc.call('Prove', { submit }, 300_000);
-    const lat = await statusLatencies(rpc, prove);
+    const { answers, lat } = await answersWhilePending(rpc, prove);
     const res = await prove.then((r) => r.result, (e: any) => ({ status: -1, error_message: String(e.details ?? e.message) }));
     const ms = performance.now() - t0;
     await rm(params);
-    console.log(`# GetStatus while a 16-partition snap-32g request is validated (${ms.toFixed(0)} ms): ${lat.length} calls, p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms`);
+    console.log(`# GetStatus while a 16-partition snap-32g request is validated (${ms.toFixed(0)} ms): ${latencyLine(lat)}`);
     assert.match(res.error_message, /vanilla_proofs\[15\]/, 'the request was validated to its last partition');
-    // the helper times each call, not its 5 ms pauses: a loop blocked during a pause shows as few answers
-    // (on the event loop: 15 answers in 48 s here; off it: thousands)
-    assert.ok(lat.length > ms / 100, `${lat.length} answers in ${ms.toFixed(0)} ms`);
-    assert.ok(pct(lat, 99) < 50, `GetStatus p99 ${pct(lat, 99)} ms`);
+    // validated on the event loop, the request held GetStatus back until it was done (15 answers in 48 s here,
+    // each after a chunk); off it, thousands
+    assert.ok(answers >= 50, `${answers} GetStatus answers while the request was validated (${ms.toFixed(0)} ms)`);
   });
 });
 
