@@ -51,6 +51,7 @@ import { PriorityQueue } from './queue.js';
 import { SrsCache, type SrsEntry } from './srs-cache.js';
 import { SynthesisPool, workerTasks } from './synth-pool.js';
 import type { Journal, JournalJob, JournalOpenResult } from './journal.js';
+import { inOrderBounded, logJournalFindings } from './recovery.js';
 import { affineProof, encodedVerifyingKey } from './verify-task.js';
 import type { Proof } from '../groth16/proof.js';
 import { type EngineState, devicesStatus, engineStatus, insecureStatus, lanesStatus, queueStats } from './status-views.js';
@@ -534,7 +535,7 @@ export class Engine {
    * files) is logged here, one line each, by job id and reason.
    */
   restore(r: JournalOpenResult): void {
-    this.logJournalFindings(r);
+    logJournalFindings(this.log, this.journal?.path, r);
     Object.assign(this.totals, r.totals);
     for (const j of [...r.unfinished, ...r.finished]) this.seq = Math.max(this.seq, j.seq + 1); // (a spread overflows the stack past ~100k jobs)
     const now = Date.now();
@@ -597,11 +598,7 @@ export class Engine {
         else if (job.state !== 'recovering') out.requeued++;
       }
     };
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < jobs.length) await one(jobs[next++]!);
-    };
-    const run = Promise.all(Array.from({ length: Math.max(1, Math.min(jobs.length, this.synthPool.size)) }, worker)).then(() => {
+    const run = inOrderBounded(jobs, this.synthPool.size, one).then(() => {
       if (jobs.length > 0) this.log.info({ ...out, ms: Math.round(performance.now() - t0) }, 'jobs recovered from the journal: planned again');
       return out;
     });
@@ -614,20 +611,6 @@ export class Engine {
     this.restore(r);
     const { requeued, failed } = await this.replanRestored();
     return { requeued, kept: r.finished.length, failed };
-  }
-
-  private logJournalFindings(r: JournalOpenResult): void {
-    const journal = this.journal?.path;
-    for (const d of r.dropped) this.log.warn({ journal, line: d.line, offset: d.offset, job: d.jobId, record: d.type, reason: d.reason }, `job journal: record dropped${d.jobId === undefined ? '' : ` (job ${d.jobId}, read from the damaged line)`}: ${d.reason}`);
-    if (r.badLines > r.dropped.length) this.log.warn({ journal, more: r.badLines - r.dropped.length }, 'job journal: more records dropped (not listed one by one)');
-    if (r.badLines > 0) this.log.warn({ journal, lines: r.badLines }, `job journal: ${r.badLines} record(s) failed their checksum or did not parse and were skipped (each is logged above)`);
-    for (const x of r.repaired) this.log.warn({ journal, line: x.line, job: x.jobId, record: x.type }, 'job journal: a record with one flipped bit was repaired (its checksum matches again)');
-    for (const id of r.rebuilt) this.log.warn({ journal, job: id }, 'job journal: the records of this job were lost; rebuilt from its request file');
-    for (const l of r.lost) this.log.error({ journal, job: l.id, reason: l.reason }, 'job journal: the result of a finished job was lost');
-    for (const d of r.damagedRequests) this.log.error({ journal, job: d.id, file: d.movedTo, err: d.error }, 'job journal: a request file with no journal record could not be read; moved aside, not deleted');
-    for (const id of r.cancelled) this.log.info({ journal, job: id }, 'job journal: a job cancelled before the restart stays cancelled');
-    if (r.removedTemp.length > 0) this.log.warn({ files: r.removedTemp }, 'job journal: partial files removed');
-    this.log.info({ journal, bytes: r.read.bytes, lines: r.read.lines, unfinished: r.unfinished.length, finished: r.finished.length }, 'job journal read');
   }
 
   // ---------------------------------------------------------------------------------------------
