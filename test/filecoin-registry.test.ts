@@ -66,3 +66,22 @@ test('one parser of sector sizes: what people type (KiB, KB, K, G, bytes), in an
   assert.equal(parsePorepSectorSize('2KB'), 2 * KiB);
   for (const bad of ['lots', '4KiB']) assert.throws(() => parsePorepSectorSize(bad), (e: unknown) => e instanceof Error && e.message === sectorSizeRefusal(bad, '--sector-size'));
 });
+
+test('a registered PoSt or update proof by its filecoin-ffi id or name (go-state-types abi numbers), else undefined', async () => {
+  const { parsePoStProof } = await import('../src/kinds/post/post.js');
+  const { parseSnapProof } = await import('../src/kinds/snap/snap.js');
+  const { postProofName } = await import('../src/filecoin/post/registry.js');
+  // abi.RegisteredPoStProof_StackedDrgWinning2KiBV1 = 0, _StackedDrgWindow32GiBV1 = 8, _StackedDrgWindow32GiBV1_1 = 13
+  for (const [q, id, name] of [
+    ['0', 0, 'StackedDrgWinning2KiBV1'], [8, 8, 'StackedDrgWindow32GiBV1'], [' 13 ', 13, 'StackedDrgWindow32GiBV1_1'],
+    ['stackeddrgwindow32gibv1_1', 13, 'StackedDrgWindow32GiBV1_1'], ['StackedDrgWinning32GiBV1', 3, 'StackedDrgWinning32GiBV1'],
+  ] as const) {
+    const p = parsePoStProof(q);
+    assert.ok(p, `PoSt ${q}`);
+    assert.deepEqual([p.id, postProofName(p)], [id, name]);
+  }
+  for (const q of ['15', '-1', 'StackedDrgWindow32GiB', '', '1.0']) assert.equal(parsePoStProof(q), undefined, `PoSt ${JSON.stringify(q)}`);
+  // abi.RegisteredUpdateProof_StackedDrg2KiBV1 = 0 … _StackedDrg32GiBV1 = 3
+  assert.deepEqual([parseSnapProof('3')?.name, parseSnapProof('stackeddrg32gibv1')?.id, parseSnapProof(0)?.name], ['StackedDrg32GiBV1', 3, 'StackedDrg2KiBV1']);
+  for (const q of ['5', 'StackedDrg32GiBV1_1', 'x']) assert.equal(parseSnapProof(q), undefined, `update ${q}`);
+});

@@ -166,3 +166,15 @@ export function sealProofById(id: number): SealProofInfo | undefined {
 export function allSealProofs(): SealProofInfo[] {
   return [...BY_NAME.values()];
 }
+
+/** A registered proof named by its numeric id ("3") or its name (case-insensitive), among ids 0..count-1:
+ *  RegisteredPoStProof and RegisteredUpdateProof as filecoin-ffi numbers and names them; undefined when none. */
+export function registeredByIdOrName<T>(s: string | number, count: number, byId: (id: number) => T | undefined, nameOf: (p: T) => string): T | undefined {
+  const t = String(s).trim();
+  if (/^\d+$/.test(t)) return byId(Number(t));
+  for (let id = 0; id < count; id++) {
+    const p = byId(id);
+    if (p !== undefined && nameOf(p).toLowerCase() === t.toLowerCase()) return p;
+  }
+  return undefined;
+}

@@ -17,6 +17,7 @@ import { WitnessGenerator } from '../../r1cs/witness.js';
 import { type WitnessProgramRunner, witnessFromTape } from '../../r1cs/circuit-program.js';
 import { type PoStChallengeContext, postBlankCircuit, postCircuitFor, postCircuitParams, postPublicInputs } from '../../filecoin/post/circuit.js';
 import { postProgramFast, postShapeAndProgramFast, postWitnessNative } from '../../filecoin/post/program.js';
+import { registeredByIdOrName } from '../../filecoin/registry.js';
 import { postCircuitId, postParamsFileName, postProofByCircuitId, postProofById, postProofName } from '../../filecoin/post/registry.js';
 import type { PoStProofInfo, PoStSectorProof } from '../../filecoin/post/types.js';
 import { firstParamsFile, type ParamsSource, verifyingKeySource } from '../params.js';
@@ -28,13 +29,7 @@ export const POST_CIRCUIT_VERSION = 1;
 
 /** A registered PoSt proof by id (0–14) or filecoin-ffi name ("StackedDrgWindow2KiBV1_1"); undefined when none. */
 export function parsePoStProof(s: string | number): PoStProofInfo | undefined {
-  const t = String(s).trim();
-  if (/^\d+$/.test(t)) return postProofById(Number(t));
-  for (let id = 0; id < 15; id++) {
-    const p = postProofById(id)!;
-    if (postProofName(p).toLowerCase() === t.toLowerCase()) return p;
-  }
-  return undefined;
+  return registeredByIdOrName(s, 15, postProofById, postProofName);
 }
 
 /**

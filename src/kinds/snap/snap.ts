@@ -17,6 +17,7 @@ import { WitnessGenerator } from '../../r1cs/witness.js';
 import { type WitnessProgramRunner, witnessFromTape } from '../../r1cs/circuit-program.js';
 import { snapBlankCircuit, snapPublicInputs } from '../../filecoin/snap/circuit.js';
 import { snapShapeAndProgramFast, snapWitnessNative } from '../../filecoin/snap/program.js';
+import { registeredByIdOrName } from '../../filecoin/registry.js';
 import { snapHDefault, snapProofByCircuitId, snapProofById, type SnapProofInfo } from '../../filecoin/snap/registry.js';
 import { snapCircuitFor, type SnapPartitionProof, type SnapPublic } from '../../filecoin/snap/vanilla.js';
 import { firstParamsFile, type ParamsSource, verifyingKeySource } from '../params.js';
@@ -27,13 +28,7 @@ export const SNAP_CIRCUIT_VERSION = 1;
 
 /** A RegisteredUpdateProof by id (0–4) or name ("StackedDrg32GiBV1"); undefined when none. */
 export function parseSnapProof(s: string | number): SnapProofInfo | undefined {
-  const t = String(s).trim();
-  if (/^\d+$/.test(t)) return snapProofById(Number(t));
-  for (let id = 0; id < 5; id++) {
-    const p = snapProofById(id)!;
-    if (p.name.toLowerCase() === t.toLowerCase()) return p;
-  }
-  return undefined;
+  return registeredByIdOrName(s, 5, snapProofById, (p) => p.name);
 }
 
 const shapes = kindShapes<SnapProofInfo>({
