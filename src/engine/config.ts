@@ -1,5 +1,5 @@
 /**
- * The daemon's configuration: cuzk's TOML file (FACTS §5; sections and defaults as cuzk-core's
+ * The daemon's configuration: cuzk's TOML file (docs/filecoin.md §5; sections and defaults as cuzk-core's
  * config.rs at curio e0294b0f) plus a few kiln keys, marked below. Read once by the daemon and
  * passed down; nothing else reads the file or the environment.
  *

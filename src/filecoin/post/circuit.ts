@@ -1,6 +1,6 @@
 /**
  * The FallbackPoSt circuit (WinningPoSt and WindowPoSt), constraint for constraint as rust-fil-proofs v19's
- * `FallbackPoStCircuit::synthesize` / `Sector::synthesize` (storage-proofs-post/src/fallback/circuit.rs), FACTS §6:
+ * `FallbackPoStCircuit::synthesize` / `Sector::synthesize` (storage-proofs-post/src/fallback/circuit.rs), docs/filecoin.md §6:
  *
  *  per sector ("sector_i"):
  *    comm_r_last, comm_c, comm_r allocated (private), comm_r inputized ("comm_r_input");

@@ -1,5 +1,5 @@
 /**
- * SnapDeals (EmptySectorUpdate, the SHA256/Poseidon `EmptySectorUpdateCompound` Curio and cuzk use; FACTS §7),
+ * SnapDeals (EmptySectorUpdate, the SHA256/Poseidon `EmptySectorUpdateCompound` Curio and cuzk use; docs/filecoin.md §7),
  * as rust-fil-proofs v19 storage-proofs-update/src/constants.rs and vanilla.rs `PublicParams::from_sector_size` fix it:
  *  - partitions: ≤ 8 KiB 1, ≤ 32 KiB 2, ≤ 16 MiB 4, larger 16;
  *  - challenges per partition: ≤ 16 MiB 10, larger 86;

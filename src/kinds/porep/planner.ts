@@ -1,6 +1,6 @@
 /**
  * POREP_SEAL_COMMIT (C2): the request's `vanilla_proof` is Curio's Commit2In wrapper
- * `{"SectorNum", "Phase1Out": base64(C1 JSON), "SectorSize"}` (FACTS §3, §5), or the raw C1 JSON
+ * `{"SectorNum", "Phase1Out": base64(C1 JSON), "SectorSize"}` (docs/filecoin.md §3, §5), or the raw C1 JSON
  * (what `kiln prove --c1` may be given; SectorNum 0). It is parsed and
  * validated here (errors name the field), cross-checked with the request's sector_size,
  * registered_proof and sector_number, and turned into one ProofWork of `partitions` partition

@@ -1,5 +1,5 @@
 /**
- * SNAP_DEALS_UPDATE (2, NORMAL, queue 'snap-update'): Curio's fields (FACTS §8): `vanilla_proofs` = one raw bincode
+ * SNAP_DEALS_UPDATE (2, NORMAL, queue 'snap-update'): Curio's fields (docs/filecoin.md §8): `vanilla_proofs` = one raw bincode
  * `PartitionProof` per partition, in order (16 for 32 GiB), `comm_r_old`, `comm_r_new`, `comm_d_new` (32 B each,
  * little-endian field elements), `registered_proof` (RegisteredUpdateProof 0–4). Every element is parsed (errors
  * name the element, field and offset) and checked as vanilla.rs `verify` does with h = h_default (errors name the
