@@ -1,6 +1,6 @@
 /**
  * FallbackPoSt (WinningPoSt / WindowPoSt) types shared by the vanilla-proof codec and generators
- * (vanilla.ts, challenges.ts, generate.ts) and the circuit and planner (circuit.ts, src/kinds/post*.ts).
+ * (vanilla.ts, challenges.ts, generate.ts) and the circuit and planner (circuit.ts, src/kinds/post/).
  * docs/filecoin.md §6 and §8; rust-fil-proofs v19 storage-proofs-post/src/fallback/.
  */
 import type { MerkleProof } from '../tree/path.js';

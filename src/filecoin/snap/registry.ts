@@ -11,7 +11,7 @@
  *    32 GiB 8-8-0, 64 GiB 8-8-2).
  * RegisteredUpdateProof (filecoin-proofs-api): 0–4 = StackedDrg{2KiB,8MiB,512MiB,32GiB,64GiB}V1; kiln's circuit ids
  * are `snap-2k` … `snap-64g`. The parameter set identifier is `empty_sector_update::PublicParams{ sector_nodes: N }`
- * (the official file names come from src/filecoin/params-names.ts on branch ops: `snapParamsFileName`).
+ * (the official file names come from src/filecoin/params-names.ts: `snapParamsFileName`).
  */
 import { allSectorSizes, sectorSizeByCircuitLabel, type SectorSize } from '../registry.js';
 import type { PoseidonTreeShape } from '../circuit/stacked.js';

@@ -13,8 +13,8 @@
  * tape, else the TypeScript generator in the worker pool (worker.ts snapWitness). The engine verifies each
  * partition proof against its public inputs.
  *
- * Parameters: the official file (by the name `officialParamsName` gives: params-names.ts `snapParamsFileName` on
- * branch ops) or `<circuit id>.params` in `[srs] param_cache`; otherwise, only with `[srs] dev_params = true`,
+ * Parameters: the official file (by the name `officialParamsName` gives: params-names.ts `snapParamsFileName`) or
+ * `<circuit id>.params` in `[srs] param_cache`; otherwise, only with `[srs] dev_params = true`,
  * INSECURE development parameters (params.ts).
  */
 import { taskName, workerTasks } from '../../engine/synth-pool.js';
