@@ -5,10 +5,10 @@
  * name the element, field and offset) and checked as vanilla.rs `verify` does with h = h_default (errors name the
  * partition and challenge); one ProofWork of `partitions` partitions is made, circuit id `snap-<size>`, through the
  * per-partition pipeline; the answer is the partition proofs concatenated (16 × 192 = 3,072 B for 32 GiB).
- * Nothing heavy runs on the event loop (issue 16): the parse and checks run in a synthesis worker (worker.ts
- * snapPlanTask; ~20 s for a 32 GiB update on this 2-core machine), each partition's witness tape is made there too
- * (snapTapeTask), the shape and witness program are recorded in a one-shot worker thread (snap.ts snapShapeTask,
- * its arrays transferred back), the CPU development setup too (snapDevParamsTask).
+ * Nothing heavy runs on the event loop, so that the daemon keeps answering: the parse and checks run in a
+ * synthesis worker (worker.ts snapPlanTask; ~20 s for a 32 GiB update on this 2-core machine), each partition's
+ * witness tape is made there too (snapTapeTask), the shape and witness program are recorded in a one-shot worker
+ * thread (snap.ts snapShapeTask, its arrays transferred back), the CPU development setup too (snapDevParamsTask).
  * Synthesis: the circuit's witness program on the native backend (one segment per challenge) run on the worker's
  * tape, else the TypeScript generator in the worker pool (worker.ts snapWitness). The engine verifies each
  * partition proof against its public inputs.
