@@ -1,6 +1,6 @@
 /**
  * The C1 consistency checks of one partition (filecoin/c1-checks.ts verifyC1Partition: paths, columns, labels,
- * encoding), what the daemon runs before a partition's synthesis (issue 29: a 32 GiB partition's took 10.7 s on
+ * encoding), what the daemon runs before a partition's synthesis (a 32 GiB partition's took 10.7 s on
  * one core of the H100 machine, ahead of the first partition). A synthetic C1 (kiln synth-c1) of --sector-size;
  * its partition 0 checked with Poseidon in TypeScript (poseidon.ts) and through the native addon
  * (poseidon-native.ts), one core each, the same failures (none) both ways.

@@ -1,5 +1,5 @@
 /**
- * Ingest bench (issue 30 item 9): what large requests cost the daemon's event loop. The daemon
+ * Ingest bench: what large requests cost the daemon's event loop. The daemon
  * (runDaemon, job journal on) runs in one child process and a control server in another: a bare
  * grpc-js server of the same proto and message limits whose handlers answer at once without touching
  * the request, i.e. what grpc-js and this machine cost anyway. A 100 MiB garbage PoRep request and a

@@ -1,5 +1,5 @@
 /**
- * A storage provider's mixed load through the daemon (npm run bench:mixed; issue 29): PoRep C2 proofs back to back
+ * A storage provider's mixed load through the daemon (npm run bench:mixed): PoRep C2 proofs back to back
  * for the whole run, WinningPoSt requests at random moments, and a WindowPoSt deadline of several partitions
  * submitted together, every proof verified by the daemon before it is answered.
  *

@@ -1,7 +1,7 @@
 /**
  * Shared by the 32 GiB benches (porep32, post32, snap32): the per-partition figures of finished jobs
  * (synthesis, prove, the device wait and stream_wait inside it, the backend's phases, verify) and the
- * device-memory plan (issue 24): what is resident, what streams per partition, the copy engine's busy time
+ * device-memory plan: what is resident, what streams per partition, the copy engine's busy time
  * against the GPU's, and what the copies become at PCIe 4.0 x16's 25 GB/s.
  */
 import type { Engine, Job } from '../src/engine/engine.js';

@@ -73,7 +73,7 @@ export const fmtMs = (ms: number): string => (ms >= 100 ? ms.toFixed(0) : ms.toF
 /** The 32 GiB benches' daemon settings from the environment (scripts/device/run-bench32.sh passes them
  *  through): KILN_BENCH_LANES sets `[gpus] gpu_workers_per_device` (unset: 2, 1 on a GPU under 40 GiB). On a small card the plan
  *  prefetches no witness, so a second lane only holds one more witness buffer in host memory while it waits
- *  for the device (issue 24: host RSS at 16 GiB). Returns a line for the log and results, or ''. */
+ *  for the device (measured: host RSS at 16 GiB free). Returns a line for the log and results, or ''. */
 export function benchDaemonEnv(c: EngineConfig): string {
   const lanes = process.env.KILN_BENCH_LANES;
   if (lanes === undefined || lanes === '') return '';

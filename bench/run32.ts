@@ -1,5 +1,5 @@
 /**
- * The one runner of the 32 GiB end-to-end benches (issue 28): `npm run bench:32 -- --kind porep|post|snap [ARGS…]`
+ * The one runner of the 32 GiB end-to-end benches: `npm run bench:32 -- --kind porep|post|snap [ARGS…]`
  * runs bench/porep32.ts, post32.ts or snap32.ts (the npm scripts bench:porep32/post32/snap32 and
  * scripts/device/*.sh run them by name too), and this module holds what the three share: the common arguments,
  * the timestamped log, each circuit's shape + PreloadSRS with its load span and the device-memory plan, N proofs

@@ -1,5 +1,5 @@
 /**
- * Soak bench of the daemon (issue 16): the real `kiln daemon` CLI in a child process (demo kind,
+ * Soak bench of the daemon: the real `kiln daemon` CLI in a child process (demo kind,
  * job journal in a temp state_dir) under a bounded mix of valid and invalid requests:
  *   - `--provers` clients submitting demo proofs and awaiting them (one in ten cancelled mid-way),
  *   - `--fuzzers` clients sending malformed requests of every class (src/client/malformed.ts),

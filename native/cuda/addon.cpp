@@ -151,7 +151,7 @@ Napi::Value js_write_bases(const Info& info) {
 }
 
 // hostBases(device, curve, chunks: Uint8Array[]) → a bases handle over points that stay in host
-// memory (issue 24: an SRS section a small GPU cannot hold), streamed to the device in chunks by msm
+// memory (an SRS section a small GPU cannot hold), streamed to the device in chunks by msm
 // and provePartition. The chunks (from alloc: pinned) are pinned here until the handle is freed.
 Napi::Value js_host_bases(const Info& info) {
   Napi::Env env = info.Env();

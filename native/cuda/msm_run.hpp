@@ -1,4 +1,4 @@
-// A chunked MSM (issue 24): Σ scalar·base over n bases taken in chunks of points, with the bucket
+// A chunked MSM: Σ scalar·base over n bases taken in chunks of points, with the bucket
 // sums kept across chunks (one window reduction at the end), so that the bases can come from the
 // device (resident SRS) or be streamed from pinned host memory one chunk at a time, and the scratch
 // stays within a byte budget whatever n is. Several runners may be alive at once (the partition

@@ -35,7 +35,7 @@ struct Circuit;
 // Uploads and checks the matrices (streamed == false), or (streamed == true) keeps them in host
 // memory — the caller's arrays, page-locked in place with cudaHostRegister, which must outlive the
 // circuit — checked on the host, with only the coefficient tables and query indices on the device:
-// each proof then streams the matrices' rows in chunks (issue 24: a GPU of 16 GiB cannot hold a
+// each proof then streams the matrices' rows in chunks (a GPU of 16 GiB cannot hold a
 // 32 GiB circuit's 6.9 GiB of matrices beside the witness and the quotient).
 Circuit* circuit_upload(int dev, const CircuitDesc& d, bool streamed);
 // Uploads and checks the matrices (rowPtr monotone from 0, columns < numInputs + numAux,

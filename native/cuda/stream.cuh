@@ -1,4 +1,4 @@
-// Host data streamed to the device through a ring of staging slots (issue 24): SRS sections and
+// Host data streamed to the device through a ring of staging slots: SRS sections and
 // circuit matrices that do not fit on a small GPU live in pinned host memory and come over PCIe one
 // chunk at a time, on a copy stream of their own, up to `slots` chunks ahead of the compute stream.
 //

@@ -21,7 +21,7 @@ Bases* bases_alloc(int dev, int curve, size_t n);
 // stream, not under the device lock (a proof running on the device does not hold it up); returns
 // when the copy is done. The vector must not be freed while a write to it runs.
 void bases_write(Bases* b, size_t first, const void* host, size_t n);
-// Bases that stay in host memory (issue 24: an SRS section a small GPU cannot hold): the pieces
+// Bases that stay in host memory (an SRS section a small GPU cannot hold): the pieces
 // (pointer, bytes; pinned memory from host_alloc for full speed; whole points each) in order, owned by
 // the caller, who keeps them alive until the handle is freed (`on_free` runs then). MSMs and proofs
 // stream them to the device in chunks.

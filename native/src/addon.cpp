@@ -434,7 +434,7 @@ class FixedBaseCall : public Call {
 //   decodeG1Uncompressed(src, dst, checkOnCurve, checkSubgroup?) / decodeG2Uncompressed
 //   encodeG1Uncompressed(src, dst) / encodeG2Uncompressed
 // A bad point rejects with an Error carrying `code: 'KILN_BAD_POINT'`, `pointIndex` (the first bad
-// point of the call) and `reason` (the same wording as src/groth16/codec.ts).
+// point of the call) and `reason` (the same wording as src/curve/codec.ts).
 
 // Names of the coordinates of a point on the wire, in order (the fault's `coord`).
 template <class C>

@@ -5,7 +5,7 @@
 # of the machine printed first. Arguments go to bench/porep32.js (e.g. --proofs 3 --sector-size 32GiB).
 # KILN_BENCH_DIR: where the C1, the shape cache and the ~47 GB of development parameters go
 # (default /tmp/kiln-porep32). Logs go to $OUT when set.
-# At 24 or 16 GiB free (a stand-in for a smaller card, issue 24): KILN_GPU_LEAVE_GIB=N holds all but N GiB
+# At 24 or 16 GiB free (a stand-in for a smaller card): KILN_GPU_LEAVE_GIB=N holds all but N GiB
 # of the GPU with native/cuda/.build/gpu-hold while the bench runs (run-bench32.sh). The development setup
 # wants the whole GPU, so make the parameters first and keep them:
 #   bash scripts/device/porep32.sh --proofs 0 --keep

@@ -6,7 +6,7 @@
 # $OUT/NAME.log.
 #   run-bench32.sh NAME HEAP_MB DEFAULT_DIR [ARGS…]    (KILN_BENCH_DIR overrides DEFAULT_DIR)
 #
-# A smaller card (issue 24: proofs on 16-24 GiB GPUs): with KILN_GPU_LEAVE_GIB=N, native/cuda/.build/gpu-hold
+# A smaller card (proofs on 16-24 GiB GPUs): with KILN_GPU_LEAVE_GIB=N, native/cuda/.build/gpu-hold
 # (scripts/device/build-gpu-hold.sh; built here when missing and nvcc is there) holds all but N GiB of
 # device 0 while the bench runs, and its line goes to the log and results.md. Only the memory is that of
 # a small card: bandwidth, SM count and clocks stay the big GPU's. The development setup (made once, when

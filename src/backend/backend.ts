@@ -193,7 +193,7 @@ export interface CircuitMemoryPlanStatus {
   workingBytes: number;
 }
 
-/** A GPU's memory plan (issue 24): the budget plans work within, and each loaded circuit's plan. */
+/** A GPU's memory plan: the budget plans work within, and each loaded circuit's plan. */
 export interface DeviceMemoryPlanStatus {
   /** Bytes the plans may use: min(free memory when the backend started, [gpus] memory_limit) less a reserve. */
   budgetBytes: number;
@@ -269,7 +269,7 @@ export interface Backend extends PointCodec {
    *  streamed from the file onto the device and holds only the loader's staging buffers. */
   srsHostBytes?(srsBytes: number): number;
 
-  /** Optional (GPU backends, issue 24): the device-memory plan of a circuit on this backend's device
+  /** Optional (GPU backends): the device-memory plan of a circuit on this backend's device
    *  (src/backend/device-plan.ts), made once per `key` (the circuit's shape object) and kept while
    *  the circuit is loaded: what stays resident, what streams from pinned host memory. Throws an
    *  Error naming the memory needed and the memory available when the circuit cannot fit at all. */

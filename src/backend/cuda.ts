@@ -29,7 +29,7 @@
  *    .params file from the device.
  *  - fixedBaseMul (the CPU setup), lincomb (the proof's assembly) and the parameter files' point codec
  *    run on the CPU backend.
- *  - Device-memory plans (issue 24, src/backend/device-plan.ts): a circuit is planned when its
+ *  - Device-memory plans (src/backend/device-plan.ts): a circuit is planned when its
  *    parameters load (`planCircuit`, from the SRS cache and the loader) within the free memory found at
  *    start, capped by `memoryLimit` ([gpus] memory_limit, or $KILN_GPU_MEMORY_LIMIT read at the edges); the sections the plan streams are read
  *    into pinned host memory (`adoptStreamed`) and become host bases (`hostBases`), a circuit whose
@@ -127,7 +127,7 @@ export interface PartitionTimings {
   msmB2: number;
   total: number;
   /** Streamed data (SRS sections and matrices from host memory): bytes copied, the copy stream's busy
-   *  ms, the ms the compute stream waited for a copy. Absent from addons built before issue 24. */
+   *  ms, the ms the compute stream waited for a copy. Absent from addons built before streaming. */
   streamedBytes?: number;
   streamCopy?: number;
   streamWait?: number;
@@ -194,7 +194,7 @@ export interface CudaAddon {
    *  lock, so a proof running on the device does not hold it up). */
   writeBases(handle: DeviceBases, first: number, bytes: Uint8Array): Promise<void>;
   /** Bases that stay in host memory (chunks from alloc, pinned while the handle lives): MSMs and
-   *  proofs stream them to the device in chunks (issue 24). Absent from addons built before it. */
+   *  proofs stream them to the device in chunks. Absent from addons built before it. */
   hostBases?(device: number, curve: 1 | 2, chunks: Uint8Array[]): DeviceBases;
   /** The standalone msm's memory plan: scratch budget (0: as needed), staging slot bytes and slots
    *  (0: unchanged). */
@@ -233,7 +233,7 @@ export interface CudaAddon {
   /** Diagnostics: threads per block of the MSM accumulation kernels (multiple of 32, 32 … 1024). */
   setMsmThreads(t: number): void;
   /** Diagnostics: the most scalars of one Pippenger batch (0: the cost model's), process-wide. Absent from
-   *  addons built before it (issue 28). */
+   *  addons built before it. */
   setMsmBatch?(n: number): void;
   /** Diagnostics: the MSM accumulation kernel, 0, 1 (the default) or 2, process-wide, read per call. Absent
    *  from addons built before it. */

@@ -1,5 +1,5 @@
 /**
- * The device-memory plan of one circuit on one GPU (issue 24): what stays resident on the device and
+ * The device-memory plan of one circuit on one GPU: what stays resident on the device and
  * what streams from pinned host memory, sized so that a 32 GiB circuit proves on a card of 16 or 24 GiB
  * and nothing changes on a card that holds everything. A pure function of sizes (the circuit's
  * footprint, the bytes the plan may use): tested in CI without a GPU; the CUDA backend

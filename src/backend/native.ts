@@ -35,7 +35,7 @@ export interface NativeAddon {
   /** Keeps the MSMs and NTTs off the AVX-512 IFMA kernels (true) or lets them use them where the CPU has them
    *  (false), process-wide; returns whether they run on IFMA now. The choice is fixed by the first kernel that
    *  runs (precomputed tables are stored in its form): changing it after that throws. Absent from addons built
-   *  before it (issue 28). */
+   *  before it. */
   setNoIfma?(noIfma: boolean): boolean;
   alloc(bytes: number): ArrayBuffer;
   release(buf: ArrayBuffer | ArrayBufferView): void;

@@ -41,7 +41,7 @@ import {
   type G2Point,
 } from '../field/layout.js';
 
-/** Multiplicative generator of Fr* and the coset shift used by bellperson (FACTS §4). */
+/** Multiplicative generator of Fr* and the coset shift used by bellperson (docs/filecoin.md §4). */
 export const FR_GENERATOR = 7n;
 /** 2-adicity of r − 1. */
 export const FR_TWO_ADICITY = 32;

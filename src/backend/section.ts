@@ -149,7 +149,7 @@ export interface DeviceTarget {
   /** Copies whole points (native layout) to points [first, …) of a section from createResident.
    *  `bytes` may be reused once the promise settles. */
   writeResident(section: PointSection, first: number, bytes: Uint8Array): Promise<void>;
-  /** Optional (issue 24): takes a host section (chunks from this target's `alloc`) that proofs
+  /** Optional (GPU backends that stream): takes a host section (chunks from this target's `alloc`) that proofs
    *  stream to the device chunk by chunk instead of uploading it (the device-memory plan's streamed
    *  sections). */
   adoptStreamed?(section: PointSection): void;

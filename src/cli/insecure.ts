@@ -1,7 +1,7 @@
 /**
  * How a CLI result names the parameters it was made or checked with. A proof made with INSECURE development
  * parameters (toxic waste from a public seed) verifies only against them and is never accepted on chain: every
- * result line that says "verified" or "valid" says that too (issue 25).
+ * result line that says "verified" or "valid" says that too.
  */
 import type { ParamsSource } from '../kinds/params.js';
 

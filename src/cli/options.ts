@@ -1,5 +1,5 @@
 /**
- * The CLI's one vocabulary (issue 25 item 7): every command names a thing the same way, `--help` says which
+ * The CLI's one vocabulary: every command names a thing the same way, `--help` says which
  * options are required, what the defaults are and which environment variables count. Older spellings stay as
  * hidden aliases so that existing scripts keep working:
  *

@@ -64,7 +64,7 @@ export interface SynthCliOptions {
   rngSeed?: string;
   data?: 'zero' | 'random';
   out: string;
-  /** NI-PoRep (126 partitions at 32/64 GiB), its challenges stated (see synthetic.ts): benchmarks only. */
+  /** NI-PoRep (126 partitions at 32/64 GiB), its challenges stated (see filecoin/seal/synthetic.ts): benchmarks only. */
   ni?: boolean;
 }
 

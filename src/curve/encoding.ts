@@ -1,5 +1,5 @@
 /**
- * zcash / blstrs point encodings for BLS12-381 (FACTS §4), the format of proofs, verifying keys and
+ * zcash / blstrs point encodings for BLS12-381 (docs/filecoin.md §4), the format of proofs, verifying keys and
  * .params files: the strict slow reference, one point at a time (proofs use it directly; the bulk
  * fast path of parameter files, curve/codec.ts and the backends' decodePoints, is tested against it):
  *

@@ -1,5 +1,5 @@
 /**
- * The daemon's configuration: cuzk's TOML file (FACTS §5; sections and defaults as cuzk-core's
+ * The daemon's configuration: cuzk's TOML file (docs/filecoin.md §5; sections and defaults as cuzk-core's
  * config.rs at curio e0294b0f) plus a few kiln keys, marked below. Read once by the daemon and
  * passed down; nothing else reads the file or the environment.
  *
@@ -88,7 +88,7 @@ export interface EngineConfig {
     /** kiln: ms a partition waits for a healthy GPU it has not failed on before its job fails
      *  (key device_wait). */
     device_wait_ms: number;
-    /** kiln: cap on the device memory each GPU's backend plans with (issue 24): bytes (at least 1 GiB)
+    /** kiln: cap on the device memory each GPU's backend plans with: bytes (at least 1 GiB)
      *  or a fraction of the card (key memory_limit: an integer, a size such as "24GiB" or a percentage
      *  such as "75%"); what does not fit streams from pinned host memory. undefined = the free memory. */
     memory_limit: MemoryLimit | undefined;
@@ -520,7 +520,7 @@ function noEffectWarnings(doc: Record<string, unknown>, c: EngineConfig): string
  *  `gpu_workers_per_device` is not set. Its plans stream the 32 GiB parameters and prefetch no witness, so a
  *  second lane would only hold one more witness buffer in host memory (4.2 GB at 32 GiB PoRep) while it waits
  *  for the device: measured on the H200 with 16 GiB free, one lane proved as fast (GPU busy the whole time)
- *  with 4 GiB less host RSS (bench/RESULTS.md, issue 24). */
+ *  with 4 GiB less host RSS (bench/RESULTS.md, 32 GiB at 24 and 16 GiB of device memory). */
 export const SMALL_GPU_BUDGET_BYTES = 40 * 2 ** 30;
 
 /** The lanes per device when `gpu_workers_per_device` is not set (0): 1 when any GPU has less than

@@ -10,7 +10,7 @@ import type { AnyParameters as Parameters } from '../groth16/keys.js';
 import type { CompiledCircuit } from '../groth16/compiled.js';
 import type { Span } from '../util/timing.js';
 
-/** cuzk.v1.ProofKind (FACTS §5), plus kiln's hidden demo kind. */
+/** cuzk.v1.ProofKind (docs/filecoin.md §5), plus kiln's hidden demo kind. */
 export const ProofKind = {
   UNSPECIFIED: 0,
   POREP_SEAL_COMMIT: 1,

@@ -23,7 +23,7 @@ export const FQ_R = (1n << 384n) % FQ_MODULUS;
 export const FR_RINV = modInverse(FR_R, FR_MODULUS);
 export const FQ_RINV = modInverse(FQ_R, FQ_MODULUS);
 
-/** zcash / blstrs point encodings (FACTS §4; curve/encoding.ts, curve/codec.ts): sizes and the
+/** zcash / blstrs point encodings (docs/filecoin.md §4; curve/encoding.ts, curve/codec.ts): sizes and the
  *  flag bits of the first byte. */
 export const G1_COMPRESSED_BYTES = 48;
 export const G1_UNCOMPRESSED_BYTES = 96;

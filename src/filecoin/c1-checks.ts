@@ -1,5 +1,6 @@
 /**
- * Consistency checks of a parsed C1 (what the vanilla verifier and shared/reference/check_c1.py check):
+ * Consistency checks of a parsed C1 (what rust-fil-proofs' vanilla verifier checks; test/filecoin-c1.test.ts runs
+ * them on the 2 KiB fixture and on tampered copies of it):
  * challenge derivation, every inclusion path against its root, column hashes, comm_r = H(comm_c,
  * comm_r_last), parent indices against the graph, labels recomputed from their parents, encoding.
  * Returns the list of failures (empty = consistent) instead of throwing, so a caller can report all.

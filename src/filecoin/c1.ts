@@ -1,5 +1,5 @@
 /**
- * Parsing and format validation of the SealCommitPhase1Output JSON (FACTS §3) and of the
+ * Parsing and format validation of the SealCommitPhase1Output JSON (docs/filecoin.md §3) and of the
  * lotus-bench / Curio `Commit2In` wrapper around it. Every malformed input is refused with a
  * `C1FormatError` naming the JSON path of the offending field; nothing here trusts the input's shape.
  *

@@ -1,7 +1,8 @@
 /**
  * The SDR graph: DRG parents (storage-proofs-core `BucketGraph`, ChaCha8 bucket sampling), expander
  * parents (storage-proofs-porep `StackedGraph`, 3-round Feistel over blake2b), labels, challenges and
- * the ids that key them (porep_id, prover_id, replica_id). FACTS §1; oracle: shared/reference/graph_ref.py.
+ * the ids that key them (porep_id, prover_id, replica_id). docs/filecoin.md §1. Tested in test/filecoin-graph.test.ts:
+ * parents and ids against the 2 KiB fixture, parents on 32 and 64 GiB graphs against an independent implementation.
  */
 import { blake2b } from '@noble/hashes/blake2.js';
 import { sha256 } from '@noble/hashes/sha2.js';

@@ -1,5 +1,5 @@
 /**
- * The official parameter file names of every circuit kiln knows (FACTS §4): rust-fil-proofs names a
+ * The official parameter file names of every circuit kiln knows (docs/filecoin.md §4): rust-fil-proofs names a
  * circuit's files `v28-<cache prefix>-<hex SHA-256 of PublicParams::identifier()>.{params,vk,meta}`
  * (storage-proofs-core parameter_cache.rs). The identifiers and prefixes, from rust-fil-proofs:
  *  - PoRep (storage-proofs-porep stacked/vanilla/params.rs, graph.rs; storage-proofs-core drgraph.rs):

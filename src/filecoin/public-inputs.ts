@@ -1,5 +1,5 @@
 /**
- * The public input vector of one PoRep partition circuit (FACTS §1, storage-proofs-porep
+ * The public input vector of one PoRep partition circuit (docs/filecoin.md §1, storage-proofs-porep
  * stacked/circuit/proof.rs `generate_public_inputs`): [replica_id, comm_d, comm_r], then per challenge
  * [c, drg parents ×6, exp parents ×8, c, c, c]. The verifier's implicit ONE is not included.
  */

@@ -1,6 +1,6 @@
 /**
  * The one registry of sector sizes and proof ids: registered seal proofs (rust-filecoin-proofs-api
- * `RegisteredSealProof`) and the PoRep shape each implies (FACTS §1), the size labels ("2KiB"), the
+ * `RegisteredSealProof`) and the PoRep shape each implies (docs/filecoin.md §1), the size labels ("2KiB"), the
  * cuzk circuit id label ("2k": porep-2k) and the tree tag of the official parameter file names
  * ("8-0-0"), and the one parser of sector sizes. Ids: 0–4 V1, 5–9 V1_1, 10–14
  * V1_1_Feat_SyntheticPoRep, 15–19 V1_2_Feat_NonInteractivePoRep, in the size order 2 KiB, 8 MiB,

@@ -1,5 +1,5 @@
 /**
- * Groth16 keys in bellperson's byte layout (FACTS §4), read and written section by section.
+ * Groth16 keys in bellperson's byte layout (docs/filecoin.md §4), read and written section by section.
  *
  *   .vk     = α_g1 ‖ β_g1 ‖ β_g2 ‖ γ_g2 ‖ δ_g1 ‖ δ_g2 (zcash uncompressed) ‖ u32 BE count ‖ IC points
  *   .params = .vk ‖ five sections, each u32 BE count ‖ uncompressed points:

@@ -86,7 +86,7 @@ export interface NativeLoadOptions {
   stagingBytes?: number;
   /** With `device`: the sections that stay in host memory (chunks from the device's pinned `alloc`,
    *  handed to `device.adoptStreamed`) instead of going to the device: the device-memory plan's
-   *  streamed sections (issue 24). Default: every section on the device. */
+   *  streamed sections. Default: every section on the device. */
   hostSections?: readonly QuerySection[];
 }
 

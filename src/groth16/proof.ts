@@ -1,5 +1,5 @@
 /**
- * A Groth16 proof and its bytes as bellperson writes them (FACTS §4): A (G1) ‖ B (G2) ‖ C (G1),
+ * A Groth16 proof and its bytes as bellperson writes them (docs/filecoin.md §4): A (G1) ‖ B (G2) ‖ C (G1),
  * each zcash-compressed, 48 + 96 + 48 = 192 bytes. A multi-partition proof (C2 output) is the
  * partition proofs concatenated in order (1,920 bytes for ten).
  *

@@ -1,5 +1,5 @@
 /**
- * The Groth16 prover, as bellperson computes a proof (FACTS §4):
+ * The Groth16 prover, as bellperson computes a proof (docs/filecoin.md §4):
  *   a = A·w, b = B·w, c = C·w over the domain (circuit rows, then a[numConstraints + i] = w[i] for
  *   the input constraints, zero padded); h = (a·b − c)/Z (backend.quotient);
  *   H = Σ h_i·params.h_i (i < n − 1),  L = Σ w_aux·params.l,

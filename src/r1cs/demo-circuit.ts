@@ -1,6 +1,6 @@
 /**
  * DemoCircuit: a synthetic circuit family for benchmarks and the CLI demo, shaped like the bulk of
- * a Filecoin PoRep circuit (FACTS §1): mostly boolean constraints on bits, bits packed into numbers
+ * a Filecoin PoRep circuit (docs/filecoin.md §1): mostly boolean constraints on bits, bits packed into numbers
  * (with the 2^i coefficients of `pack_bits`), and a chain of multiplications by random field
  * elements. The witness therefore has the PoRep mix of scalars: many 0s and 1s (bits), small
  * numbers (packed words) and full-size field elements — which is what the MSM classification and

@@ -34,7 +34,7 @@ function u64(m: Msg, field: string): number {
 }
 
 /**
- * GPUStatus' kiln extension fields (issue 24) from a device's memory plan; zeros and "" without one.
+ * GPUStatus' kiln extension fields from a device's memory plan; zeros and "" without one.
  * streamed_bytes_per_partition is one circuit's, not a sum (one partition proof streams one circuit's
  * sections): the loaded circuit that streams the most, the worst case a partition can take. The bytes
  * the last partition proof actually streamed are in GET /status (devices[].memoryPlan.lastPartition).

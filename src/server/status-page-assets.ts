@@ -220,7 +220,7 @@ export const STATUS_PAGE_JS = `'use strict';
       }), 'no lanes');
   }
 
-  // per GPU: its device-memory plan (issue 24): what stays resident, what streams from pinned host memory
+  // per GPU: its device-memory plan: what stays resident, what streams from pinned host memory
   function plans(st) {
     var devs = (st.devices || []).filter(function (d) { return d.memoryPlan; });
     if (!devs.length) return h('p', { class: 'empty' }, 'no device-memory plan (CPU backend, or no GPU plan yet)');

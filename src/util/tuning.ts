@@ -1,5 +1,5 @@
 /**
- * kiln's tuning variables (issue 28): the environment variables that choose a path or cap a resource below the
+ * kiln's tuning variables: the environment variables that choose a path or cap a resource below the
  * config file (a build of the CUDA addon, the GPU memory cap, the witness path, the PoSt shape cache, the CPU's
  * IFMA kernels, the GPU MSM's diagnostics…), parsed in one place into a typed `Tuning`.
  *

@@ -1,4 +1,4 @@
-// gpu-hold: holds all but N GiB of a GPU's memory, as a stand-in for a smaller card (issue 24, proofs on
+// gpu-hold: holds all but N GiB of a GPU's memory, as a stand-in for a smaller card (to measure proofs on
 // 16-24 GiB GPUs). Run it beside a bench on a big GPU (an 80-141 GiB H100/H200) to measure what a 16 or
 // 24 GiB card would do: whether the proofs fit at all, which memory plan the backend picks from
 // cudaMemGetInfo, and the peak device memory. What it does NOT reproduce: the real card's memory

@@ -6,7 +6,7 @@
 //           (0x20, must be 0). The identity is 0x40 followed by zero bits only.
 //   native: Montgomery little-endian limbs, c0 first, identity = all zero bytes.
 //
-// Decoding checks exactly what src/groth16/codec.ts checks, in the same order, so both report the
+// Decoding checks exactly what src/curve/codec.ts checks, in the same order, so both report the
 // same first bad point with the same reason: flags, then each coordinate < p in wire order, then
 // (0, 0) without the infinity flag; optionally y^2 = x^3 + b, then membership of the r-torsion
 // subgroup ([r]P = O, by double-and-add: slow, like the TypeScript check it mirrors).

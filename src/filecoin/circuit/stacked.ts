@@ -1,7 +1,7 @@
 /**
  * The StackedDrg PoRep partition circuit, constraint for constraint as rust-fil-proofs'
  * `StackedCircuit::synthesize` (storage-proofs-porep/src/stacked/circuit/proof.rs) and
- * `Proof::synthesize` (params.rs), FACTS §1:
+ * `Proof::synthesize` (params.rs), docs/filecoin.md §1:
  *
  *  replica_id, comm_d, comm_r: allocated then inputized (public inputs 1..3); replica_id's bits;
  *  comm_r_last, comm_c private; comm_r = Poseidon2(comm_c, comm_r_last);

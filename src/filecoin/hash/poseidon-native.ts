@@ -1,7 +1,7 @@
 /**
  * Poseidon through the native CPU addon (native/src/hash/poseidon.hpp: neptune's optimized form over
  * Montgomery Fr), for the C1 consistency checks (filecoin/c1-checks.ts, tree/path.ts): their ~170 hashes per
- * challenge took 10.7 s per 32 GiB partition in bigint TypeScript on the H100 machine (issue 29). The
+ * challenge took 10.7 s per 32 GiB partition in bigint TypeScript on the H100 machine. The
  * constants are poseidon.ts's, handed to the addon once per arity; poseidon.ts's poseidonHash is the slow
  * twin (test/native-poseidon.test.ts) and what fastPoseidonHash falls back to without the addon.
  */

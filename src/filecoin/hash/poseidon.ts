@@ -1,6 +1,6 @@
 /**
  * Poseidon over the BLS12-381 scalar field exactly as neptune 11 computes it for Filecoin
- * (FACTS §2): x^5 S-box, width t = arity + 1, R_F = 8, R_P from neptune's `Strength::Standard` table,
+ * (docs/filecoin.md §2): x^5 S-box, width t = arity + 1, R_F = 8, R_P from neptune's `Strength::Standard` table,
  * round constants from the Grain LFSR, Cauchy MDS matrix, `HashType::MerkleTree` domain tag
  * (2^arity − 1) in state[0], output state[1].
  *

@@ -1,6 +1,6 @@
 /**
  * PoSt leaf challenges (rust-fil-proofs storage-proofs-post/src/fallback/{vanilla,utils}.rs,
- * `generate_leaf_challenge_inner` and `get_challenge_index`; FACTS §6):
+ * `generate_leaf_challenge_inner` and `get_challenge_index`; docs/filecoin.md §6):
  *   leaf = LE_u64(SHA256(randomness ‖ LE_u64(sector_id) ‖ LE_u64(idx))[0..8]) mod (sector_size / 32)
  * with idx = n for WindowPoSt V1_2 and idx = sector_index·challenge_count + n for V1 (sector_index =
  * partition·sector_count + i, the sector's place in the whole PoSt). WinningPoSt asks 66 challenges of its one

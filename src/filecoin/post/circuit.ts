@@ -1,6 +1,6 @@
 /**
  * The FallbackPoSt circuit (WinningPoSt and WindowPoSt), constraint for constraint as rust-fil-proofs v19's
- * `FallbackPoStCircuit::synthesize` / `Sector::synthesize` (storage-proofs-post/src/fallback/circuit.rs), FACTS §6:
+ * `FallbackPoStCircuit::synthesize` / `Sector::synthesize` (storage-proofs-post/src/fallback/circuit.rs), docs/filecoin.md §6:
  *
  *  per sector ("sector_i"):
  *    comm_r_last, comm_c, comm_r allocated (private), comm_r inputized ("comm_r_input");
@@ -13,7 +13,7 @@
  * A partition with fewer real sectors repeats the last one (proof and inputs) up to `sectorCount`. WinningPoSt
  * (sector_count 66, challenge_count 1) unrolls its one sector's 66 inclusion proofs into 66 sector proofs.
  *
- * Sectors are independent and identical in structure: each is one witness-program segment (see post-program.ts),
+ * Sectors are independent and identical in structure: each is one witness-program segment (see program.ts),
  * so a 2349-sector partition's shape and program are recorded from one sector and replicated.
  */
 import { LinearCombination, ONE, type Circuit, type ConstraintSystem } from '../../r1cs/cs.js';

@@ -1,5 +1,5 @@
 /**
- * The FallbackPoSt proofs (FACTS §6): RegisteredPoStProof ids (filecoin-ffi / Go abi), the circuit each one
+ * The FallbackPoSt proofs (docs/filecoin.md §6): RegisteredPoStProof ids (filecoin-ffi / Go abi), the circuit each one
  * uses, kiln's circuit ids (`winning-32g`, `wpost-32g`) and the official parameter identifier and file name.
  *  - 0–4: StackedDrgWinning{2KiB,8MiB,512MiB,32GiB,64GiB}V1 (API V1: WinningPoSt),
  *  - 5–9: StackedDrgWindow…V1 (API V1_0_0 challenge derivation),
@@ -66,7 +66,7 @@ export function postParamsIdentifier(p: PoStProofInfo): string {
   return `FallbackPoSt::PublicParams{sector_size: ${p.size.sectorSize}, challenge_count: ${p.challengeCount}, sector_count: ${p.sectorCount}}`;
 }
 
-/** The official parameter file name, `v28-<prefix>-<sha256(identifier) hex>.params` (FACTS §4, §6). */
+/** The official parameter file name, `v28-<prefix>-<sha256(identifier) hex>.params` (docs/filecoin.md §4, §6). */
 export function postParamsFileName(p: PoStProofInfo, ext: 'params' | 'vk' | 'meta' = 'params'): string {
   const digest = createHash('sha256').update(postParamsIdentifier(p)).digest('hex');
   return `v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-${p.size.paramsTreeTag}-${digest}.${ext}`;

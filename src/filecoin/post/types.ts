@@ -1,7 +1,7 @@
 /**
  * FallbackPoSt (WinningPoSt / WindowPoSt) types shared by the vanilla-proof codec and generators
- * (vanilla.ts, challenges.ts, generate.ts) and the circuit and planner (circuit.ts, src/kinds/post*.ts).
- * FACTS §6 and §8; rust-fil-proofs v19 storage-proofs-post/src/fallback/.
+ * (vanilla.ts, challenges.ts, generate.ts) and the circuit and planner (circuit.ts, src/kinds/post/).
+ * docs/filecoin.md §6 and §8; rust-fil-proofs v19 storage-proofs-post/src/fallback/.
  */
 import type { MerkleProof } from '../tree/path.js';
 import type { SectorSize } from '../registry.js';
@@ -22,7 +22,7 @@ export interface PoStProofInfo {
   readonly sectorCount: number;
 }
 
-/** One sector's vanilla proof as Curio sends it (bincode `FallbackPoStSectorProof`, FACTS §8). Field elements
+/** One sector's vanilla proof as Curio sends it (bincode `FallbackPoStSectorProof`, docs/filecoin.md §8). Field elements
  *  are canonical Fr values (the 32-byte little-endian encodings parsed). */
 export interface PoStSectorProof {
   readonly sectorId: bigint;

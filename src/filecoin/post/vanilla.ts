@@ -1,6 +1,6 @@
 /**
  * The PoSt vanilla proof codec: raw bincode 1.x `FallbackPoStSectorProof` exactly as Curio sends it to cuzk
- * (FACTS §8; rust-fil-proofs v19 filecoin-proofs/src/types/mod.rs, storage-proofs-post/src/fallback/vanilla.rs,
+ * (docs/filecoin.md §8; rust-fil-proofs v19 filecoin-proofs/src/types/mod.rs, storage-proofs-post/src/fallback/vanilla.rs,
  * storage-proofs-core/src/merkle/proof.rs). bincode 1.x: little-endian, fixed-width integers, u64 sequence
  * lengths, u32 enum tags, fixed arrays without a length; a Poseidon domain element is its 32-byte LE repr.
  *

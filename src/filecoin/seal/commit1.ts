@@ -1,6 +1,6 @@
 /**
  * Commit phase 1: the challenges (interactive from the seed, NI-PoRep from comm_r) and, per challenge, the vanilla proof laid
- * out exactly as rust-fil-proofs serialises it (FACTS §3; field order from storage-proofs-core
+ * out exactly as rust-fil-proofs serialises it (docs/filecoin.md §3; field order from storage-proofs-core
  * merkle/proof.rs and storage-proofs-porep stacked/vanilla): `comm_d_proofs`, `comm_r_last_proof`,
  * `replica_column_proofs {c_x, drg_parents, exp_parents}`, `labeling_proofs`, `encoding_proof`.
  *

@@ -5,7 +5,7 @@
  * The expander side is a fast twin of `graph.ts` `ExpanderParents`: the Feistel round function
  * f(right, key) only takes 2^halfBits values of `right`, so for the sealable sizes (halfBits ≤ 16) it is
  * tabulated once per key (3 × 2^halfBits blake2b calls) and the permutation runs on plain numbers.
- * Tested against `ExpanderParents` (test/seal-parents.test.ts).
+ * Tested against `ExpanderParents` (test/seal-parts.test.ts).
  */
 import { blake2b } from '@noble/hashes/blake2.js';
 import { sha256 } from '@noble/hashes/sha2.js';

@@ -2,7 +2,7 @@
  * A tighter evaluation of neptune's optimized Poseidon (compressed round constants, sparse matrices)
  * for the sealer's many tree and column hashes: no per-round allocation, one reduction per output
  * word of each matrix product. Same function as `poseidonHash`; tested against it
- * (test/seal-parents.test.ts). Inputs must be canonical (< r); that is not re-checked here.
+ * (test/seal-parts.test.ts). Inputs must be canonical (< r); that is not re-checked here.
  */
 import { FR_MODULUS as P } from '../../field/layout.js';
 import { poseidonOptimizedConstants } from '../hash/poseidon.js';

@@ -1,6 +1,6 @@
 /**
  * SnapDeals randomness out of circuit (storage-proofs-update challenges.rs and vanilla.rs), all Poseidon arity 2 with
- * the custom domain tag 1·2^40 (`POSEIDON_CONSTANTS_GEN_RANDOMNESS`, FACTS §7):
+ * the custom domain tag 1·2^40 (`POSEIDON_CONSTANTS_GEN_RANDOMNESS`, docs/filecoin.md §7):
  *  - phi = H(comm_d_new, comm_r_old);
  *  - rho(high) = H(phi, high), high = the h high bits of a node index (node >> (log2(nodes) − h));
  *  - challenges of partition k: digest_j = H(comm_r_new, k·digests_per_partition + j); each digest's little-endian

@@ -1,5 +1,5 @@
 /**
- * SnapDeals (EmptySectorUpdate, the SHA256/Poseidon `EmptySectorUpdateCompound` Curio and cuzk use; FACTS §7),
+ * SnapDeals (EmptySectorUpdate, the SHA256/Poseidon `EmptySectorUpdateCompound` Curio and cuzk use; docs/filecoin.md §7),
  * as rust-fil-proofs v19 storage-proofs-update/src/constants.rs and vanilla.rs `PublicParams::from_sector_size` fix it:
  *  - partitions: ≤ 8 KiB 1, ≤ 32 KiB 2, ≤ 16 MiB 4, larger 16;
  *  - challenges per partition: ≤ 16 MiB 10, larger 86;
@@ -11,7 +11,7 @@
  *    32 GiB 8-8-0, 64 GiB 8-8-2).
  * RegisteredUpdateProof (filecoin-proofs-api): 0–4 = StackedDrg{2KiB,8MiB,512MiB,32GiB,64GiB}V1; kiln's circuit ids
  * are `snap-2k` … `snap-64g`. The parameter set identifier is `empty_sector_update::PublicParams{ sector_nodes: N }`
- * (the official file names come from src/filecoin/params-names.ts on branch ops: `snapParamsFileName`).
+ * (the official file names come from src/filecoin/params-names.ts: `snapParamsFileName`).
  */
 import { allSectorSizes, sectorSizeByCircuitLabel, type SectorSize } from '../registry.js';
 import type { PoseidonTreeShape } from '../circuit/stacked.js';

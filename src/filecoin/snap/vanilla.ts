@@ -1,6 +1,6 @@
 /**
  * SnapDeals vanilla proofs (storage-proofs-update vanilla.rs) as Curio sends them to cuzk: one raw bincode 1.x
- * `PartitionProof` per partition (FACTS §8), fields in serde order:
+ * `PartitionProof` per partition (docs/filecoin.md §8), fields in serde order:
  *
  *   PartitionProof = comm_c: [32]; apex_leafs: u64 len + len × [32]; challenge_proofs: u64 len + len × ChallengeProof
  *   ChallengeProof = proof_r_old: MerkleProof (TreeR: Single 8-0-0 / Sub 8-8-0 / Top 8-8-2, Poseidon),

@@ -1,6 +1,6 @@
 /**
  * POREP_SEAL_COMMIT (C2): the request's `vanilla_proof` is Curio's Commit2In wrapper
- * `{"SectorNum", "Phase1Out": base64(C1 JSON), "SectorSize"}` (FACTS §3, §5), or the raw C1 JSON
+ * `{"SectorNum", "Phase1Out": base64(C1 JSON), "SectorSize"}` (docs/filecoin.md §3, §5), or the raw C1 JSON
  * (what `kiln prove --c1` may be given; SectorNum 0). It is parsed and
  * validated here (errors name the field), cross-checked with the request's sector_size,
  * registered_proof and sector_number, and turned into one ProofWork of `partitions` partition
@@ -12,7 +12,7 @@
  * The C1's consistency checks (porepCheckPartition, synthesis tasks of at most 16 challenges of a partition)
  * are queued when the job is planned, in partition order and at the job's rank, and each partition's synthesis waits only for
  * the checks up to its own (span `checks`): a 32 GiB job's first partition starts once its own partition is
- * checked, not all ten (9.6–34.3 s of `validate` per job on the H200 under load, issue 29). A mismatch fails
+ * checked, not all ten (9.6–34.3 s of `validate` per job on the H200 under load). A mismatch fails
  * the job at the first partition synthesised after it is found, naming it as before.
  *
  * Parameters (SRS): `<param_cache>/<circuit id>.params` when present (place or link the official
@@ -110,7 +110,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
         throw new PlanError(`sector_number ${req.sectorNumber} does not match the Commit2In SectorNum ${c2.sectorNum}`);
       }
       const circuitId = porepCircuitId(info.sectorSize);
-      // a request that named no size: before the checks (29–148 s for a 32 GiB C1, issue 30)
+      // a request that named no size: before the checks (29–148 s for a 32 GiB C1)
       if (circuitId !== requested) await circuits.available!(circuitId);
       if (planned.count > 0) throw new PlanError(inconsistent(planned.failures, planned.count));
       if (planned.inputs === undefined) throw new PlanError(planned.inputsError ?? 'no public inputs');

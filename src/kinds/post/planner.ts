@@ -1,14 +1,15 @@
 /**
  * WINNING_POST (4, CRITICAL, queue 'winning-post') and WINDOW_POST_PARTITION (3, HIGH, queue 'window-post'):
- * Curio's fields (FACTS §8): `vanilla_proofs` (raw bincode `FallbackPoStSectorProof`s: one for WinningPoSt, one per
+ * Curio's fields (docs/filecoin.md §8): `vanilla_proofs` (raw bincode `FallbackPoStSectorProof`s: one for WinningPoSt, one per
  * sector of the partition for WindowPoSt), `randomness` (32 B, a canonical field element: Curio masks [31] &= 0x3f),
  * `partition_index`, `miner_id`, `registered_proof` (RegisteredPoStProof 0–14). Every element is parsed (errors
  * name the element, field and offset), every challenged leaf is checked against the challenge the randomness
  * derives (errors name the sector and challenge), and one ProofWork of one partition is made: circuit id
- * `winning-<size>` / `wpost-<size>`. Nothing heavy runs on the event loop (issue 16): the parse, the checks, the
- * public inputs and the witness tape are made in a synthesis worker (worker.ts postPlanTask; ~2 s for a
- * 2,349-sector 32 GiB WindowPoSt), the shape and witness program are recorded in a one-shot worker thread
- * (post.ts postShapeTask, its arrays transferred back), the CPU development setup too (postDevParamsTask).
+ * `winning-<size>` / `wpost-<size>`. Nothing heavy runs on the event loop, so that the daemon keeps answering:
+ * the parse, the checks, the public inputs and the witness tape are made in a synthesis worker (worker.ts
+ * postPlanTask; ~2 s for a 2,349-sector 32 GiB WindowPoSt), the shape and witness program are recorded in a
+ * one-shot worker thread (post.ts postShapeTask, its arrays transferred back), the CPU development setup too
+ * (postDevParamsTask).
  * Synthesis: the circuit's witness program on the native backend run on the worker's tape (one sector = one
  * segment, run in parallel), else the TypeScript generator in the worker pool (worker.ts postWitness). The
  * engine verifies the proof against `postPublicInputs` before it returns it.

@@ -1,5 +1,5 @@
 /**
- * The WinningPoSt / WindowPoSt proof kinds' core (FallbackPoSt circuit, FACTS §6), for the CLI and the engine
+ * The WinningPoSt / WindowPoSt proof kinds' core (FallbackPoSt circuit, docs/filecoin.md §6), for the CLI and the engine
  * (planner.ts): the compiled shape and witness program of a circuit id (`winning-2k` … `wpost-64g`, recorded
  * from one sector and replicated, cached on disk like PoRep's), the circuit's sizes counted without storing, where
  * the parameters come from (the official file by its name, `postParamsFileName`, or `<circuit id>.params` in the

@@ -1,20 +1,20 @@
 /**
- * SNAP_DEALS_UPDATE (2, NORMAL, queue 'snap-update'): Curio's fields (FACTS §8): `vanilla_proofs` = one raw bincode
+ * SNAP_DEALS_UPDATE (2, NORMAL, queue 'snap-update'): Curio's fields (docs/filecoin.md §8): `vanilla_proofs` = one raw bincode
  * `PartitionProof` per partition, in order (16 for 32 GiB), `comm_r_old`, `comm_r_new`, `comm_d_new` (32 B each,
  * little-endian field elements), `registered_proof` (RegisteredUpdateProof 0–4). Every element is parsed (errors
  * name the element, field and offset) and checked as vanilla.rs `verify` does with h = h_default (errors name the
  * partition and challenge); one ProofWork of `partitions` partitions is made, circuit id `snap-<size>`, through the
  * per-partition pipeline; the answer is the partition proofs concatenated (16 × 192 = 3,072 B for 32 GiB).
- * Nothing heavy runs on the event loop (issue 16): the parse and checks run in a synthesis worker (worker.ts
- * snapPlanTask; ~20 s for a 32 GiB update on this 2-core machine), each partition's witness tape is made there too
- * (snapTapeTask), the shape and witness program are recorded in a one-shot worker thread (snap.ts snapShapeTask,
- * its arrays transferred back), the CPU development setup too (snapDevParamsTask).
+ * Nothing heavy runs on the event loop, so that the daemon keeps answering: the parse and checks run in a
+ * synthesis worker (worker.ts snapPlanTask; ~20 s for a 32 GiB update on this 2-core machine), each partition's
+ * witness tape is made there too (snapTapeTask), the shape and witness program are recorded in a one-shot worker
+ * thread (snap.ts snapShapeTask, its arrays transferred back), the CPU development setup too (snapDevParamsTask).
  * Synthesis: the circuit's witness program on the native backend (one segment per challenge) run on the worker's
  * tape, else the TypeScript generator in the worker pool (worker.ts snapWitness). The engine verifies each
  * partition proof against its public inputs.
  *
- * Parameters: the official file (by the name `officialParamsName` gives: params-names.ts `snapParamsFileName` on
- * branch ops) or `<circuit id>.params` in `[srs] param_cache`; otherwise, only with `[srs] dev_params = true`,
+ * Parameters: the official file (by the name `officialParamsName` gives: params-names.ts `snapParamsFileName`) or
+ * `<circuit id>.params` in `[srs] param_cache`; otherwise, only with `[srs] dev_params = true`,
  * INSECURE development parameters (params.ts).
  */
 import { taskName, workerTasks } from '../../engine/synth-pool.js';

@@ -1,9 +1,9 @@
 /**
- * The SnapDeals proof kind's core (EmptySectorUpdate circuit, FACTS §7), for the CLI and the engine
+ * The SnapDeals proof kind's core (EmptySectorUpdate circuit, docs/filecoin.md §7), for the CLI and the engine
  * (planner.ts): the compiled shape and witness program of a circuit id (`snap-2k` … `snap-64g`, cached on disk
  * like PoRep's and PoSt's), the circuit's sizes counted without storing, where the parameters come from (the
- * official file by its v28 name from [srs] param_cache — the name is given by the caller, see
- * params-names.ts on branch ops — or `<circuit id>.params`; else INSECURE development parameters, as for PoRep:
+ * official file by its v28 name from [srs] param_cache — the name is given by the caller,
+ * params-names.ts `snapParamsFileName` — or `<circuit id>.params`; else INSECURE development parameters, as for PoRep:
  * params.ts), a partition's witness (native witness program or TypeScript) and the verification of the proofs.
  */
 import { snapParamsFileName } from '../../filecoin/params-names.js';

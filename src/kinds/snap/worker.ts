@@ -1,5 +1,6 @@
 /**
- * The SnapDeals kind's work in a synthesis worker (see synth-pool.ts), off the daemon's event loop (issue 16):
+ * The SnapDeals kind's work in a synthesis worker (see synth-pool.ts), off the daemon's event loop (which keeps
+ * answering meanwhile):
  *  - `snapPlanTask`: the planner's parse of the request's partition proofs and their checks (vanilla.rs `verify`
  *    with h = h_default: 16 × 561,768 B at 32 GiB); only the verdict comes back (the event loop never holds the
  *    parsed partitions: synthesis parses its element again in the worker);
