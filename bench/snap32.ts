@@ -23,7 +23,8 @@ import { snapProofBySectorSize } from '../src/filecoin/snap/registry.js';
 import { readVanillaFile } from '../src/filecoin/post/vanilla.js';
 import { loadPorepVerifyingKey } from '../src/kinds/params.js';
 import { snapVerifyingKeySource, verifySnap } from '../src/kinds/snap/snap.js';
-import { readUpdateFile, runSynthSnap } from '../src/cli/snap-commands.js';
+import { runSynthSnap } from '../src/cli/snap-commands.js';
+import { readUpdateFile } from '../src/filecoin/snap/update-file.js';
 import { benchDaemon, commitLine, machineLine, writeSection } from './report.js';
 import { type Answer, benchArgs, benchLog, isEntry, prepareCircuit, proofParts, proofRows, proveBackToBack, runBench, sec, vmHwmGiB } from './run32.js';
 

@@ -18,7 +18,7 @@ import { ProofKind } from '../src/engine/types.js';
 import { readVanillaFile } from '../src/filecoin/post/vanilla.js';
 import { loadPorepVerifyingKey } from '../src/kinds/params.js';
 import { snapVerifyingKeySource, verifySnap } from '../src/kinds/snap/snap.js';
-import { readUpdateFile } from '../src/cli/snap-commands.js';
+import { readUpdateFile } from '../src/filecoin/snap/update-file.js';
 import { buildRequest } from '../src/client/grpc-client.js';
 import { kilnCli, smallSectorDaemon } from './e2e-support.js';
 

@@ -40,13 +40,6 @@ export function spanTreeText(root: Span): string {
   return formatSpanTree(root, { gaps: process.env.KILN_SPAN_GAPS === '1' });
 }
 
-/** `--miner-id`: an ID address (f01234) or an actor id (1234); 0 when not given. */
-export function parseMinerId(option: string, v: string | undefined): number {
-  if (v === undefined) return 0;
-  const m = /^(?:[ft]0)?(\d{1,16})$/.exec(v.trim());
-  if (m === null || !Number.isSafeInteger(Number(m[1]))) throw new InvalidArgumentError(`${option} must be an ID address (f01234) or an actor id (1234), got '${v}'`);
-  return Number(m[1]);
-}
 
 /** Appends "(required)" to the help of every required option of `program` and its subcommands, so that
  *  --help tells them from the optional ones. */

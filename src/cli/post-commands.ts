@@ -8,7 +8,8 @@
  */
 import { readOptionFile } from '../util/files.js';
 import { commandProgress } from '../util/progress.js';
-import { cliTuning, parseMinerId } from './options.js';
+import { cliTuning } from './options.js';
+import { parseMinerId } from '../filecoin/registry.js';
 
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Backend } from '../backend/backend.js';

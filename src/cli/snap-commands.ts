@@ -11,8 +11,8 @@
  *    verification of partitions × 192 bytes against the public inputs;
  *  - `kiln circuit-info --circuit snap-*` (runSnapCircuitInfo).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { readOptionFile } from '../util/files.js';
 import { commandProgress } from '../util/progress.js';
@@ -22,6 +22,7 @@ import type { Backend } from '../backend/backend.js';
 import type { KindOptions } from '../kinds/kind.js';
 import type { SnapProofInfo } from '../filecoin/snap/registry.js';
 import type { SnapPublic } from '../filecoin/snap/vanilla.js';
+import { hexLE, readUpdateFile, writeUpdateFiles } from '../filecoin/snap/update-file.js';
 import { verdictLine } from './insecure.js';
 import { type CliKind, type KindLocalProof, type KindProveOptions, printProof, proveArgs, proveKindLocally, proveOptions, sizesInfo, verifyingKeyOf } from './kind-commands.js';
 
@@ -31,85 +32,6 @@ export interface SnapCommandDefaults {
   selectBackend: (name: string, opts: { device: number }) => Backend;
 }
 
-export const UPDATE_JSON_FORMAT = 'kiln-sector-update/1';
-
-/** update.json: what prove-snap / verify-snap need besides the proofs. */
-export interface UpdateFile {
-  format: string;
-  registeredUpdateProof: number;
-  name: string;
-  sectorSize: number;
-  h: number;
-  commROld: string;
-  commDNew: string;
-  commRNew: string;
-  vanilla: string;
-}
-
-const hexLE = (x: bigint): string => Buffer.from(frHexBytes(x)).toString('hex');
-function frHexBytes(x: bigint): Uint8Array {
-  const out = new Uint8Array(32);
-  let v = x;
-  for (let i = 0; i < 32; i++) {
-    out[i] = Number(v & 0xffn);
-    v >>= 8n;
-  }
-  return out;
-}
-
-/** 32 bytes of LE hex → bigint (RangeError naming the field). */
-export function parseCommHex(hex: string, name: string): Uint8Array {
-  const h = String(hex).trim().replace(/^0x/i, '');
-  if (!/^[0-9a-fA-F]{64}$/.test(h)) throw new RangeError(`${name} must be 32 bytes of hex (64 digits), got '${hex}'`);
-  return new Uint8Array(Buffer.from(h, 'hex'));
-}
-
-const leBig = (b: Uint8Array): bigint => {
-  let x = 0n;
-  for (let i = 31; i >= 0; i--) x = (x << 8n) | BigInt(b[i]!);
-  return x;
-};
-
-/** Reads and checks update.json; `vanilla` resolved against its directory. */
-export async function readUpdateFile(path: string): Promise<{ u: UpdateFile; info: SnapProofInfo; pub: SnapPublic; raw: { commROld: Uint8Array; commDNew: Uint8Array; commRNew: Uint8Array }; vanillaPath: string }> {
-  const { snapProofById } = await import('../filecoin/snap/registry.js');
-  let u: UpdateFile;
-  try {
-    u = JSON.parse(readFileSync(path, 'utf8')) as UpdateFile;
-  } catch (e) {
-    throw new Error(`--update ${path}: not a readable update file (${(e as Error).message})`);
-  }
-  if (u?.format !== UPDATE_JSON_FORMAT) throw new Error(`--update ${path}: format is '${u?.format}', expected ${UPDATE_JSON_FORMAT}`);
-  const info = snapProofById(u.registeredUpdateProof);
-  if (!info) throw new Error(`--update ${path}: registeredUpdateProof ${u.registeredUpdateProof} is not a RegisteredUpdateProof (0–4)`);
-  const raw = { commROld: parseCommHex(u.commROld, 'commROld'), commDNew: parseCommHex(u.commDNew, 'commDNew'), commRNew: parseCommHex(u.commRNew, 'commRNew') };
-  return {
-    u,
-    info,
-    pub: { commROld: leBig(raw.commROld), commDNew: leBig(raw.commDNew), commRNew: leBig(raw.commRNew) },
-    raw,
-    vanillaPath: resolve(dirname(path), u.vanilla),
-  };
-}
-
-function writeUpdateFiles(outDir: string, info: SnapProofInfo, h: number, pub: SnapPublic, elements: Uint8Array[], vanillaFileText: (e: readonly Uint8Array[]) => string): string {
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, 'vanilla.json'), vanillaFileText(elements));
-  const u: UpdateFile = {
-    format: UPDATE_JSON_FORMAT,
-    registeredUpdateProof: info.id,
-    name: info.name,
-    sectorSize: info.size.sectorSize,
-    h,
-    commROld: hexLE(pub.commROld),
-    commDNew: hexLE(pub.commDNew),
-    commRNew: hexLE(pub.commRNew),
-    vanilla: 'vanilla.json',
-  };
-  const file = join(outDir, 'update.json');
-  writeFileSync(file, JSON.stringify(u, null, 2) + '\n');
-  return file;
-}
 
 export interface UpdateOptions {
   sectorDir: string;

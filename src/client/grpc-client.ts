@@ -128,7 +128,7 @@ export interface SubmitOptions {
 async function postRequestFields(o: SubmitOptions, req: Msg): Promise<void> {
   const { parseVanillaFile, postProofForVanilla } = await import('../filecoin/post/vanilla.js');
   const { parsePoStProof } = await import('../kinds/post/post.js');
-  const { parseMinerId } = await import('../cli/options.js');
+  const { parseMinerId } = await import('../filecoin/registry.js');
   const elements = parseVanillaFile(new Uint8Array(readOptionFile('--vanilla', o.vanilla!)), o.vanilla);
   const type = o.type === 'winning' ? 'winning' : 'window';
   let info = o.registeredProof !== undefined ? parsePoStProof(o.registeredProof) : undefined;
@@ -179,7 +179,7 @@ export async function buildRequest(o: SubmitOptions): Promise<Msg> {
     req.sector_size = c2.sectorSize;
     req.sector_number = c2.sectorNum;
   } else if (o.type === 'snap' && o.update !== undefined) {
-    const { readUpdateFile } = await import('../cli/snap-commands.js');
+    const { readUpdateFile } = await import('../filecoin/snap/update-file.js');
     const { readVanillaFile } = await import('../filecoin/post/vanilla.js');
     const u = await readUpdateFile(o.update);
     req.registered_proof = u.info.id;

@@ -178,3 +178,12 @@ export function registeredByIdOrName<T>(s: string | number, count: number, byId:
   }
   return undefined;
 }
+
+/** `--miner-id` (or any option naming a miner): an ID address (f01234, t01234) or an actor id (1234); 0 when not
+ *  given. A RangeError names `option` and the value. */
+export function parseMinerId(option: string, v: string | undefined): number {
+  if (v === undefined) return 0;
+  const m = /^(?:[ft]0)?(\d{1,16})$/.exec(v.trim());
+  if (m === null || !Number.isSafeInteger(Number(m[1]))) throw new RangeError(`${option} must be an ID address (f01234) or an actor id (1234), got '${v}'`);
+  return Number(m[1]);
+}
