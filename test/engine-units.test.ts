@@ -283,7 +283,7 @@ describe('scheduling parts', () => {
   test('synthesis pool runs a module function in a worker thread and transfers the result', async () => {
     const pool = new SynthesisPool(1);
     try {
-      const url = new URL('../src/kinds/demo-circuit-worker.js', import.meta.url).href;
+      const url = new URL('../src/kinds/demo-circuit-tasks.js', import.meta.url).href;
       const r = await pool.run<{ assignment: Uint8Array; inputs: bigint[] }>({ module: url, fn: 'demoWitness', arg: { constraints: 100, publicInputs: 2, seed: 1, numInputs: 3 } });
       assert.ok(r.assignment instanceof Uint8Array && r.assignment.length > 0 && r.assignment.length % 32 === 0);
       assert.equal(r.inputs.length, 2);

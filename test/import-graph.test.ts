@@ -86,7 +86,7 @@ test('the scan sees what it should: a circle and an upward import made up for it
   assert.ok(real.get('cli/main.ts')?.has('client/grpc-client.ts'), 'a dynamic import is seen');
 });
 
-test('no import circles in src/ (a kind\'s worker imports what it runs, never its planner)', () => {
+test('no import circles in src/ (a kind\'s synthesis-worker tasks import what they run, never its planner)', () => {
   assert.deepEqual(circles(importGraph()), []);
 });
 

@@ -20,7 +20,7 @@ import { SHARED_MESSAGE_BYTES, installStreamDecoder } from '../src/server/stream
 import { sha256Each, sha256Joined } from '../src/util/hash.js';
 import { parseC1Input } from '../src/filecoin/c1.js';
 import { packC1, unpackC1Partition } from '../src/filecoin/c1-packed.js';
-import { porepPlanTask } from '../src/kinds/porep/worker.js';
+import { porepPlanTask } from '../src/kinds/porep/tasks.js';
 import { fixture } from './support.js';
 
 /** This thread's CPU time in ms (NaN where /proc/thread-self/schedstat is missing). */

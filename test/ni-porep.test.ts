@@ -21,7 +21,7 @@ import { PlanError, proofRequest } from '../src/engine/types.js';
 import { packC1 } from '../src/filecoin/c1-packed.js';
 import { C1FormatError, largeCommit2In, parseC1, parseC1Input, parseCommit2In, withStatedChallenges } from '../src/filecoin/c1.js';
 import { createPorepKind } from '../src/kinds/porep/planner.js';
-import { porepCheckPartition } from '../src/kinds/porep/worker.js';
+import { porepCheckPartition } from '../src/kinds/porep/tasks.js';
 import { Span } from '../src/util/timing.js';
 import { stackedParamsFor } from '../src/filecoin/circuit/index.js';
 import { NI_CHALLENGE_TAG, interactiveChallenges, niChallenges } from '../src/filecoin/graph.js';

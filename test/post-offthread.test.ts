@@ -23,7 +23,7 @@ import { shapeDigest } from '../src/r1cs/shape.js';
 import { createPoStKind } from '../src/kinds/post/planner.js';
 import { planPoStRequest } from '../src/kinds/post/request.js';
 import { postShape } from '../src/kinds/post/post.js';
-import { postPlanTask } from '../src/kinds/post/worker.js';
+import { postPlanTask } from '../src/kinds/post/tasks.js';
 
 let dir: string;
 let pool: SynthesisPool;

@@ -28,7 +28,7 @@ import { devParamsPath } from '../src/groth16/setup.js';
 import { createSnapKind } from '../src/kinds/snap/planner.js';
 import { planSnapRequest } from '../src/kinds/snap/request.js';
 import { snapShape, snapWitnessTs } from '../src/kinds/snap/snap.js';
-import { snapPlanTask, snapTapeTask } from '../src/kinds/snap/worker.js';
+import { snapPlanTask, snapTapeTask } from '../src/kinds/snap/tasks.js';
 
 let dir: string;
 let pool: SynthesisPool;

@@ -21,7 +21,7 @@ import { availableParallelism } from 'node:os';
 import { insertByRank, type Rank } from './queue.js';
 
 export interface SynthTask {
-  /** file: URL of the module (e.g. new URL('../kinds/demo-circuit-worker.js', import.meta.url).href). */
+  /** file: URL of the module (e.g. new URL('../kinds/demo-circuit-tasks.js', import.meta.url).href). */
   module: string;
   /** Name of the exported function; it receives `arg` and returns (a promise of) the result. */
   fn: string;
@@ -42,7 +42,7 @@ export interface TypedTask<R> extends SynthTask {
   readonly __result?: R;
 }
 
-/** The typed tasks of one worker module: `const task = workerTasks<typeof import('./worker.js')>(URL_OF_IT)`, then
+/** The typed tasks of one worker module: `const task = workerTasks<typeof import('./tasks.js')>(URL_OF_IT)`, then
  *  `pool.run(task('porepCheckPartition', arg))` (an unknown name or a wrong argument does not compile). */
 export function workerTasks<M>(module: string): <F extends TaskName<M>>(fn: F, arg: TaskArg<M, F>) => TypedTask<TaskResult<M, F>> {
   return (fn, arg) => ({ module, fn, arg });

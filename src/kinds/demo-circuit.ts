@@ -18,7 +18,7 @@ import { CompiledCircuit } from '../groth16/compiled.js';
 import { DemoCircuit } from '../r1cs/demo-circuit.js';
 import { recordShape } from '../r1cs/shape.js';
 import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork } from '../engine/types.js';
-import type { DemoWitnessArg } from './demo-circuit-worker.js';
+import type { DemoWitnessArg } from './demo-circuit-tasks.js';
 
 export interface DemoKindOptions {
   /** Constraints per partition circuit (default 2000). */
@@ -34,7 +34,7 @@ export interface DemoKindOptions {
 
 const DEMO_MAX_CONSTRAINTS = 1 << 20;
 const DEMO_MAX_PARTITIONS = 16;
-const task = workerTasks<typeof import('./demo-circuit-worker.js')>(new URL('./demo-circuit-worker.js', import.meta.url).href);
+const task = workerTasks<typeof import('./demo-circuit-tasks.js')>(new URL('./demo-circuit-tasks.js', import.meta.url).href);
 
 export const demoCircuitId = (constraints: number): string => `demo-${constraints}`;
 

@@ -3,13 +3,13 @@
  * about Filecoin) and below the server and the CLI. A kind is one folder of what makes it different:
  *  - porep/ (POREP_SEAL_COMMIT, C2), post/ (WINNING_POST, WINDOW_POST_PARTITION), snap/ (SNAP_DEALS_UPDATE), each
  *    with its core (<kind>.ts: circuit ids, shapes, parameter files, witness, verification), planner.ts (the
- *    engine's planner and circuit provider), worker.ts (its tasks in a synthesis worker) and, for PoSt and
- *    SnapDeals, request.ts (the request's checks, shared by planner and worker);
- *  - the opt-in demo-circuit kind (demo-circuit.ts, demo-circuit-worker.ts): the synthetic DemoCircuit of
+ *    engine's planner and circuit provider), tasks.ts (its tasks in a synthesis worker) and, for PoSt and
+ *    SnapDeals, request.ts (the request's checks, shared by planner and tasks);
+ *  - the opt-in demo-circuit kind (demo-circuit.ts, demo-circuit-tasks.ts): the synthetic DemoCircuit of
  *    src/r1cs/demo-circuit.ts.
  * What every kind shares is written once beside them: kind.ts (the circuit provider, planning in a synthesis
  * worker, the witness paths), shape-cache.ts (shapes and witness programs, cached on disk), params.ts and
- * params-dir.ts (parameters), witness.ts (the witness runner). A worker imports what it runs, never its planner.
+ * params-dir.ts (parameters), witness.ts (the witness runner). A kind's tasks import what they run, never its planner.
  */
 import type { Backend } from '../backend/backend.js';
 import type { EngineConfig } from '../engine/config.js';

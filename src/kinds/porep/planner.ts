@@ -6,7 +6,7 @@
  * registered_proof and sector_number, and turned into one ProofWork of `partitions` partition
  * circuits of circuit id `porep-<size>` (porep-2k, porep-8m, porep-512m, porep-32g, porep-64g).
  *
- * Synthesis runs in the worker pool (worker.ts), the public inputs come from
+ * Synthesis runs in the worker pool (tasks.ts), the public inputs come from
  * partitionPublicInputs (what a chain verifier uses) and must equal the circuit's.
  *
  * The C1's consistency checks (porepCheckPartition, synthesis tasks of at most 16 challenges of a partition)
@@ -35,13 +35,13 @@ import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, worke
 import type { ParamsSource } from '../params.js';
 import { witnessRunner } from '../witness.js';
 import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest, type ProofWork } from '../../engine/types.js';
-import type { PorepWitnessArg, porepCheckPartition } from './worker.js';
+import type { PorepWitnessArg, porepCheckPartition } from './tasks.js';
 import { crossPartitionFailures } from '../../filecoin/c1-checks.js';
 
 type PorepPartitionCheck = ReturnType<typeof porepCheckPartition>;
 
 type ShapeModule = typeof import('./porep-c2.js');
-const task = workerTasks<typeof import('./worker.js')>(new URL('./worker.js', import.meta.url).href);
+const task = workerTasks<typeof import('./tasks.js')>(new URL('./tasks.js', import.meta.url).href);
 /** The most challenges of one check task (the C1 checks run in pieces of a partition, in parallel). */
 const CHECK_PIECE = 16;
 const SHAPE_MODULE = new URL('./porep-c2.js', import.meta.url).href;

@@ -6,12 +6,12 @@
  * name the element, field and offset), every challenged leaf is checked against the challenge the randomness
  * derives (errors name the sector and challenge), and one ProofWork of one partition is made: circuit id
  * `winning-<size>` / `wpost-<size>`. Nothing heavy runs on the event loop, so that the daemon keeps answering:
- * the parse, the checks, the public inputs and the witness tape are made in a synthesis worker (worker.ts
+ * the parse, the checks, the public inputs and the witness tape are made in a synthesis worker (tasks.ts
  * postPlanTask; ~2 s for a 2,349-sector 32 GiB WindowPoSt), the shape and witness program are recorded in a
  * one-shot worker thread (post.ts postShapeTask, its arrays transferred back), the CPU development setup too
  * (postDevParamsTask).
  * Synthesis: the circuit's witness program on the native backend run on the worker's tape (one sector = one
- * segment, run in parallel), else the TypeScript generator in the worker pool (worker.ts postWitness). The
+ * segment, run in parallel), else the TypeScript generator in the worker pool (tasks.ts postWitness). The
  * engine verifies the proof against `postPublicInputs` before it returns it.
  *
  * Parameters: the official file by its name (`postParamsFileName`, e.g.
@@ -26,12 +26,12 @@ import type { PoStProofInfo } from '../../filecoin/post/types.js';
 import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, workerWitness } from '../kind.js';
 import type { ParamsSource } from '../params.js';
 import { findOfficialPoStParams, postParamsNames, postShapeCacheDir, postWitnessNativeFromTape } from './post.js';
-import type { PoStPlanArg, PoStPlanTaskResult, PoStWitnessArg } from './worker.js';
+import type { PoStPlanArg, PoStPlanTaskResult, PoStWitnessArg } from './tasks.js';
 import { checkPoStRequest } from './request.js';
 import { witnessRunner } from '../witness.js';
 
 type ShapeModule = typeof import('./post.js');
-const task = workerTasks<typeof import('./worker.js')>(new URL('./worker.js', import.meta.url).href);
+const task = workerTasks<typeof import('./tasks.js')>(new URL('./tasks.js', import.meta.url).href);
 const SHAPE_MODULE = new URL('./post.js', import.meta.url).href;
 
 export type PoStKindOptions = KindOptions;
@@ -63,7 +63,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
   );
 
   const runner = witnessRunner(opts.tuning?.witness);
-  /** The request checked and planned in a synthesis worker (worker.ts postPlanTask). */
+  /** The request checked and planned in a synthesis worker (tasks.ts postPlanTask). */
   const plan = async (req: ProofRequest, ctx: PlanContext, type: 'winning' | 'window'): Promise<WorkerPlan> => {
     const t0 = performance.now();
     const { info, elements } = checkPoStRequest(req, type);

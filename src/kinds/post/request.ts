@@ -1,6 +1,6 @@
 /**
  * A WINNING_POST / WINDOW_POST_PARTITION request's checks and plan, shared by the planner (planner.ts: the
- * cheap field checks on the event loop) and the synthesis worker (worker.ts postPlanTask: the parse, the
+ * cheap field checks on the event loop) and the synthesis worker (tasks.ts postPlanTask: the parse, the
  * challenge checks and the public inputs).
  */
 import { PlanError, type ProofRequest } from '../../engine/types.js';
@@ -53,7 +53,7 @@ export function checkPoStRequest(req: ProofRequest, type: 'winning' | 'window'):
  * Parses every element (errors name the element, field and offset), checks each challenged leaf against the
  * challenge the randomness derives and comm_r (errors name the sector and challenge), and derives the public
  * inputs: seconds for a full 32 GiB WindowPoSt partition, so the engine runs it in a synthesis worker
- * (worker.ts postPlanTask). PlanError naming the problem.
+ * (tasks.ts postPlanTask). PlanError naming the problem.
  */
 export function planPoStSectors(info: PoStProofInfo, elements: readonly Uint8Array[], randomness: Uint8Array, partitionIndex: number): { sectors: PoStSectorProof[]; inputs: bigint[] } {
   const sectors = elements.map((bytes, k) => {

@@ -6,11 +6,11 @@
  * partition and challenge); one ProofWork of `partitions` partitions is made, circuit id `snap-<size>`, through the
  * per-partition pipeline; the answer is the partition proofs concatenated (16 × 192 = 3,072 B for 32 GiB).
  * Nothing heavy runs on the event loop, so that the daemon keeps answering: the parse and checks run in a
- * synthesis worker (worker.ts snapPlanTask; ~20 s for a 32 GiB update on this 2-core machine), each partition's
+ * synthesis worker (tasks.ts snapPlanTask; ~20 s for a 32 GiB update on this 2-core machine), each partition's
  * witness tape is made there too (snapTapeTask), the shape and witness program are recorded in a one-shot worker
  * thread (snap.ts snapShapeTask, its arrays transferred back), the CPU development setup too (snapDevParamsTask).
  * Synthesis: the circuit's witness program on the native backend (one segment per challenge) run on the worker's
- * tape, else the TypeScript generator in the worker pool (worker.ts snapWitness). The engine verifies each
+ * tape, else the TypeScript generator in the worker pool (tasks.ts snapWitness). The engine verifies each
  * partition proof against its public inputs.
  *
  * Parameters: the official file (by the name `officialParamsName` gives: params-names.ts `snapParamsFileName`) or
@@ -26,12 +26,12 @@ import type { SnapPublic } from '../../filecoin/snap/vanilla.js';
 import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, workerWitness } from '../kind.js';
 import type { ParamsSource } from '../params.js';
 import { snapParamsNames, snapWitnessNativeFromTape } from './snap.js';
-import type { SnapPlanArg, SnapPlanTaskResult, SnapWitnessArg } from './worker.js';
+import type { SnapPlanArg, SnapPlanTaskResult, SnapWitnessArg } from './tasks.js';
 import { checkSnapRequest } from './request.js';
 import { witnessRunner } from '../witness.js';
 
 type ShapeModule = typeof import('./snap.js');
-const task = workerTasks<typeof import('./worker.js')>(new URL('./worker.js', import.meta.url).href);
+const task = workerTasks<typeof import('./tasks.js')>(new URL('./tasks.js', import.meta.url).href);
 const SHAPE_MODULE = new URL('./snap.js', import.meta.url).href;
 
 export interface SnapKindOptions extends KindOptions {
@@ -58,7 +58,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
   );
 
   const runner = witnessRunner(opts.tuning?.witness);
-  /** The request checked in a synthesis worker (worker.ts snapPlanTask); only the verdict comes back. */
+  /** The request checked in a synthesis worker (tasks.ts snapPlanTask); only the verdict comes back. */
   const plan = async (req: ProofRequest, ctx: PlanContext): Promise<WorkerPlan> => {
     const t0 = performance.now();
     const { info, h, pub, elements } = checkSnapRequest(req);

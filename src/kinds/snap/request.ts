@@ -1,6 +1,6 @@
 /**
  * A SNAP_DEALS_UPDATE request's checks and plan, shared by the planner (planner.ts: the cheap field checks on
- * the event loop) and the synthesis worker (worker.ts snapPlanTask: the parse and vanilla.rs `verify` checks).
+ * the event loop) and the synthesis worker (tasks.ts snapPlanTask: the parse and vanilla.rs `verify` checks).
  */
 import { PlanError, type ProofRequest } from '../../engine/types.js';
 import { FR_MODULUS } from '../../field/layout.js';
@@ -42,7 +42,7 @@ export function checkSnapRequest(req: ProofRequest): { info: SnapProofInfo; h: n
 /**
  * Parses every partition proof (errors name the element, field and offset) and checks it as vanilla.rs `verify`
  * does (errors name the partition and challenge): about a second for a 32 GiB update's 16 × 561,768 B, so the
- * engine runs it in a synthesis worker (worker.ts snapPlanTask). PlanError naming the problem.
+ * engine runs it in a synthesis worker (tasks.ts snapPlanTask). PlanError naming the problem.
  */
 export function planSnapPartitions(info: SnapProofInfo, elements: readonly Uint8Array[], h: number, pub: SnapPublic): SnapPartitionProof[] {
   return elements.map((bytes, k) => {

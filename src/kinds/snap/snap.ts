@@ -118,7 +118,7 @@ export async function snapWitnessNativeFor(
   return snapWitnessNative(runner, program, snapCircuitFor(info.params, job.k, job.h, job.pub, job.proof), out);
 }
 
-/** The partition's witness computed natively from its encoded tape (worker.ts snapTapeTask, in a synthesis worker). */
+/** The partition's witness computed natively from its encoded tape (tasks.ts snapTapeTask, in a synthesis worker). */
 export async function snapWitnessNativeFromTape(
   runner: WitnessProgramRunner,
   program: WitnessProgram,
