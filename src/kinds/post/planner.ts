@@ -25,7 +25,8 @@ import { postCircuitId, postProofByCircuitId, postProofName } from '../../fileco
 import type { PoStProofInfo } from '../../filecoin/post/types.js';
 import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, workerWitness } from '../kind.js';
 import type { ParamsSource } from '../params.js';
-import { findOfficialPoStParams, postParamsNames, postShapeCacheDir, postWitnessNativeFromTape } from './post.js';
+import { findOfficialPoStParams, postParamsNames, postShapeCacheDir } from './post.js';
+import { witnessFromTape } from '../../r1cs/circuit-program.js';
 import type { PoStPlanArg, PoStPlanTaskResult, PoStWitnessArg } from './tasks.js';
 import { checkPoStRequest } from './request.js';
 import { witnessRunner } from '../witness.js';
@@ -90,7 +91,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
         if (runner !== undefined && tape !== undefined) {
           // the tape was made with the plan, in the worker (the validate span's `tape`): here only the native program runs
           const { shape, program } = await circuits.compiled(circuitId);
-          return nativeWitness(ctx, span, shape, want, (out) => span.time('witness', () => postWitnessNativeFromTape(runner, program, tape, out)), check);
+          return nativeWitness(ctx, span, shape, want, (out) => span.time('witness', () => witnessFromTape(runner, program, tape, out)), check);
         }
         const arg: PoStWitnessArg = { registeredProof: info.id, elements: held.elements, numInputs: want.length + 1 };
         return workerWitness(ctx, span, task('postWitness', arg), want, check);

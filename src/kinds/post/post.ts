@@ -14,7 +14,7 @@ import { verifyPartitionProof } from '../../engine/verify-proof.js';
 import { type WitnessProgram } from '../../r1cs/program.js';
 import { DensityCounter } from '../../r1cs/density.js';
 import { WitnessGenerator } from '../../r1cs/witness.js';
-import { type WitnessProgramRunner, witnessFromTape } from '../../r1cs/circuit-program.js';
+import type { WitnessProgramRunner } from '../../r1cs/circuit-program.js';
 import { type PoStChallengeContext, postBlankCircuit, postCircuitFor, postCircuitParams, postPublicInputs } from '../../filecoin/post/circuit.js';
 import { postProgramFast, postShapeAndProgramFast, postWitnessNative } from '../../filecoin/post/program.js';
 import { registeredByIdOrName } from '../../filecoin/registry.js';
@@ -137,16 +137,6 @@ export async function postWitnessNativeFor(
   out?: Uint8Array,
 ): Promise<{ assignment: Uint8Array; inputs: bigint[]; tapeMs: number; runMs: number }> {
   return postWitnessNative(runner, program, postCircuitFor(info, sectors), out);
-}
-
-/** The partition's witness computed natively from its tape (postTapeOf, e.g. made in a synthesis worker). */
-export async function postWitnessNativeFromTape(
-  runner: WitnessProgramRunner,
-  program: WitnessProgram,
-  tape: Uint8Array,
-  out?: Uint8Array,
-): Promise<{ assignment: Uint8Array; inputs: bigint[]; runMs: number }> {
-  return witnessFromTape(runner, program, tape, out);
 }
 
 /** Checks a 192-byte PoSt proof against the public inputs a verifier derives (sector ids, comm_r's, randomness).

@@ -25,7 +25,8 @@ import { snapProofByCircuitId, type SnapProofInfo } from '../../filecoin/snap/re
 import type { SnapPublic } from '../../filecoin/snap/vanilla.js';
 import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, workerWitness } from '../kind.js';
 import type { ParamsSource } from '../params.js';
-import { snapParamsNames, snapWitnessNativeFromTape } from './snap.js';
+import { snapParamsNames } from './snap.js';
+import { witnessFromTape } from '../../r1cs/circuit-program.js';
 import type { SnapPlanArg, SnapPlanTaskResult, SnapWitnessArg } from './tasks.js';
 import { checkSnapRequest } from './request.js';
 import { witnessRunner } from '../witness.js';
@@ -92,7 +93,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
           span.record('worker_wait', Math.max(0, performance.now() - t0 - t.ms));
           span.record('tape', t.ms);
           const run = async (out: Uint8Array): Promise<{ assignment: Uint8Array; inputs: bigint[] }> => {
-            const w = await snapWitnessNativeFromTape(runner, program, t.tape, out);
+            const w = await witnessFromTape(runner, program, t.tape, out);
             span.record('witness', w.runMs);
             return w;
           };

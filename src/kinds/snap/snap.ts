@@ -14,7 +14,7 @@ import { prepareVerifyingKey, verifyProof } from '../../groth16/verifier.js';
 import { type WitnessProgram } from '../../r1cs/program.js';
 import { DensityCounter } from '../../r1cs/density.js';
 import { WitnessGenerator } from '../../r1cs/witness.js';
-import { type WitnessProgramRunner, witnessFromTape } from '../../r1cs/circuit-program.js';
+import type { WitnessProgramRunner } from '../../r1cs/circuit-program.js';
 import { snapBlankCircuit, snapPublicInputs } from '../../filecoin/snap/circuit.js';
 import { snapShapeAndProgramFast, snapWitnessNative } from '../../filecoin/snap/program.js';
 import { registeredByIdOrName } from '../../filecoin/registry.js';
@@ -116,16 +116,6 @@ export async function snapWitnessNativeFor(
   out?: Uint8Array,
 ): Promise<{ assignment: Uint8Array; inputs: bigint[]; tapeMs: number; runMs: number }> {
   return snapWitnessNative(runner, program, snapCircuitFor(info.params, job.k, job.h, job.pub, job.proof), out);
-}
-
-/** The partition's witness computed natively from its encoded tape (tasks.ts snapTapeTask, in a synthesis worker). */
-export async function snapWitnessNativeFromTape(
-  runner: WitnessProgramRunner,
-  program: WitnessProgram,
-  tape: Uint8Array,
-  out?: Uint8Array,
-): Promise<{ assignment: Uint8Array; inputs: bigint[]; runMs: number }> {
-  return witnessFromTape(runner, program, tape, out);
 }
 
 /**
