@@ -21,7 +21,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import type { Backend } from '../src/backend/backend.js';
 import { Engine } from '../src/engine/engine.js';
 import { createDemoKind } from '../src/kinds/demo-circuit.js';
 import { AwaitStatus, ProofKind } from '../src/engine/types.js';

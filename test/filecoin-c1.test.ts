@@ -2,7 +2,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { C1FormatError, parseC1, parseC1Input, parseC1Value, parseCommit2In } from '../src/filecoin/c1.js';
 import { actorIdFromAddress, proverIdFromActorId } from '../src/filecoin/graph.js';
 import { partitionPublicInputs } from '../src/filecoin/public-inputs.js';

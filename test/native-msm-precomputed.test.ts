@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NativeBackend } from '../src/backend/native.js';
-import { G1, G1_BYTES, G2, G2_BYTES, frVector, g1Vector, g2Vector, mod, readG1, readG2, type G1Point, type G2Point } from '../src/field/layout.js';
+import { G1, G1_BYTES, G2, G2_BYTES, frVector, g1Vector, g2Vector, mod, readG1, readG2, type G1Point } from '../src/field/layout.js';
 import { g1Mul, g2Mul, r } from './native-helpers.js';
 import { rng } from './support.js';
 

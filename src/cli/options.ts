@@ -12,7 +12,7 @@
  *   --params-dir <dir>          the Filecoin parameter cache (params' --dir)
  *   --miner-id <f0…|n>          the miner, as an ID address or an actor id (seal's --miner)
  */
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { type Span, formatSpanTree } from '../util/timing.js';
 import { type Tuning, tuningFromEnv } from '../util/tuning.js';
 

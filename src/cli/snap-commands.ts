@@ -21,7 +21,6 @@ import { hiddenAlias } from './options.js';
 import type { Backend } from '../backend/backend.js';
 import type { KindOptions } from '../kinds/kind.js';
 import type { SnapProofInfo } from '../filecoin/snap/registry.js';
-import type { SnapPublic } from '../filecoin/snap/vanilla.js';
 import { hexLE, readUpdateFile, writeUpdateFiles } from '../filecoin/snap/update-file.js';
 import { verdictLine } from './insecure.js';
 import { type CliKind, type KindLocalProof, type KindProveOptions, printProof, proveArgs, proveKindLocally, proveOptions, sizesInfo, verifyingKeyOf } from './kind-commands.js';

@@ -71,7 +71,6 @@ const R = FR_MODULUS;
 function randomShape(seed: number, m: number, ni: number, naux: number, heavyRows: number): CircuitShape {
   const r = rng(seed);
   const cols = ni + naux;
-  const free = cols - 1;
   const cancel = ni;
   const heavy = ni + 1;
   const vals = [1n, R - 1n, 2n, r(), r(), r(), r()];

@@ -27,12 +27,11 @@ import {
 } from '../graph.js';
 import { bytesEqual, bytesToBigintLE, frToBytesLE } from '../hash/fr32.js';
 import { sha256Node } from '../hash/sha256.js';
-import type { SealProofInfo, SealProofVersion } from '../registry.js';
 import { shapeArities } from '../tree/build.js';
-import { buildC1Json, sectorChallenges, type Json, type SectorProofSource, withCommit2In } from './commit1.js';
+import { buildC1Json, sectorChallenges, type SectorProofSource, withCommit2In } from './commit1.js';
 import { SealOptionError, check32, deriveKey, resolveSealProof, rngSeedBytes } from './options.js';
 import { fastPoseidon } from './poseidon-fast.js';
-import { DEFAULT_SEED, minerActorId, type SealProgress, type SealResult, type SealTimings, type SectorOptions } from './sealer.js';
+import { DEFAULT_SEED, minerActorId, type SealResult, type SectorOptions } from './sealer.js';
 import { poseidonPool } from './poseidon-pool.js';
 import { SparseTree, poseidonLevel, sha256Level } from './trees.js';
 
