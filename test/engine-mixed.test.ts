@@ -133,6 +133,8 @@ describe('mixed load: WinningPoSt ahead of PoRep', () => {
     const engine = engineWith(config());
     try {
       await engine.preloadSrs(`demo-${POREP_CONSTRAINTS}`);
+      const warm = engine.buffers.allocated;
+      assert.ok(warm >= 1 && engine.buffers.idleBytes > 0, `PreloadSRS made witness buffers ahead (${warm})`);
       await engine.preloadSrs(`demo-${WINNING_CONSTRAINTS}`);
       const porep: Job[] = [];
       for (let i = 0; i < 3; i++) porep.push((await engine.submit(porepReq(10 + i))).job);

@@ -526,18 +526,18 @@ describe('BufferPool (witness buffers reused across partitions)', () => {
     const be = fakeBackend();
     const budget = new MemoryBudget(1000);
     const pool = new BufferPool(be as never, budget, 2);
-    const a = pool.take(100);
+    const a = await pool.take(100);
     assert.equal(be.allocs, 1);
     pool.give(a);
     assert.equal(budget.reserved, 100, 'the idle buffer is counted');
-    assert.equal(pool.take(100), a, 'same size: reused');
+    assert.equal(await pool.take(100), a, 'same size: reused');
     assert.equal(budget.reserved, 0, 'in use: the caller reservation covers it');
-    const b = pool.take(50);
+    const b = await pool.take(50);
     assert.notEqual(b, a);
     assert.deepEqual([be.allocs, pool.reused, pool.outstanding], [2, 1, 2]);
     pool.give(a);
     pool.give(b);
-    const c = pool.take(100);
+    const c = await pool.take(100);
     pool.give(c);
     assert.equal(pool.idleBytes, 150);
     pool.close();
@@ -550,7 +550,7 @@ describe('BufferPool (witness buffers reused across partitions)', () => {
     const be = fakeBackend();
     const budget = new MemoryBudget(1000);
     const pool = new BufferPool(be as never, budget, 2);
-    const bufs = [pool.take(300), pool.take(300), pool.take(300)];
+    const bufs = [await pool.take(300), await pool.take(300), await pool.take(300)];
     for (const b of bufs) pool.give(b);
     assert.equal(be.frees, 0, 'frees are deferred');
     await tick();
@@ -563,13 +563,67 @@ describe('BufferPool (witness buffers reused across partitions)', () => {
     await tick();
     assert.equal(be.frees, 2);
     // a buffer given back when the budget has no room is freed, not kept
-    const d = pool.take(300);
+    const d = await pool.take(300);
     budget.release(r!);
     const r2 = budget.tryReserve(1000, 'all')!;
     pool.give(d);
     assert.equal(pool.idleBytes, 0);
     budget.release(r2);
     pool.close();
+    await tick();
+    assert.equal(be.allocs, be.frees);
+  });
+  test('takes from allocAsync when the backend has it (the event loop is not held while it allocates)', async () => {
+    const be = fakeBackend();
+    let pending = 0;
+    const asyncBe = {
+      ...be,
+      alloc: be.alloc,
+      release: be.release,
+      allocAsync: async (n: number): Promise<Uint8Array> => {
+        pending++;
+        await tick();
+        pending--;
+        return be.alloc(n);
+      },
+    };
+    const pool = new BufferPool(asyncBe as never, new MemoryBudget(1000), 2);
+    const p = pool.take(100);
+    assert.equal(pending, 1, 'the allocation is under way, take() returned');
+    const a = await p;
+    assert.equal(a.length, 100);
+    assert.deepEqual([pending, be.allocs, pool.outstanding], [0, 1, 1]);
+    pool.give(a);
+    pool.close();
+    await tick();
+  });
+
+  test('warm() makes idle buffers of a size ahead of their first take, within maxIdle and the budget', async () => {
+    const be = fakeBackend();
+    const budget = new MemoryBudget(1000);
+    const pool = new BufferPool(be as never, budget, 3);
+    assert.equal(await pool.warm(300, 2), 2);
+    assert.deepEqual([be.allocs, pool.idleBytes, budget.reserved], [2, 600, 600]);
+    assert.equal(await pool.warm(300, 2), 0, 'already warm');
+    const a = await pool.take(300);
+    assert.equal(be.allocs, 2, 'taken from the warm ones, no allocation');
+    assert.equal(budget.reserved, 300, 'the taken one is covered by its caller');
+    // room for 3 idle in all, but the budget: 300 in use by the caller's own reservation is not counted
+    // here; 1000 − 300 idle leaves room for two more of 300
+    assert.equal(await pool.warm(300), 2, 'up to maxIdle idle buffers');
+    assert.deepEqual([pool.idleBytes, budget.reserved], [900, 900]);
+    assert.equal(await pool.warm(50, 1), 0, 'no room: maxIdle idle buffers already');
+    pool.give(a); // the pool is full: freed
+    await tick();
+    assert.equal(be.frees, 1);
+    const tb = new MemoryBudget(500);
+    let relieved = 0;
+    tb.onPressure(() => (relieved++, 0));
+    const tight = new BufferPool(be as never, tb, 3);
+    assert.equal(await tight.warm(300, 3), 1, 'the budget grants one');
+    assert.equal(relieved, 0, 'warming takes free memory only: nothing trimmed or evicted for it');
+    pool.close();
+    tight.close();
     await tick();
     assert.equal(be.allocs, be.frees);
   });

@@ -15,6 +15,7 @@
 #include "partition.hpp"
 #include "setup.hpp"
 #include "upload.hpp"
+#include "warm.hpp"
 
 using namespace kiln::cuda;
 using namespace kiln::glue;
@@ -367,6 +368,33 @@ Napi::Value js_alloc(const Info& info) {
   void* p = host_alloc((size_t)bytes);
   return block_buffer(info.Env(), static_cast<uint8_t*>(p), (size_t)bytes, 0,
                       [](uint8_t* m, size_t, size_t) { host_free(m); }, false, "alloc");
+}
+
+// allocAsync(bytes) → Promise<ArrayBuffer>: alloc on a thread of the pool (cudaHostAlloc of a 32 GiB
+// partition's 4.2 GB witness takes ~1.6 s, which held the event loop).
+Napi::Value js_alloc_async(const Info& info) {
+  const double bytes = number_arg(info, 0, "bytes");
+  if (bytes < 0 || bytes != (double)(size_t)bytes)
+    throw_range(info.Env(), "alloc: bytes must be a non-negative integer");
+  const size_t n = (size_t)bytes;
+  auto p = std::make_shared<void*>(nullptr);
+  return start(
+      info, {}, [=] { *p = host_alloc(n); },
+      [=](Napi::Env e) {
+        return block_buffer(e, static_cast<uint8_t*>(*p), n, 0, [](uint8_t* m, size_t, size_t) { host_free(m); },
+                            false, "alloc");
+      });
+}
+
+// warmDevice(device, logN, vectors) → Promise<void>: warm.hpp.
+Napi::Value js_warm_device(const Info& info) {
+  const int dev = device_arg(info, 0);
+  const double log_n = number_arg(info, 1, "logN");
+  const double vectors = number_arg(info, 2, "vectors");
+  if (log_n < 0 || log_n > 32 || log_n != (double)(unsigned)log_n) throw_range(info.Env(), "warmDevice: logN must be an integer in [0, 32]");
+  if (vectors < 0 || vectors > 8 || vectors != (double)(unsigned)vectors) throw_range(info.Env(), "warmDevice: vectors must be an integer in [0, 8]");
+  const unsigned ln = (unsigned)log_n, nv = (unsigned)vectors;
+  return start(info, {}, [=] { warm_device(dev, ln, nv); }, [](Napi::Env e) { return e.Undefined(); });
 }
 
 // release(buf): true when the buffer was ours (freed and detached), false otherwise.
@@ -737,6 +765,8 @@ const Export kExports[] = {
     {"quotient", js_quotient},
     {"csrMatVec", js_csr},
     {"alloc", js_alloc},
+    {"allocAsync", js_alloc_async},
+    {"warmDevice", js_warm_device},
     {"release", js_release},
     {"benchMsm", js_bench_msm},
     {"benchNtt", js_bench_ntt},

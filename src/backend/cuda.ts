@@ -218,6 +218,12 @@ export interface CudaAddon {
     out: Uint8Array,
   ): Promise<number>;
   alloc(bytes: number): ArrayBuffer;
+  /** alloc on a thread of the pool (cudaHostAlloc of gigabytes takes seconds); older builds lack it. */
+  allocAsync?(bytes: number): Promise<ArrayBuffer>;
+  /** Warms device `device` for proofs of domain 2^logN (native/cuda/warm.hpp): the NTT's twiddles made and
+   *  the stream-ordered pool grown by `vectors` domain vectors (what a first proof would otherwise pay in its
+   *  ntt_h); older builds lack it. */
+  warmDevice?(device: number, logN: number, vectors: number): Promise<void>;
   /** true when the buffer came from alloc (it is freed and detached). */
   release(buf: ArrayBuffer | ArrayBufferView): boolean;
   benchMsm(
@@ -532,6 +538,13 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
     return new Uint8Array(this.addon.alloc(bytes));
   }
 
+  /** Backend.allocAsync: the pinned allocation on a thread of the pool, not on the event loop. */
+  async allocAsync(bytes: number): Promise<Uint8Array> {
+    if (!Number.isInteger(bytes) || bytes < 0) throw new RangeError('alloc: bytes must be a non-negative integer');
+    if (typeof this.addon.allocAsync !== 'function') return this.alloc(bytes);
+    return new Uint8Array(await this.addon.allocAsync(bytes));
+  }
+
   /** Frees a pinned buffer, and the device copy of it when it was used as MSM bases (the SRS). */
   release(buf: Uint8Array): void {
     this.evict(buf);
@@ -733,6 +746,12 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
    *  to stream) now, as its first proof would. */
   async prepareCircuit(input: Pick<PartitionInput, 'shape' | 'logN' | 'aIdx' | 'bIdx'>): Promise<void> {
     await this.circuitFor(input);
+    // the twiddles and the quotient's buffers in the pool too (a first 32 GiB proof paid ~1 s more in its
+    // ntt_h); best effort: a device that cannot grow its pool now proves as before
+    if (typeof this.addon.warmDevice === 'function') {
+      const { plan } = this.planOf(input);
+      await this.addon.warmDevice(this.device, input.logN, plan.quotientBuffers + (plan.prefetchWitness ? 1 : 0)).catch(() => undefined);
+    }
   }
 
   /** The whole partition on the device (see the file comment); timings are CUDA events. The

@@ -10,7 +10,12 @@
  * ("witness pool (idle)"), so the memory budget counts what is really held. Idle buffers are freed
  * when the budget is under pressure (before SRS entries are evicted), when more than `maxIdle` are
  * kept, and on close. Frees happen off the caller's path (setImmediate), never while a request waits
- * on them.
+ * on them; allocations too where the backend can (Backend.allocAsync: the CUDA backend's cudaHostAlloc
+ * runs on a thread of the pool, so a partition pinning its 4.2 GB witness no longer holds the event loop,
+ * and with it every other partition and request, for 1.6 s).
+ *
+ * PreloadSRS warms the pool (`warm`): the buffers a circuit's first proof would allocate are made then,
+ * while no request waits.
  */
 import type { Backend } from '../backend/backend.js';
 import type { MemoryBudget, Reservation } from './memory.js';
@@ -39,8 +44,9 @@ export class BufferPool {
   }
 
   /** A buffer of exactly `bytes` (contents undefined: the caller overwrites it), from the pool when
-   *  one of that size is idle. The caller's reservation covers it. */
-  take(bytes: number): Uint8Array {
+   *  one of that size is idle, else allocated (off the event loop where the backend can). The caller's
+   *  reservation covers it. */
+  async take(bytes: number): Promise<Uint8Array> {
     const i = this.idle.findIndex((e) => e.buf.length === bytes);
     this.outstanding++;
     if (i >= 0) {
@@ -51,11 +57,42 @@ export class BufferPool {
     }
     this.allocated++;
     try {
-      return this.backend.alloc(bytes);
+      return await this.allocate(bytes);
     } catch (e) {
       this.outstanding--;
       throw e;
     }
+  }
+
+  /**
+   * Makes idle buffers of `bytes` until `count` of that size are idle, as far as the pool has room (`maxIdle`
+   * in all) and the budget grants each its idle reservation; returns how many it made. For PreloadSRS: the
+   * first proof of a circuit then finds its witness buffers made.
+   */
+  async warm(bytes: number, count = this.maxIdle): Promise<number> {
+    let made = 0;
+    while (!this.closed && this.idle.length < this.maxIdle && this.idle.filter((e) => e.buf.length === bytes).length < count) {
+      // only memory that is free now: warming never trims this pool nor evicts an SRS (tryReserve's relief)
+      if (bytes > this.budget.available) break;
+      const reservation = this.budget.tryReserve(bytes, 'witness pool (idle)');
+      if (reservation === undefined) break;
+      let buf: Uint8Array;
+      try {
+        buf = await this.allocate(bytes);
+      } catch {
+        this.budget.release(reservation);
+        break;
+      }
+      if (this.closed) {
+        this.budget.release(reservation);
+        this.free(buf);
+        break;
+      }
+      this.allocated++;
+      this.idle.push({ buf, reservation });
+      made++;
+    }
+    return made;
   }
 
   /** Gives a buffer from take() back: kept idle when the pool has room and the budget allows,
@@ -92,6 +129,10 @@ export class BufferPool {
   close(): void {
     this.closed = true;
     this.trim();
+  }
+
+  private allocate(bytes: number): Promise<Uint8Array> | Uint8Array {
+    return this.backend.allocAsync !== undefined ? this.backend.allocAsync(bytes) : this.backend.alloc(bytes);
   }
 
   private free(buf: Uint8Array): void {

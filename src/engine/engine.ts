@@ -38,6 +38,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Backend } from '../backend/backend.js';
 import { Span } from '../util/timing.js';
+import { FR_BYTES } from '../field/layout.js';
 import { lanesForDevices, type EngineConfig } from './config.js';
 import { Job, JobRegistry, CancelledError, InvalidRequestError, OverloadError, RequestIdConflictError, UnavailableError, errorText, requestDigest, requestIdConflict, type JobResult } from './jobs.js';
 import { MAX_REQUEST_ID_BYTES, boundText, waitMs } from '../util/limits.js';
@@ -675,8 +676,9 @@ export class Engine {
   }
 
   /** PreloadSRS: a copy on every device in service (so no GPU loads one when the first proof comes), the
-   *  circuit on each (its matrices: srs-cache.ts prepareCircuit), and its verifying key prepared in the
-   *  verification worker: a first proof finds every step warm. */
+   *  circuit on each (its matrices, the NTT's twiddles and working memory: srs-cache.ts prepareCircuit), its
+   *  verifying key prepared in the verification workers, and the witness buffers of its first partitions in
+   *  the pool (as much as is free now: BufferPool.warm): a first proof finds every step warm. */
   async preloadSrs(circuitId: string): Promise<{ alreadyLoaded: boolean; loadTimeMs: number }> {
     const healthy = this.devices.list.filter((d) => d.healthy).map((d) => d.index);
     const r = await this.srs.preload(circuitId, healthy.length > 0 ? healthy : undefined);
@@ -688,6 +690,8 @@ export class Engine {
       await Promise.all(
         [this.verifyPool, this.urgentVerifyPool].map((pool) => pool.run(verifyTask('prepareKey', { vk, vkId }), { rank: [-Priority.CRITICAL] })),
       );
+      const { shape } = entry.circuit;
+      await this.buffers.warm((shape.numInputs + shape.numAux) * FR_BYTES);
       if (!r.alreadyLoaded) r.loadTimeMs += performance.now() - t0;
     }
     return r;

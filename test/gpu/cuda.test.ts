@@ -321,6 +321,24 @@ test('CUDA backend matches the CPU backend', { skip }, async (t) => {
     assert.throws(() => gpu.release(new Uint8Array(4)), TypeError);
   });
 
+  await t.test('pinned allocAsync: the same buffer as alloc, made off the event loop; warmDevice resolves and refuses bad arguments', async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    const buf = await gpu.allocAsync(256 << 20);
+    clearInterval(timer);
+    log(`allocAsync 256 MiB: the event loop ran ${ticks} timer ticks meanwhile`);
+    assert.equal(buf.length, 256 << 20);
+    assert.ok(buf.subarray(0, 1 << 20).every((x) => x === 0) && buf.subarray(buf.length - (1 << 20)).every((x) => x === 0));
+    buf[7] = 3;
+    gpu.release(buf);
+    assert.equal(buf.length, 0, 'released and detached: it was the addon\'s pinned memory');
+    await assert.rejects(gpu.allocAsync(-1), RangeError);
+    await gpu.addon.warmDevice!(0, 20, 3);
+    await gpu.addon.warmDevice!(0, 20, 3); // again: the twiddles and the pool are there already
+    assert.throws(() => gpu.addon.warmDevice!(0, 40, 3), RangeError);
+    assert.throws(() => gpu.addon.warmDevice!(0, 20, 99), RangeError);
+  });
+
 
   await t.test('whole partition on the device equals the CPU step by step (0/1 and dense witnesses)', async () => {
     const all: { input: ReturnType<typeof partitionInput>; want: Awaited<ReturnType<typeof partitionSumsStepwise>> }[] = [];
