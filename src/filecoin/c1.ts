@@ -403,8 +403,9 @@ function commit2InFromValue(o: Record<string, Json>, phase1Bytes?: Uint8Array): 
   return { sectorNum, sectorSize, miner, form: 'commit2in', phase1Out };
 }
 
-/** Inputs past this size are looked at as bytes first (largeCommit2In). */
-const LARGE_INPUT_BYTES = 128 * 2 ** 20;
+/** Inputs past this size are looked at as bytes first (largeCommit2In): a wrapper's base64 is then never a string
+ *  to decode, scan and parse as JSON (0.6 s of a 32 GiB C1's 3.3 s parse). */
+const LARGE_INPUT_BYTES = 4 * 2 ** 20;
 
 const isJsonSpace = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
@@ -439,20 +440,28 @@ function phase1OutRange(b: Uint8Array): [number, number] | undefined {
   return undefined;
 }
 
-/** decodeBase64 of bytes, a piece at a time (no string of the whole). */
+/** decodeBase64 of bytes (strict, as decodeBase64): checked byte by byte, then decoded a piece at a time into
+ *  one buffer (no string of the whole, no concatenation). */
 function decodeBase64Bytes(b: Uint8Array, path: string): Uint8Array {
   if (b.length % 4 !== 0) throw new C1FormatError(path, 'not valid base64');
+  let pad = 0;
+  if (b.length > 0 && b[b.length - 1] === 0x3d) pad = b[b.length - 2] === 0x3d ? 2 : 1;
+  for (let i = 0; i < b.length - pad; i++) if (BASE64_BYTE[b[i]!] === 0) throw new C1FormatError(path, 'not valid base64');
+  const out = Buffer.allocUnsafe((b.length / 4) * 3 - pad);
   const step = 4 << 22;
-  const out: Uint8Array[] = [];
+  let at = 0;
   for (let o = 0; o < b.length; o += step) {
-    const last = o + step >= b.length;
-    const s = Buffer.from(b.buffer, b.byteOffset + o, Math.min(step, b.length - o)).toString('latin1');
-    if (!(last ? BASE64 : BASE64_NO_PAD).test(s)) throw new C1FormatError(path, 'not valid base64');
-    out.push(Buffer.from(s, 'base64'));
+    at += out.write(Buffer.from(b.buffer, b.byteOffset + o, Math.min(step, b.length - o)).toString('latin1'), at, 'base64');
   }
-  return new Uint8Array(Buffer.concat(out));
+  if (at !== out.length) throw new C1FormatError(path, 'not valid base64');
+  return new Uint8Array(out.buffer, out.byteOffset, out.length);
 }
-const BASE64_NO_PAD = /^[A-Za-z0-9+/]*$/;
+/** 1 for the bytes of standard base64's alphabet (A-Z a-z 0-9 + /), 0 for every other. */
+const BASE64_BYTE = (() => {
+  const t = new Uint8Array(256);
+  for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/') t[c.charCodeAt(0)] = 1;
+  return t;
+})();
 
 /**
  * A Commit2In wrapper read from its bytes without making a string of it: Phase1Out's base64 is cut

@@ -62,16 +62,55 @@ export function waitMs(ms: number, until: Promise<unknown>): Promise<boolean> {
  * passes `max`: a linear scan that refuses `[[[[…` before JSON.parse or a recursive walk sees it.
  */
 export function jsonDepthExceeds(text: string | Uint8Array, max = MAX_JSON_DEPTH): boolean {
+  // one loop per type (a loop reading either one was ~10x slower: 440 ms for a 32 GiB C1); a string's
+  // content is skipped with the runtime's own search for its closing quote
+  return typeof text === 'string' ? depthExceedsText(text, max) : depthExceedsBytes(text, max);
+}
+
+/** Where the string whose opening quote is at `open` ends (its closing quote), or −1. */
+function closingQuote(find: (from: number) => number, at: (i: number) => number, open: number): number {
+  let j = find(open + 1);
+  while (j >= 0) {
+    let backslashes = 0;
+    while (at(j - 1 - backslashes) === 0x5c) backslashes++;
+    if (backslashes % 2 === 0) return j;
+    j = find(j + 1);
+  }
+  return -1;
+}
+
+/** The characters that change the depth or start a string: the regular expression skips the rest natively. */
+const JSON_STRUCTURE = /["[\]{}]/g;
+
+function depthExceedsText(text: string, max: number): boolean {
   let depth = 0;
-  let inString = false;
-  const str = typeof text === 'string';
+  const find = (from: number): number => text.indexOf('"', from);
+  const at = (i: number): number => text.charCodeAt(i);
+  const re = new RegExp(JSON_STRUCTURE);
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    const b = text.charCodeAt(m.index);
+    if (b === 0x22) {
+      const end = closingQuote(find, at, m.index);
+      if (end < 0) return false; // an unterminated string: JSON.parse says so
+      re.lastIndex = end + 1;
+    } else if (b === 0x5b || b === 0x7b) {
+      if (++depth > max) return true;
+    } else depth--;
+  }
+  return false;
+}
+
+function depthExceedsBytes(text: Uint8Array, max: number): boolean {
+  let depth = 0;
+  const find = (from: number): number => text.indexOf(0x22, from);
+  const at = (i: number): number => text[i] ?? -1;
   for (let i = 0; i < text.length; i++) {
-    const b = str ? text.charCodeAt(i) : (text as Uint8Array)[i];
-    if (inString) {
-      if (b === 0x5c) i++; // backslash: skip the escaped byte
-      else if (b === 0x22) inString = false;
-    } else if (b === 0x22) inString = true;
-    else if (b === 0x5b || b === 0x7b) {
+    const b = text[i]!;
+    if (b === 0x22) {
+      const end = closingQuote(find, at, i);
+      if (end < 0) return false;
+      i = end;
+    } else if (b === 0x5b || b === 0x7b) {
       if (++depth > max) return true;
     } else if (b === 0x5d || b === 0x7d) depth--;
   }

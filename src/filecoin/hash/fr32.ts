@@ -9,9 +9,9 @@ export const FR32_BYTES = 32;
 /** Reads 32 little-endian bytes as an integer, without any range check (may be ≥ r). */
 export function bytesToBigintLE(bytes: Uint8Array): bigint {
   if (bytes.length !== FR32_BYTES) throw new RangeError(`expected ${FR32_BYTES} bytes, got ${bytes.length}`);
-  let v = 0n;
-  for (let i = FR32_BYTES - 1; i >= 0; i--) v = (v << 8n) | BigInt(bytes[i]);
-  return v;
+  // four 64-bit words instead of 32 byte shifts (a 32 GiB C1's parse spent 0.3 s here)
+  const d = new DataView(bytes.buffer, bytes.byteOffset, FR32_BYTES);
+  return d.getBigUint64(0, true) | (d.getBigUint64(8, true) << 64n) | (d.getBigUint64(16, true) << 128n) | (d.getBigUint64(24, true) << 192n);
 }
 
 /** Reads a canonical field element; throws RangeError when the value is ≥ r. */
