@@ -10,7 +10,7 @@ import {
   fullPath, pathLeafIndex, poseidonPathRoot, sha256PathRoot, verifyPoseidonProof, verifySha256Proof,
 } from '../src/filecoin/tree/path.js';
 import type { TreeShape } from '../src/filecoin/registry.js';
-import { python } from './support.js';
+import { python, rng } from './support.js';
 
 
 const leafBytes = (i: number): Uint8Array => sha256Truncated(Uint8Array.of(i & 0xff, i >> 8));
@@ -92,4 +92,19 @@ test('compound trees: Sub (arity-8 sub level) and Top (plus binary top level) pr
   assert.equal(pathLeafIndex(fullPath(tp)), 100);
   assert.equal(poseidonPathRoot(leaves[100], treePath(top, 100)), top.root);
   assert.equal(verifyPoseidonProof({ ...tp, leaf: leaves[101] }), false);
+});
+
+test('bytesToBigintLE (four 64-bit words) equals the byte-by-byte reading on random and edge bytes, offsets included', () => {
+  const slow = (b: Uint8Array): bigint => {
+    let v = 0n;
+    for (let i = 31; i >= 0; i--) v = (v << 8n) | BigInt(b[i]!);
+    return v;
+  };
+  const r = rng(6);
+  const big = new Uint8Array(32 * 300 + 7);
+  for (let i = 0; i < big.length; i++) big[i] = r.int(256);
+  const cases = [new Uint8Array(32), new Uint8Array(32).fill(0xff), Uint8Array.from({ length: 32 }, (_, i) => i)];
+  for (let k = 0; k < 300; k++) cases.push(big.subarray(7 + 32 * k - (k % 7), 7 + 32 * k - (k % 7) + 32)); // unaligned views
+  for (const b of cases) assert.equal(bytesToBigintLE(b), slow(b));
+  assert.throws(() => bytesToBigintLE(new Uint8Array(31)), RangeError);
 });

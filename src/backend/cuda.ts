@@ -534,15 +534,13 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
   }
 
   alloc(bytes: number): Uint8Array {
-    if (!Number.isInteger(bytes) || bytes < 0) throw new RangeError('alloc: bytes must be a non-negative integer');
-    return new Uint8Array(this.addon.alloc(bytes));
+    return new Uint8Array(this.addon.alloc(checkedAllocBytes(bytes)));
   }
 
   /** Backend.allocAsync: the pinned allocation on a thread of the pool, not on the event loop. */
   async allocAsync(bytes: number): Promise<Uint8Array> {
-    if (!Number.isInteger(bytes) || bytes < 0) throw new RangeError('alloc: bytes must be a non-negative integer');
     if (typeof this.addon.allocAsync !== 'function') return this.alloc(bytes);
-    return new Uint8Array(await this.addon.allocAsync(bytes));
+    return new Uint8Array(await this.addon.allocAsync(checkedAllocBytes(bytes)));
   }
 
   /** Frees a pinned buffer, and the device copy of it when it was used as MSM bases (the SRS). */
@@ -1003,4 +1001,10 @@ export function createGpuBackend(opts: CudaBackendOptions = {}): { backend: Back
     }
   }
   return { backend: opts.cpu ?? new NativeBackend(), gpu: false, reason: probe.error ?? 'no GPU' };
+}
+
+/** alloc's and allocAsync's size: a non-negative integer (RangeError otherwise). */
+function checkedAllocBytes(bytes: number): number {
+  if (!Number.isInteger(bytes) || bytes < 0) throw new RangeError('alloc: bytes must be a non-negative integer');
+  return bytes;
 }
