@@ -52,6 +52,19 @@ async function longestTurn<T>(f: () => Promise<T>): Promise<{ value: T; cpuMs: n
   }
 }
 
+/**
+ * The least of `tries` runs' longest turns: a garbage collection that lands in one run's turn is the
+ * runtime's, not the code's; a turn the code itself holds too long shows in every run.
+ */
+async function leastLongestTurn<T>(tries: number, f: (attempt: number) => Promise<T>): Promise<{ value: T; cpuMs: number }> {
+  let best: { value: T; cpuMs: number } | undefined;
+  for (let k = 0; k < tries; k++) {
+    const run = await longestTurn(() => f(k));
+    if (best === undefined || run.cpuMs < best.cpuMs) best = run;
+  }
+  return best!;
+}
+
 /** The CPU time of hashing `b` in one call: the control the turns are compared with. */
 function oneCallHashMs(b: Uint8Array): number {
   const t = cpuMs();
@@ -102,19 +115,19 @@ test('a 64 MiB request in shared memory: its digest and its journal request file
   const req = (vanillaProof: Uint8Array) => proofRequest({ requestId: 'big', proofKind: 1, sectorSize: 2048, vanillaProof, randomness: new Uint8Array(32).fill(3) });
   const control = oneCallHashMs(shared);
 
-  const digest = await longestTurn(() => requestDigest(req(shared)));
+  const digest = await leastLongestTurn(3, () => requestDigest(req(shared)));
   assert.equal(digest.value, await requestDigest(req(plain)));
 
   const dir = await mkdtemp(join(tmpdir(), 'kiln-ingest-'));
   try {
     const { journal } = await Journal.open(dir, { retentionMs: 60_000 });
-    const header = { id: 'job-1', requestId: 'big', kind: 1, kindName: 'porep-c2', priority: 2, seq: 0, submittedAt: Date.now() };
-    const accepted = await longestTurn(() => journal.accept(header, req(shared)));
+    const header = (k: number) => ({ id: `job-${k + 1}`, requestId: `big-${k}`, kind: 1, kindName: 'porep-c2', priority: 2, seq: k, submittedAt: Date.now() });
+    const accepted = await leastLongestTurn(3, (k) => journal.accept(header(k), req(shared)));
     const file = await readFile(join(dir, 'requests', 'job-1'));
     assert.ok(file.equals(encodeRequest(req(plain))), 'the request file encodeRequest writes');
     assert.ok(Buffer.from(decodeRequest(file).vanillaProof).equals(plain));
     // read back after a restart: into shared memory too (the planner's workers get it without a copy)
-    const read = await longestTurn(() => journal.request('job-1'));
+    const read = await leastLongestTurn(3, () => journal.request('job-1'));
     assert.ok(read.value.vanillaProof.buffer instanceof SharedArrayBuffer);
     assert.ok(Buffer.from(read.value.vanillaProof).equals(plain));
     assert.deepEqual({ ...read.value, vanillaProof: undefined }, { ...decodeRequest(file), vanillaProof: undefined });
