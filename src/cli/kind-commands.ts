@@ -67,6 +67,41 @@ export function proveArgs(
   };
 }
 
+/** A kind's own prove and verify commands under their old names (prove-post/verify-post, prove-snap/verify-snap). */
+export interface ProveVerifyPair {
+  names: { prove: string; verify: string };
+  descriptions: { prove: string; verify: string };
+  /** The kind's inputs, taken by both commands (before --params-dir and --cache-dir). */
+  inputs(c: Command): Command;
+  /** Inputs only the prove command takes. */
+  proveInputs(c: Command): Command;
+  proofHelp: string;
+  prove(opts: Record<string, unknown>, common: ReturnType<typeof proveArgs>): Promise<void>;
+  /** The verdict (the exit status is 1 when false). */
+  verify(opts: Record<string, unknown>, common: { paramsDir: string; cacheDir: string; proof: string }): Promise<boolean>;
+}
+
+/** Registers a kind's prove and verify commands: its inputs, the parameter and cache directories, and for prove proveOptions'. */
+export function registerProveVerifyPair(
+  program: Command,
+  d: { paramsDir(): string; cacheDir(): string; selectBackend(name: string, opts: { device: number }): Backend },
+  pair: ProveVerifyPair,
+): void {
+  const common = (c: Command): Command =>
+    pair
+      .inputs(c)
+      .option('--params-dir <dir>', 'Filecoin parameter cache (official files by their v28 names)', d.paramsDir())
+      .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', d.cacheDir());
+  const prove = pair.proveInputs(common(program.command(pair.names.prove).description(pair.descriptions.prove)));
+  proveOptions(prove).action(async (opts: Record<string, unknown>) => pair.prove(opts, proveArgs(opts, d.selectBackend)));
+  common(program.command(pair.names.verify).description(pair.descriptions.verify))
+    .requiredOption('--proof <file>', pair.proofHelp)
+    .action(async (opts: Record<string, unknown>) => {
+      const ok = await pair.verify(opts, { paramsDir: opts.paramsDir as string, cacheDir: opts.cacheDir as string, proof: opts.proof as string });
+      if (!ok) process.exitCode = 1;
+    });
+}
+
 /** Proves `request` through an in-process engine with the kind `makeKind` makes (its notices indented under `say`). */
 export async function proveKindLocally(
   makeKind: (opts: KindOptions) => Promise<CliKind>,

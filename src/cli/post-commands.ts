@@ -16,7 +16,7 @@ import type { Backend } from '../backend/backend.js';
 import type { PoStProofInfo } from '../filecoin/post/types.js';
 import type { KindOptions } from '../kinds/kind.js';
 import { verdictLine } from './insecure.js';
-import { type CliKind, type KindLocalProof, type KindProveOptions, printProof, proveArgs, proveKindLocally, proveOptions, sizesInfo, verifyingKeyOf } from './kind-commands.js';
+import { type CliKind, type KindLocalProof, type KindProveOptions, printProof, proveKindLocally, registerProveVerifyPair, sizesInfo, verifyingKeyOf } from './kind-commands.js';
 
 export interface PoStCommandDefaults {
   paramsDir: () => string;
@@ -175,49 +175,33 @@ export async function runPoStCircuitInfo(circuitId: string): Promise<Record<stri
 
 /** Registers prove-post and verify-post on the `kiln` program. */
 export function registerPostCommands(program: Command, d: PoStCommandDefaults): void {
-  const common = (c: Command): Command =>
-    c
-      .requiredOption('--type <type>', 'window | winning')
-      .requiredOption('--vanilla <file>', 'vanilla proofs: a JSON array of base64 bincode FallbackPoStSectorProofs (cuzk-bench, kiln gen-vanilla / synth-post) or one raw element')
-      .requiredOption('--randomness <hex>', '32-byte randomness as hex (a field element: Curio masks the last byte with 0x3f)')
-      .option('--registered-proof <id|name>', 'RegisteredPoStProof: 0–4 Winning, 5–9 Window V1, 10–14 Window V1_1, or a name such as StackedDrgWindow2KiBV1_1 (default: the one the vanilla proofs\' size determines: Winning…V1, Window…V1_1)')
-      .option('--partition-index <k>', 'WindowPoSt partition index (V1 challenges depend on it)', '0')
-      .option('--params-dir <dir>', 'Filecoin parameter cache (official files by their v28 names)', d.paramsDir())
-      .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', d.cacheDir());
-  const prove = common(
-    program
-      .command('prove-post')
-      .description(
-        'WinningPoSt or WindowPoSt (one partition): prove from vanilla proofs + randomness, verify, write the 192-byte proof and ' +
-          'print the timing breakdown. Without official parameters in --params-dir it generates INSECURE development parameters ' +
-          '(once, cached) and says so.',
-      ),
-  ).option('--miner-id <f0…|n>', 'the miner, an ID address or actor id (for the record; the circuit does not use it)', '0');
-  proveOptions(prove).action(async (opts) => {
-    await runProvePoSt({
-      type: opts.type,
-      vanilla: opts.vanilla,
-      randomness: opts.randomness,
-      minerId: opts.minerId,
-      registeredProof: opts.registeredProof,
-      partitionIndex: opts.partitionIndex,
-      ...proveArgs(opts, d.selectBackend),
-    });
+  const s = (opts: Record<string, unknown>, k: string): string | undefined => opts[k] as string | undefined;
+  const inputs = (opts: Record<string, unknown>) => ({
+    type: s(opts, 'type')!,
+    vanilla: s(opts, 'vanilla')!,
+    randomness: s(opts, 'randomness')!,
+    registeredProof: s(opts, 'registeredProof'),
+    partitionIndex: s(opts, 'partitionIndex'),
   });
-  common(program.command('verify-post').description('verify a WinningPoSt / WindowPoSt proof against its sectors (ids and comm_r from the vanilla file) and randomness (exit status 0 when valid, 1 when not)'))
-    .requiredOption('--proof <file>', 'the 192-byte proof')
-    .action(async (opts) => {
-      const ok = await runVerifyPoSt({
-        type: opts.type,
-        vanilla: opts.vanilla,
-        randomness: opts.randomness,
-        registeredProof: opts.registeredProof,
-        partitionIndex: opts.partitionIndex,
-        proof: opts.proof,
-        paramsDir: opts.paramsDir,
-        cacheDir: opts.cacheDir,
-      });
-      if (!ok) process.exitCode = 1;
-    });
+  registerProveVerifyPair(program, d, {
+    names: { prove: 'prove-post', verify: 'verify-post' },
+    descriptions: {
+      prove:
+        'WinningPoSt or WindowPoSt (one partition): prove from vanilla proofs + randomness, verify, write the 192-byte proof and ' +
+        'print the timing breakdown. Without official parameters in --params-dir it generates INSECURE development parameters ' +
+        '(once, cached) and says so.',
+      verify: 'verify a WinningPoSt / WindowPoSt proof against its sectors (ids and comm_r from the vanilla file) and randomness (exit status 0 when valid, 1 when not)',
+    },
+    inputs: (c) =>
+      c
+        .requiredOption('--type <type>', 'window | winning')
+        .requiredOption('--vanilla <file>', 'vanilla proofs: a JSON array of base64 bincode FallbackPoStSectorProofs (cuzk-bench, kiln gen-vanilla / synth-post) or one raw element')
+        .requiredOption('--randomness <hex>', '32-byte randomness as hex (a field element: Curio masks the last byte with 0x3f)')
+        .option('--registered-proof <id|name>', 'RegisteredPoStProof: 0–4 Winning, 5–9 Window V1, 10–14 Window V1_1, or a name such as StackedDrgWindow2KiBV1_1 (default: the one the vanilla proofs\' size determines: Winning…V1, Window…V1_1)')
+        .option('--partition-index <k>', 'WindowPoSt partition index (V1 challenges depend on it)', '0'),
+    proveInputs: (c) => c.option('--miner-id <f0…|n>', 'the miner, an ID address or actor id (for the record; the circuit does not use it)', '0'),
+    proofHelp: 'the 192-byte proof',
+    prove: (opts, common) => runProvePoSt({ ...inputs(opts), minerId: s(opts, 'minerId'), ...common }),
+    verify: (opts, common) => runVerifyPoSt({ ...inputs(opts), ...common }),
+  });
 }
-

@@ -23,7 +23,7 @@ import type { KindOptions } from '../kinds/kind.js';
 import type { SnapProofInfo } from '../filecoin/snap/registry.js';
 import { hexLE, readUpdateFile, writeUpdateFiles } from '../filecoin/snap/update-file.js';
 import { verdictLine } from './insecure.js';
-import { type CliKind, type KindLocalProof, type KindProveOptions, printProof, proveArgs, proveKindLocally, proveOptions, sizesInfo, verifyingKeyOf } from './kind-commands.js';
+import { type CliKind, type KindLocalProof, type KindProveOptions, printProof, proveKindLocally, registerProveVerifyPair, sizesInfo, verifyingKeyOf } from './kind-commands.js';
 
 export interface SnapCommandDefaults {
   paramsDir: () => string;
@@ -208,30 +208,18 @@ export function registerSnapCommands(program: Command, d: SnapCommandDefaults): 
       await runSynthSnap({ sectorSize: opts.sectorSize, out: opts.out, seed: opts.rngSeed, h: opts.h });
     });
   hiddenAlias(synth, '--seed <n>', 'rngSeed');
-  const common = (c: Command): Command =>
-    c
-      .requiredOption('--update <file>', 'update.json (kiln update / kiln synth-snap): registered proof, comm_r_old, comm_d_new, comm_r_new, vanilla file')
-      .option('--params-dir <dir>', 'Filecoin parameter cache (official files by their v28 names)', d.paramsDir())
-      .option('--cache-dir <dir>', 'kiln cache (compiled shapes, development parameters)', d.cacheDir());
-  const prove = common(
-    program
-      .command('prove-snap')
-      .description(
+  registerProveVerifyPair(program, d, {
+    names: { prove: 'prove-snap', verify: 'verify-snap' },
+    descriptions: {
+      prove:
         'SnapDeals (EmptySectorUpdate): prove every partition from the vanilla proofs, verify, write partitions × 192 bytes and print the ' +
-          'timing breakdown. Without official parameters in --params-dir it generates INSECURE development parameters (once, cached) and says so.',
-      ),
-  ).option('--vanilla <file>', 'vanilla proofs instead of the one update.json names (a JSON array of base64 bincode PartitionProofs, or one raw element)');
-  proveOptions(prove).action(async (opts) => {
-    await runProveSnap({
-      update: opts.update,
-      vanilla: opts.vanilla,
-      ...proveArgs(opts, d.selectBackend),
-    });
+        'timing breakdown. Without official parameters in --params-dir it generates INSECURE development parameters (once, cached) and says so.',
+      verify: 'verify a SnapDeals proof (partitions × 192 bytes) against update.json\'s public inputs (exit status 0 when valid, 1 when not)',
+    },
+    inputs: (c) => c.requiredOption('--update <file>', 'update.json (kiln update / kiln synth-snap): registered proof, comm_r_old, comm_d_new, comm_r_new, vanilla file'),
+    proveInputs: (c) => c.option('--vanilla <file>', 'vanilla proofs instead of the one update.json names (a JSON array of base64 bincode PartitionProofs, or one raw element)'),
+    proofHelp: 'the proof file',
+    prove: (opts, common) => runProveSnap({ update: opts.update as string, vanilla: opts.vanilla as string | undefined, ...common }),
+    verify: (opts, common) => runVerifySnap({ update: opts.update as string, ...common }),
   });
-  common(program.command('verify-snap').description('verify a SnapDeals proof (partitions × 192 bytes) against update.json\'s public inputs (exit status 0 when valid, 1 when not)'))
-    .requiredOption('--proof <file>', 'the proof file')
-    .action(async (opts) => {
-      const ok = await runVerifySnap({ update: opts.update, proof: opts.proof, paramsDir: opts.paramsDir, cacheDir: opts.cacheDir });
-      if (!ok) process.exitCode = 1;
-    });
 }

@@ -11,7 +11,7 @@ import type { Backend } from '../backend/backend.js';
 import type { EngineConfig } from '../engine/config.js';
 import type { SynthRunOptions, SynthTask } from '../engine/synth-pool.js';
 import { runOffThread, type OffThreadTask } from '../engine/task-worker.js';
-import { PlanError, type CircuitProvider, type PartitionWitness, type PlanContext } from '../engine/types.js';
+import { PlanError, type CircuitProvider, type PartitionWitness, type PlanContext, type Planner, type ProofRequest, type ProofWork } from '../engine/types.js';
 import { FR_BYTES } from '../field/layout.js';
 import type { AnyParameters } from '../groth16/keys.js';
 import type { CompiledCircuit } from '../groth16/compiled.js';
@@ -251,4 +251,23 @@ export async function workerWitness(ctx: PlanContext, span: Span, task: SynthTas
   span.record('witness', r.ms);
   check(r.inputs);
   return { assignment: r.assignment, inputs: want };
+}
+
+/**
+ * A kind's planner: the request planned (its checks in a synthesis worker), then its work, described as
+ * `describe` says and, when the request names one, by its miner.
+ */
+export function plannerOf<P>(
+  head: Pick<Planner, 'kind' | 'name' | 'defaultPriority' | 'warm'>,
+  plan: (req: ProofRequest, ctx: PlanContext) => Promise<P>,
+  work: (planned: P, ctx: PlanContext, describe: string) => ProofWork,
+  describe: (planned: P) => string,
+): Planner {
+  return {
+    ...head,
+    async plan(req, ctx) {
+      const planned = await plan(req, ctx);
+      return work(planned, ctx, `${describe(planned)}${req.minerId ? ` miner ${req.minerId}` : ''}`);
+    },
+  };
 }

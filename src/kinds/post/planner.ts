@@ -23,7 +23,7 @@ import { taskName, workerTasks } from '../../engine/synth-pool.js';
 import { Priority, ProofKind, type CircuitProvider, type Planner, type ProofWork, type ProofRequest, type PlanContext } from '../../engine/types.js';
 import { postCircuitId, postProofByCircuitId, postProofName } from '../../filecoin/post/registry.js';
 import type { PoStProofInfo } from '../../filecoin/post/types.js';
-import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, workerWitness } from '../kind.js';
+import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, plannerOf, workerWitness } from '../kind.js';
 import type { ParamsSource } from '../params.js';
 import { findOfficialPoStParams, postParamsNames, postShapeCacheDir } from './post.js';
 import { witnessFromTape } from '../../r1cs/circuit-program.js';
@@ -102,28 +102,10 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
     };
   };
 
-  const winning: Planner = {
-    kind: ProofKind.WINNING_POST,
-    name: 'winning-post',
-    defaultPriority: Priority.CRITICAL,
-    warm(ctx) {
-      // WinningPoSt's latency: the first request finds the planning module loaded in a synthesis worker
-      ctx.synthPool.run(task('postWarm', runner !== undefined)).catch(() => undefined);
-    },
-    async plan(req, ctx) {
-      const p = await plan(req, ctx, 'winning');
-      return work(p, ctx, `${postProofName(p.info)} sector ${p.firstSectorId}${req.minerId ? ` miner ${req.minerId}` : ''}`);
-    },
-  };
-  const window: Planner = {
-    kind: ProofKind.WINDOW_POST_PARTITION,
-    name: 'window-post',
-    defaultPriority: Priority.HIGH,
-    async plan(req, ctx) {
-      const p = await plan(req, ctx, 'window');
-      return work(p, ctx, `${postProofName(p.info)} partition ${p.partitionIndex} (${p.sectors} sectors)${req.minerId ? ` miner ${req.minerId}` : ''}`);
-    },
-  };
+  // WinningPoSt's latency: the first request finds the planning module loaded in a synthesis worker
+  const warm = (ctx: PlanContext): void => void ctx.synthPool.run(task('postWarm', runner !== undefined)).catch(() => undefined);
+  const winning = plannerOf({ kind: ProofKind.WINNING_POST, name: 'winning-post', defaultPriority: Priority.CRITICAL, warm }, (req, ctx) => plan(req, ctx, 'winning'), work, (p) => `${postProofName(p.info)} sector ${p.firstSectorId}`);
+  const window = plannerOf({ kind: ProofKind.WINDOW_POST_PARTITION, name: 'window-post', defaultPriority: Priority.HIGH }, (req, ctx) => plan(req, ctx, 'window'), work, (p) => `${postProofName(p.info)} partition ${p.partitionIndex} (${p.sectors} sectors)`);
   return { winning, window, circuits, paramsSource };
 }
 

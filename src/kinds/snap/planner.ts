@@ -23,7 +23,7 @@ import { snapParamsFileName } from '../../filecoin/params-names.js';
 import { snapPublicInputs } from '../../filecoin/snap/circuit.js';
 import { snapProofByCircuitId, type SnapProofInfo } from '../../filecoin/snap/registry.js';
 import type { SnapPublic } from '../../filecoin/snap/vanilla.js';
-import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, workerWitness } from '../kind.js';
+import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planInWorker, plannerOf, workerWitness } from '../kind.js';
 import type { ParamsSource } from '../params.js';
 import { snapParamsNames } from './snap.js';
 import { witnessFromTape } from '../../r1cs/circuit-program.js';
@@ -67,7 +67,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
     await circuits.available!(info.circuitId);
     const arg: SnapPlanArg = { registeredProof: info.id, elements, h, pub };
     await planInWorker<SnapPlanTaskResult>(ctx, task('snapPlanTask', arg), t0);
-    return { info, h, pub, elements };
+    return { info, h, pub, elements, sectorNumber: req.sectorNumber };
   };
   const work = (plan: WorkerPlan, ctx: PlanContext, describe: string): ProofWork => {
     const { info } = plan;
@@ -108,16 +108,10 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
     };
   };
 
-  const planner: Planner = {
-    kind: ProofKind.SNAP_DEALS_UPDATE,
-    name: 'snap-update',
-    defaultPriority: Priority.NORMAL,
-    async plan(req, ctx) {
-      const p = await plan(req, ctx);
-      const info = p.info;
-      return work(p, ctx, `${info.name} update (${info.params.partitionCount} partition${info.params.partitionCount > 1 ? 's' : ''})${req.sectorNumber ? ` sector ${req.sectorNumber}` : ''}${req.minerId ? ` miner ${req.minerId}` : ''}`);
-    },
-  };
+  const planner = plannerOf({ kind: ProofKind.SNAP_DEALS_UPDATE, name: 'snap-update', defaultPriority: Priority.NORMAL }, plan, work, (p) => {
+    const n = p.info.params.partitionCount;
+    return `${p.info.name} update (${n} partition${n > 1 ? 's' : ''})${p.sectorNumber ? ` sector ${p.sectorNumber}` : ''}`;
+  });
   return { planner, circuits, paramsSource };
 }
 
@@ -127,4 +121,6 @@ interface WorkerPlan {
   h: number;
   pub: SnapPublic;
   elements: Uint8Array[];
+  /** The request's sector number, for the job's description. */
+  sectorNumber: ProofRequest['sectorNumber'];
 }
