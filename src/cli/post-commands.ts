@@ -87,11 +87,7 @@ export async function provePoStLocally(
   o: KindProveOptions,
 ): Promise<PoStLocalProof> {
   const { ProofKind } = await import('../engine/types.js');
-  const makeKind = async (opts: KindOptions): Promise<CliKind> => {
-    const { createPoStKind } = await import('../kinds/post/planner.js');
-    const kind = createPoStKind(opts);
-    return { planners: [kind.winning, kind.window], circuits: kind.circuits, paramsSource: kind.paramsSource };
-  };
+  const makeKind = async (opts: KindOptions): Promise<CliKind> => (await import('../kinds/post/planner.js')).createPoStKind(opts);
   const proofKind = req.info.type === 'winning' ? ProofKind.WINNING_POST : ProofKind.WINDOW_POST_PARTITION;
   const { info, vanillaProofs, randomness, minerId, partitionIndex } = req;
   return proveKindLocally(makeKind, { proofKind, registeredProof: info.id, vanillaProofs, randomness, minerId, partitionIndex }, o);

@@ -114,11 +114,7 @@ export async function proveSnapLocally(
   o: KindProveOptions,
 ): Promise<SnapLocalProof> {
   const { ProofKind } = await import('../engine/types.js');
-  const makeKind = async (opts: KindOptions): Promise<CliKind> => {
-    const { createSnapKind } = await import('../kinds/snap/planner.js');
-    const kind = createSnapKind(opts);
-    return { planners: [kind.planner], circuits: kind.circuits, paramsSource: kind.paramsSource };
-  };
+  const makeKind = async (opts: KindOptions): Promise<CliKind> => (await import('../kinds/snap/planner.js')).createSnapKind(opts);
   return proveKindLocally(makeKind, { proofKind: ProofKind.SNAP_DEALS_UPDATE, registeredProof: req.info.id, vanillaProofs: req.vanillaProofs, ...req.raw }, o);
 }
 

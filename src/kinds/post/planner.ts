@@ -40,6 +40,8 @@ export type PoStKindOptions = KindOptions;
 export interface PoStKind {
   winning: Planner;
   window: Planner;
+  /** Both, WinningPoSt first. */
+  planners: Planner[];
   circuits: CircuitProvider;
   paramsSource(circuitId: string): ParamsSource | undefined;
 }
@@ -106,7 +108,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
   const warm = (ctx: PlanContext): void => void ctx.synthPool.run(task('postWarm', runner !== undefined)).catch(() => undefined);
   const winning = plannerOf({ kind: ProofKind.WINNING_POST, name: 'winning-post', defaultPriority: Priority.CRITICAL, warm }, (req, ctx) => plan(req, ctx, 'winning'), work, (p) => `${postProofName(p.info)} sector ${p.firstSectorId}`);
   const window = plannerOf({ kind: ProofKind.WINDOW_POST_PARTITION, name: 'window-post', defaultPriority: Priority.HIGH }, (req, ctx) => plan(req, ctx, 'window'), work, (p) => `${postProofName(p.info)} partition ${p.partitionIndex} (${p.sectors} sectors)`);
-  return { winning, window, circuits, paramsSource };
+  return { winning, window, planners: [winning, window], circuits, paramsSource };
 }
 
 /** A request as the worker planned it: the checked raw elements, the public inputs, the witness tape. */

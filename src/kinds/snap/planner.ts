@@ -42,6 +42,8 @@ export interface SnapKindOptions extends KindOptions {
 
 export interface SnapKind {
   planner: Planner;
+  /** The one planner, as a list (as every kind has). */
+  planners: Planner[];
   circuits: CircuitProvider;
   paramsSource(circuitId: string): ParamsSource | undefined;
 }
@@ -112,7 +114,7 @@ export function createSnapKind(opts: SnapKindOptions): SnapKind {
     const n = p.info.params.partitionCount;
     return `${p.info.name} update (${n} partition${n > 1 ? 's' : ''})${p.sectorNumber ? ` sector ${p.sectorNumber}` : ''}`;
   });
-  return { planner, circuits, paramsSource };
+  return { planner, planners: [planner], circuits, paramsSource };
 }
 
 /** A request as the worker checked it: its raw elements (parsed again per partition in a worker) and public values. */
