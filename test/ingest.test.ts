@@ -148,7 +148,7 @@ test('a 64 MiB request in shared memory: its digest and its journal request file
 test("a C1 reaches the planner's thread packed: its partitions as shared bytes, each unpacked alone to what parsing gave", async () => {
   const bytes = await readFile(fixture('2KiB.commit2in.json'));
   const planned = porepPlanTask({ bytes });
-  assert.ok(planned.ok);
+  assert.ok(planned.ok && planned.split === undefined);
   const packed = planned.c2.phase1Out;
   assert.equal(packed.partitions.length, 1);
   assert.ok(packed.partitions[0]!.buffer instanceof SharedArrayBuffer, 'shared: no copy to a check or witness task');

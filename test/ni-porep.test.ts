@@ -21,7 +21,7 @@ import { PlanError, proofRequest } from '../src/engine/types.js';
 import { packC1 } from '../src/filecoin/c1-packed.js';
 import { C1FormatError, largeCommit2In, parseC1, parseC1Input, parseCommit2In, withStatedChallenges } from '../src/filecoin/c1.js';
 import { createPorepKind } from '../src/kinds/porep/planner.js';
-import { porepCheckPartition } from '../src/kinds/porep/tasks.js';
+import { porepCheckPartition, porepPlanTask } from '../src/kinds/porep/tasks.js';
 import { Span } from '../src/util/timing.js';
 import { stackedParamsFor } from '../src/filecoin/circuit/index.js';
 import { NI_CHALLENGE_TAG, interactiveChallenges, niChallenges } from '../src/filecoin/graph.js';
@@ -205,6 +205,20 @@ describe('the daemon planner with NI C1s (POREP_SEAL_COMMIT, registered_proof 15
     work.dispose?.();
     await assert.rejects(plan(false, { proofKind: 1, vanillaProof: wrapper, registeredProof: 5 }), (e: unknown) =>
       e instanceof PlanError && /registered_proof 5 \(StackedDrg2KiBV1_1\) does not match the C1's StackedDrg2KiBV1_2_Feat_NonInteractivePoRep \(id 15\)/.test(e.message));
+  });
+
+  test('a split C1 (13 partitions parsed in parallel) with a fault in partition 5: refused with the whole parse\'s words', async () => {
+    const c = JSON.parse(sealed.c1Text);
+    const key = Object.keys(c.vanilla_proofs)[0]!;
+    c.vanilla_proofs[key][5][1].comm_d_proofs = 'x';
+    const w = JSON.parse(sealed.commit2In);
+    const bytes = Buffer.from(JSON.stringify({ ...w, Phase1Out: Buffer.from(JSON.stringify(c)).toString('base64') }));
+    let words = '';
+    assert.throws(() => parseC1Input(bytes), (e: unknown) => e instanceof C1FormatError && (words = e.message) !== '');
+    assert.match(words, /vanilla_proofs\.StackedDrg2KiBV1\[5\]\[1\]\.comm_d_proofs/);
+    const first = porepPlanTask({ bytes });
+    assert.ok(first.ok && first.split !== undefined, 'the planner\'s first task splits it (the fault is in a partition)');
+    await assert.rejects(plan(false, { proofKind: 1, vanillaProof: bytes }), (e: unknown) => e instanceof PlanError && e.message === `vanilla_proof (Commit2In): ${words}`);
   });
 
   /** The first partition's synthesis of a plan, which waits for that partition's C1 check (and fails with it). */

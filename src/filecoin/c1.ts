@@ -297,18 +297,19 @@ function parseJsonText(input: string | Uint8Array, path: string, prefix: string)
   }
 }
 
-/** Validates an already-decoded C1 JSON value; `root` is its JSON path in the input (gpuproxy's `c1out`). */
-export function parseC1Value(value: Json, root = ''): C1Output {
+/** A C1's fields other than its vanilla proofs, read and checked; the vanilla proofs' partition array (`value`) and
+ *  its JSON path, unread. */
+interface C1Head {
+  readonly head: Omit<C1Output, 'partitions'>;
+  readonly partitions: { readonly value: Json; readonly path: string };
+}
+
+function parseC1Head(value: Json, root: string): C1Head {
   const o = asObject(value, root);
   const [rpv, rpp] = field(o, 'registered_proof', root);
   if (typeof rpv !== 'string') throw new C1FormatError(rpp, `expected a string, got ${typeName(rpv)}`);
   const info = sealProofInfo(rpv);
   if (info === undefined) throw new C1FormatError(rpp, `unknown registered proof ${show(rpv)}`);
-  const ctx: Ctx = {
-    info,
-    treeSeg: segments(info.tree),
-    commDSeg: { shape: 'Single', base: new Array<number>(info.commDLevels).fill(2), sub: [], top: [] },
-  };
   const [cr, crp] = field(o, 'comm_r', root);
   const commR = asFrBytes(cr, crp);
   const [cd, cdp] = field(o, 'comm_d', root);
@@ -331,12 +332,27 @@ export function parseC1Value(value: Json, root = ''): C1Output {
     throw new C1FormatError(vpp, `expected exactly the key ${info.vanillaKey} for ${info.name}, got ${keys.length ? keys.join(', ') : 'none'}`);
   }
   const [pv, pp] = field(vo, info.vanillaKey, vpp);
-  // partitions and challenges per partition are the registered proof's (13 × 2 or 126 × 18 for NI-PoRep)
-  const partitions = asArray(pv, pp, info.partitions).map((part, k) => {
-    const kp = `${pp}[${k}]`;
-    return asArray(part, kp, info.challengesPerPartition).map((c, i) => parseChallengeProof(c, `${kp}[${i}]`, ctx));
-  });
-  return { registeredProof: info, commR, commD, replicaId, seed, ticket, partitions };
+  // partitions are the registered proof's (13 × 2 or 126 × 18 for NI-PoRep)
+  asArray(pv, pp, info.partitions);
+  return { head: { registeredProof: info, commR, commD, replicaId, seed, ticket }, partitions: { value: pv, path: pp } };
+}
+
+const ctxOf = (info: SealProofInfo): Ctx => ({
+  info,
+  treeSeg: segments(info.tree),
+  commDSeg: { shape: 'Single', base: new Array<number>(info.commDLevels).fill(2), sub: [], top: [] },
+});
+
+/** One partition's challenge proofs (`path`: the partition's JSON path, e.g. vanilla_proofs.StackedDrg32GiBV1_1[3]). */
+function parseC1Partition(value: Json, path: string, ctx: Ctx): ChallengeProof[] {
+  return asArray(value, path, ctx.info.challengesPerPartition).map((c, i) => parseChallengeProof(c, `${path}[${i}]`, ctx));
+}
+
+/** Validates an already-decoded C1 JSON value; `root` is its JSON path in the input (gpuproxy's `c1out`). */
+export function parseC1Value(value: Json, root = ''): C1Output {
+  const { head, partitions: p } = parseC1Head(value, root);
+  const ctx = ctxOf(head.registeredProof);
+  return { ...head, partitions: (p.value as Json[]).map((part, k) => parseC1Partition(part, `${p.path}[${k}]`, ctx)) };
 }
 
 /**
@@ -374,7 +390,11 @@ export function parseCommit2In(input: string | Uint8Array): Commit2In {
   return commit2InFromValue(asObject(parseJsonText(input, '', ''), ''));
 }
 
-function commit2InFromValue(o: Record<string, Json>, phase1Bytes?: Uint8Array): Commit2In {
+function commit2InFromValue(
+  o: Record<string, Json>,
+  phase1Bytes?: Uint8Array,
+  parsePhase1: (bytes: Uint8Array) => C1Output = (bytes) => parseC1Value(parseJsonText(bytes, '', '')),
+): Commit2In {
   const [sn, snp] = field(o, 'SectorNum', '');
   const sectorNum = asUint(sn, snp);
   const [ss, ssp] = field(o, 'SectorSize', '');
@@ -392,7 +412,7 @@ function commit2InFromValue(o: Record<string, Json>, phase1Bytes?: Uint8Array): 
   }
   let phase1Out: C1Output;
   try {
-    phase1Out = parseC1Value(parseJsonText(bytes, '', ''));
+    phase1Out = parsePhase1(bytes);
   } catch (e) {
     if (e instanceof C1FormatError) throw new C1FormatError(e.path, e.message.slice(e.message.indexOf(': ') + 2), 'Phase1Out → ');
     throw e;
@@ -442,12 +462,13 @@ function phase1OutRange(b: Uint8Array): [number, number] | undefined {
 
 /** decodeBase64 of bytes (strict, as decodeBase64): checked byte by byte, then decoded a piece at a time into
  *  one buffer (no string of the whole, no concatenation). */
-function decodeBase64Bytes(b: Uint8Array, path: string): Uint8Array {
+function decodeBase64Bytes(b: Uint8Array, path: string, shared = false): Uint8Array {
   if (b.length % 4 !== 0) throw new C1FormatError(path, 'not valid base64');
   let pad = 0;
   if (b.length > 0 && b[b.length - 1] === 0x3d) pad = b[b.length - 2] === 0x3d ? 2 : 1;
   for (let i = 0; i < b.length - pad; i++) if (BASE64_BYTE[b[i]!] === 0) throw new C1FormatError(path, 'not valid base64');
-  const out = Buffer.allocUnsafe((b.length / 4) * 3 - pad);
+  const n = (b.length / 4) * 3 - pad;
+  const out = shared ? Buffer.from(new SharedArrayBuffer(n)) : Buffer.allocUnsafe(n);
   const step = 4 << 22;
   let at = 0;
   for (let o = 0; o < b.length; o += step) {
@@ -475,6 +496,170 @@ export function largeCommit2In(b: Uint8Array): Commit2In | undefined {
   const o = asObject(parseJsonText(Buffer.concat([b.subarray(0, r[0]), b.subarray(r[1])]), '', ''), '');
   if (o.Phase1Out !== '') throw new C1FormatError('Phase1Out', 'given more than once');
   return commit2InFromValue(o, decodeBase64Bytes(b.subarray(r[0], r[1]), 'Phase1Out'));
+}
+
+/** The smallest wrapper splitCommit2In splits by default: a 2 KiB NI-PoRep C1 (13 partitions, 1.7 MB) is split, an
+ *  interactive one (one partition, 134 kB) is not. */
+export const SPLIT_MIN_BYTES = 2 ** 20;
+
+/**
+ * A large Commit2In read in parts (splitCommit2In): the wrapper and its C1's fields read and checked, the
+ * partitions' vanilla proofs left as byte ranges of the decoded C1 JSON, each parsed on its own
+ * (parseSplitPartition), in parallel. Its phase1Out has no partitions.
+ */
+export interface SplitCommit2In {
+  readonly c2: Commit2In;
+  /** Phase1Out decoded (the C1's JSON), in shared memory. */
+  readonly json: Uint8Array;
+  /** Each partition's byte range in `json`. */
+  readonly ranges: readonly (readonly [number, number])[];
+  /** The partitions' JSON path (vanilla_proofs.<key>). */
+  readonly path: string;
+}
+
+/**
+ * A Commit2In wrapper of `minBytes` or more and several partitions, split for a parallel parse; undefined when it is not one, or when
+ * anything in it is not as a valid C1 has it (then parseC1Input, whole, names what). The partitions' array is
+ * found by a scan of the decoded JSON's structure; what is not partitions is parsed with that array replaced by
+ * as many zeros (the same checks as parseC1Value's, the partitions' count included).
+ */
+export function splitCommit2In(b: Uint8Array, minBytes = SPLIT_MIN_BYTES): SplitCommit2In | undefined {
+  if (b.length < minBytes) return undefined;
+  try {
+    const r = phase1OutRange(b);
+    if (r === undefined) return undefined;
+    const o = asObject(parseJsonText(Buffer.concat([b.subarray(0, r[0]), b.subarray(r[1])]), '', ''), '');
+    if (o.Phase1Out !== '') return undefined;
+    const json = decodeBase64Bytes(b.subarray(r[0], r[1]), 'Phase1Out', true);
+    const found = partitionRanges(json);
+    if (found === undefined) return undefined;
+    const { at, ranges } = found;
+    if (ranges.length < 2) return undefined;
+    const zeros = Buffer.from(`[${new Array<string>(ranges.length).fill('0').join(',')}]`, 'latin1');
+    let path = '';
+    const c2 = commit2InFromValue(o, Buffer.concat([json.subarray(0, at[0]), zeros, json.subarray(at[1])]), (bytes) => {
+      const h = parseC1Head(parseJsonText(bytes, '', ''), '');
+      path = h.partitions.path;
+      return { ...h.head, partitions: [] };
+    });
+    return { c2, json, ranges, path };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Partition `k` of a split C1 (splitCommit2In), parsed and checked as parseC1Value does it; throws C1FormatError. */
+export function parseSplitPartition(json: Uint8Array, range: readonly [number, number], path: string, k: number, info: SealProofInfo): ChallengeProof[] {
+  const p = `${path}[${k}]`;
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(json.subarray(range[0], range[1]));
+  } catch {
+    throw new C1FormatError(p, 'input is not valid UTF-8');
+  }
+  // a partition lies three levels down (the C1, vanilla_proofs, the partitions' array)
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH - 3)) throw new C1FormatError(p, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  let value: Json;
+  try {
+    value = JSON.parse(text) as Json;
+  } catch (e) {
+    throw new C1FormatError(p, `not valid JSON (${(e as Error).message})`);
+  }
+  return parseC1Partition(value, p, ctxOf(info));
+}
+
+/**
+ * In a C1's JSON bytes: the byte range of `vanilla_proofs.<its one key>`'s array (`at`) and of each of its
+ * elements, in one pass over the bytes. Undefined where the structure is not that (vanilla_proofs twice or with
+ * several keys, another shape, a syntax error found on the way).
+ */
+function partitionRanges(b: Uint8Array): { at: [number, number]; ranges: [number, number][] } | undefined {
+  const ws = (i: number): number => {
+    while (isJsonSpace(b[i])) i++;
+    return i;
+  };
+  /** The object at `i`, each member's value read by `value(key, start)` (its end, or undefined: not as wanted);
+   *  the index after the object. */
+  const object = (i: number, value: (key: string, start: number) => number | undefined): number | undefined => {
+    if (b[i] !== 0x7b) return undefined;
+    i = ws(i + 1);
+    if (b[i] === 0x7d) return i + 1;
+    for (;;) {
+      if (b[i] !== 0x22) return undefined;
+      const kEnd = valueEnd(b, i);
+      if (kEnd === undefined) return undefined;
+      const key = Buffer.from(b.buffer, b.byteOffset + i + 1, kEnd - i - 2).toString('latin1');
+      i = ws(kEnd);
+      if (b[i] !== 0x3a) return undefined;
+      const vEnd = value(key, ws(i + 1));
+      if (vEnd === undefined) return undefined;
+      i = ws(vEnd);
+      if (b[i] === 0x7d) return i + 1;
+      if (b[i] !== 0x2c) return undefined;
+      i = ws(i + 1);
+    }
+  };
+  /** The array at `i`: its elements' ranges and the index after it. */
+  const array = (i: number): { ranges: [number, number][]; end: number } | undefined => {
+    if (b[i] !== 0x5b) return undefined;
+    const ranges: [number, number][] = [];
+    i = ws(i + 1);
+    if (b[i] === 0x5d) return { ranges, end: i + 1 };
+    for (;;) {
+      const e = valueEnd(b, i);
+      if (e === undefined) return undefined;
+      ranges.push([i, e]);
+      i = ws(e);
+      if (b[i] === 0x5d) return { ranges, end: i + 1 };
+      if (b[i] !== 0x2c) return undefined;
+      i = ws(i + 1);
+    }
+  };
+  let found: { at: [number, number]; ranges: [number, number][] } | undefined;
+  const end = object(ws(0), (key, v) => {
+    if (key !== 'vanilla_proofs') return valueEnd(b, v);
+    if (found !== undefined) return undefined;
+    let keys = 0;
+    return object(v, (_k, a) => {
+      if (++keys > 1) return undefined;
+      const arr = array(a);
+      if (arr === undefined) return undefined;
+      found = { at: [a, arr.end], ranges: arr.ranges };
+      return arr.end;
+    });
+  });
+  return end !== undefined && ws(end) === b.length ? found : undefined;
+}
+
+/** The index after the JSON value starting at `i` (strings with their escapes, nested arrays and objects;
+ *  a scalar runs to the next separator); undefined when it does not end. Not a validator: JSON.parse is. */
+function valueEnd(b: Uint8Array, i: number): number | undefined {
+  const c = b[i];
+  if (c === 0x22) {
+    for (let j = i + 1; j < b.length; j++) {
+      if (b[j] === 0x5c) j++;
+      else if (b[j] === 0x22) return j + 1;
+    }
+    return undefined;
+  }
+  if (c === 0x5b || c === 0x7b) {
+    let depth = 0;
+    for (let j = i; j < b.length; j++) {
+      const d = b[j];
+      if (d === 0x5b || d === 0x7b) depth++;
+      else if (d === 0x5d || d === 0x7d) {
+        if (--depth === 0) return j + 1;
+      } else if (d === 0x22) {
+        const e = valueEnd(b, j);
+        if (e === undefined) return undefined;
+        j = e - 1;
+      }
+    }
+    return undefined;
+  }
+  let j = i;
+  while (j < b.length && b[j] !== 0x2c && b[j] !== 0x5d && b[j] !== 0x7d && !isJsonSpace(b[j])) j++;
+  return j > i ? j : undefined;
 }
 
 /**

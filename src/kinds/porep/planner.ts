@@ -34,8 +34,8 @@ import {
 import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, workerWitness } from '../kind.js';
 import type { ParamsSource } from '../params.js';
 import { witnessRunner } from '../witness.js';
-import { PlanError, Priority, ProofKind, type CircuitProvider, type Planner, type ProofRequest, type ProofWork } from '../../engine/types.js';
-import type { PorepWitnessArg, porepCheckPartition } from './tasks.js';
+import { PlanError, Priority, ProofKind, type CircuitProvider, type PlanContext, type Planner, type ProofRequest, type ProofWork } from '../../engine/types.js';
+import type { PorepPlanTaskResult, PorepWitnessArg, porepCheckPartition } from './tasks.js';
 import { crossPartitionFailures } from '../../filecoin/c1-checks.js';
 
 type PorepPartitionCheck = ReturnType<typeof porepCheckPartition>;
@@ -91,10 +91,7 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
       // parsing, the public inputs and the replica_id check run in a synthesis worker
       const t0 = performance.now();
       const statedNiChallenges = opts.config.kiln.insecure_stated_ni_challenges;
-      const planned = await ctx.synthPool.run(task('porepPlanTask', { bytes: req.vanillaProof, statedNiChallenges }));
-      if (!planned.ok) throw new PlanError(planned.error);
-      ctx.span?.record('worker_wait', Math.max(0, performance.now() - t0 - planned.ms));
-      ctx.span?.record('parse', planned.ms);
+      const planned = await parseInWorkers(ctx, req.vanillaProof, statedNiChallenges, t0);
       const c2 = planned.c2;
       // the registry's own object again (the worker sent a copy); the partitions stay packed (c1-packed.ts)
       const c1: PackedC1 = { ...c2.phase1Out, registeredProof: sealProofInfo(c2.phase1Out.registeredProof.name) ?? c2.phase1Out.registeredProof };
@@ -176,6 +173,39 @@ export function createPorepKind(opts: PorepKindOptions): PorepKind {
     },
   };
   return { planner, circuits, paramsSource };
+}
+
+type WholePlan = Extract<PorepPlanTaskResult, { ok: true; split?: undefined }>;
+
+/**
+ * The request's C1 parsed in synthesis workers (porepPlanTask): a large one split (validate's span `split`), its
+ * partitions parsed in parallel (`partitions`: a 32 GiB C1's ten, each ~1/10 of the whole parse); on any fault in
+ * a partition the C1 is parsed again whole, so that the refusal names the first fault as the whole parse does.
+ */
+async function parseInWorkers(ctx: PlanContext, bytes: Uint8Array, statedNiChallenges: boolean, t0: number): Promise<WholePlan> {
+  const whole = async (first: PorepPlanTaskResult): Promise<WholePlan> => {
+    if (!first.ok) throw new PlanError(first.error);
+    if (first.split !== undefined) throw new Error('internal: a whole parse came back split');
+    return first;
+  };
+  const planned = await ctx.synthPool.run(task('porepPlanTask', { bytes, statedNiChallenges }));
+  ctx.span?.record('worker_wait', Math.max(0, performance.now() - t0 - (planned.ok ? planned.ms : 0)));
+  if (!planned.ok || planned.split === undefined) {
+    if (planned.ok) ctx.span?.record('parse', planned.ms);
+    return whole(planned);
+  }
+  ctx.span?.record('split', planned.ms);
+  const t1 = performance.now();
+  const { c2, json, ranges, path } = planned.split;
+  const { partitions: _none, ...head } = c2.phase1Out;
+  const parts = await Promise.all(
+    ranges.map((range, k) => ctx.synthPool.run(task('porepParsePartition', { json, range, path, partition: k, head, partitions: ranges.length }), { rank: [k] })),
+  );
+  ctx.span?.record('partitions', performance.now() - t1);
+  const ok = parts.filter((p): p is Extract<(typeof parts)[number], { ok: true }> => p.ok);
+  if (ok.length < parts.length) return whole(await ctx.synthPool.run(task('porepPlanTask', { bytes, statedNiChallenges, whole: true })));
+  const phase1Out: PackedC1 = { ...head, partitions: ok.map((p) => p.packed), challengeCounts: ok.map((p) => p.count) };
+  return { ok: true, c2: { ...c2, phase1Out }, inputs: ok.map((p) => p.inputs), inputsError: undefined, failures: planned.failures, count: planned.count, ms: planned.ms };
 }
 
 /** The check tasks of partitions of `counts[k]` challenges: each partition in the fewest pieces of at most
