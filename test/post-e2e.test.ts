@@ -20,7 +20,6 @@ import { defaultConfig } from '../src/engine/config.js';
 import { Engine } from '../src/engine/engine.js';
 import { AwaitStatus, Priority, ProofKind, proofRequest, type Planner } from '../src/engine/types.js';
 import { postProofById } from '../src/filecoin/post/registry.js';
-import type { PoStProofInfo, PoStSectorProof } from '../src/filecoin/post/types.js';
 import { parsePoStSectorProof, readVanillaFile } from '../src/filecoin/post/vanilla.js';
 import { createDemoKind } from '../src/kinds/demo-circuit.js';
 import { loadPorepVerifyingKey } from '../src/kinds/params.js';
@@ -28,10 +27,9 @@ import { createPorepKind } from '../src/kinds/porep/planner.js';
 import { postVerifyingKeySource, verifyPoSt } from '../src/kinds/post/post.js';
 import { createPoStKind } from '../src/kinds/post/planner.js';
 import { testRandomness } from './post-support.js';
-import { kilnCli, smallSectorDaemon } from './e2e-support.js';
+import { kilnCli, sealPoStInputs, smallSectorDaemon, type PoStInput } from './e2e-support.js';
 
 const STATUS = { COMPLETED: 1, FAILED: 2 };
-const WINDOW = postProofById(10)!; // StackedDrgWindow2KiBV1_1
 const WINNING = postProofById(0)!; // StackedDrgWinning2KiBV1
 
 let dir: string;
@@ -39,13 +37,7 @@ let cache: string;
 const randomness = testRandomness(21);
 const hex = Buffer.from(randomness).toString('hex');
 
-interface Input {
-  info: PoStProofInfo;
-  proofs: PoStSectorProof[];
-  elements: Uint8Array[];
-  file: string;
-}
-const inputs: Record<'window' | 'winning', Input> = {} as Record<'window' | 'winning', Input>;
+let inputs: Record<'window' | 'winning', PoStInput>;
 
 const kiln = kilnCli;
 
@@ -58,21 +50,7 @@ before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'kiln-post-e2e-'));
   cache = join(dir, 'params', 'kiln-cache'); // the daemon below uses param_cache = dir/params
   // two 2 KiB sectors sealed by kiln (keeping replica, tree_r_last and comm_c), their vanilla proofs by gen-vanilla
-  const sectorArgs: string[] = [];
-  for (const n of [40, 41]) {
-    const s = await kiln(['seal', '--sector-size', '2KiB', '--out', join(dir, `c1-${n}.json`), '--sector', String(n), '--miner', 'f01234', '--rng-seed', `post-${n}`, '--sector-dir', join(dir, `sector-${n}`)]);
-    assert.equal(s.code, 0, s.stderr);
-    sectorArgs.push('--sector', join(dir, `sector-${n}`));
-  }
-  for (const [type, info] of [['window', WINDOW], ['winning', WINNING]] as const) {
-    const file = join(dir, `${type}.vanilla.json`);
-    const g = await kiln(['gen-vanilla', '--type', type, ...sectorArgs, '--randomness', hex, '--registered-proof', String(info.id), '--out', file]);
-    assert.equal(g.code, 0, g.stderr);
-    const elements = readVanillaFile(file);
-    inputs[type] = { info, proofs: elements.map((e) => parsePoStSectorProof(e, info)), elements, file };
-  }
-  assert.deepEqual(inputs.window.proofs.map((p) => p.sectorId), [40n, 41n]);
-  assert.equal(inputs.winning.proofs.length, 1);
+  inputs = await sealPoStInputs(dir, hex);
 });
 
 after(async () => {

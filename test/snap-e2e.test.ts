@@ -9,18 +9,17 @@
  *  - `kiln circuit-info --circuit snap-2k`: rust-fil-proofs' pinned 1,705,039 constraints.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ProofKind } from '../src/engine/types.js';
-import { readVanillaFile } from '../src/filecoin/post/vanilla.js';
 import { loadPorepVerifyingKey } from '../src/kinds/params.js';
 import { snapVerifyingKeySource, verifySnap } from '../src/kinds/snap/snap.js';
 import { readUpdateFile } from '../src/filecoin/snap/update-file.js';
 import { buildRequest } from '../src/client/grpc-client.js';
-import { kilnCli, smallSectorDaemon } from './e2e-support.js';
+import { kilnCli, sealSnapUpdates, smallSectorDaemon } from './e2e-support.js';
 
 const STATUS = { COMPLETED: 1, FAILED: 2 };
 
@@ -36,25 +35,7 @@ const dirs = (): string[] => ['--params-dir', join(dir, 'no-official-params'), '
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'kiln-snap-e2e-'));
   cache = join(dir, 'params', 'kiln-cache'); // the daemon below uses param_cache = dir/params
-  const s = await kiln(['seal', '--sector-size', '2KiB', '--out', join(dir, 'c1.json'), '--sector', '7', '--rng-seed', 'snap-7', '--sector-dir', join(dir, 'sector')]);
-  assert.equal(s.code, 0, s.stderr);
-  const data = Buffer.alloc(2032);
-  for (let i = 0; i < data.length; i++) data[i] = (i * 37 + 11) & 0xff;
-  writeFileSync(join(dir, 'data.bin'), data);
-  const u = await kiln(['update', '--sector-dir', join(dir, 'sector'), '--data', join(dir, 'data.bin'), '--out', join(dir, 'upd')]);
-  assert.equal(u.code, 0, u.stderr);
-  assert.match(u.stderr, /StackedDrg2KiBV1 update of sector 7: comm_r_old [0-9a-f]{64}, comm_d_new [0-9a-f]{64}, comm_r_new [0-9a-f]{64} \(h = 1\)/);
-  update = join(dir, 'upd', 'update.json');
-  elements = readVanillaFile(join(dir, 'upd', 'vanilla.json'));
-  assert.equal(elements.length, 1);
-  // comm_r_old is the sealed sector's comm_r
-  const sector = JSON.parse(readFileSync(join(dir, 'sector', 'sector.json'), 'utf8'));
-  assert.equal(JSON.parse(readFileSync(update, 'utf8')).commROld, sector.commR);
-  // a second update (other data) of the same sector: other comm_d_new / comm_r_new
-  data[0] ^= 1;
-  writeFileSync(join(dir, 'data2.bin'), data);
-  const u2 = await kiln(['update', '--sector-dir', join(dir, 'sector'), '--data', join(dir, 'data2.bin'), '--out', join(dir, 'upd2')]);
-  assert.equal(u2.code, 0, u2.stderr);
+  ({ update, elements } = await sealSnapUpdates(dir));
 });
 
 after(async () => {
