@@ -186,7 +186,7 @@ export type PlanTaskResult<R> = ({ ok: true; planMs: number; tapeMs?: number } &
  * 32 GiB, not on the event loop). Its refusal becomes the job's PlanError; the validate span gets the steps: the
  * wait for a worker (counted from `t0`, when the request's fields were first looked at), the checks, the tape.
  */
-export async function planInWorker<R>(ctx: PlanContext, task: SynthTask, t0: number): Promise<PlanTaskResult<R> & { ok: true }> {
+export async function planInWorker<R>(ctx: Pick<PlanContext, 'synthPool' | 'span'>, task: SynthTask, t0: number): Promise<PlanTaskResult<R> & { ok: true }> {
   const r = await ctx.synthPool.run<PlanTaskResult<R>>(task);
   if (!r.ok) throw new PlanError(r.error);
   ctx.span?.record('worker_wait', Math.max(0, performance.now() - t0 - r.planMs - (r.tapeMs ?? 0)));

@@ -119,7 +119,7 @@ function authPath(proof: MerkleProof<bigint>): AuthPath {
 }
 
 /** `Sector::circuit`: one circuit sector from (a slice of) a vanilla sector proof. */
-function sectorWitness(p: PoStSectorProof, proofs: readonly MerkleProof<bigint>[]): PoStSectorWitness {
+export function sectorWitness(p: PoStSectorProof, proofs: readonly MerkleProof<bigint>[]): PoStSectorWitness {
   return { commR: p.commR, commC: p.commC, commRLast: p.commRLast, leaves: proofs.map((x) => x.leaf), paths: proofs.map(authPath) };
 }
 
@@ -157,6 +157,9 @@ export interface PoStChallengeContext {
   readonly randomness: Uint8Array;
   /** WindowPoSt partition index (V1 challenge derivation uses it); 0 for WinningPoSt. */
   readonly partitionIndex: number;
+  /** The position of `sectors[0]` in the partition's sector list when a piece of it is checked (default 0): the
+   *  challenges' sector index and the messages' proof numbers count from it. */
+  readonly firstIndex?: number;
 }
 
 /** A sector list that cannot be proved (the message names the sector and challenge). */
@@ -175,7 +178,8 @@ export function postExpectedChallenges(p: PoStProofInfo, sectors: readonly PoStS
   if (p.type === 'winning') {
     return sectors.map((s) => Array.from({ length: WINNING_POST_CHALLENGE_COUNT }, (_, n) => postLeafChallenge(ctx.randomness, s.sectorId, BigInt(n), p.size.sectorSize)));
   }
-  return sectors.map((s, i) => postSectorChallenges(p, ctx.randomness, s.sectorId, ctx.partitionIndex * p.sectorCount + i));
+  const first = ctx.firstIndex ?? 0;
+  return sectors.map((s, i) => postSectorChallenges(p, ctx.randomness, s.sectorId, ctx.partitionIndex * p.sectorCount + first + i));
 }
 
 /**
@@ -192,11 +196,24 @@ export function postPublicInputs(p: PoStProofInfo, sectors: readonly { sectorId:
     return out;
   }
   if (sectors.length > p.sectorCount) throw new RangeError(`${sectors.length} sectors; a ${p.size.label} WindowPoSt partition holds at most ${p.sectorCount}`);
-  const per = 1 + p.challengeCount;
+  return padWindowInputs(p, windowSectorInputs(p, sectors, ctx));
+}
+
+/** A WindowPoSt piece's public inputs: [comm_r, c_0 … c_{n−1}] per sector, from ctx.firstIndex on, unpadded. */
+export function windowSectorInputs(p: PoStProofInfo, sectors: readonly { sectorId: bigint; commR: bigint }[], ctx: PoStChallengeContext): bigint[] {
+  const out: bigint[] = [];
+  const first = ctx.firstIndex ?? 0;
   sectors.forEach((s, i) => {
     out.push(s.commR);
-    for (const c of postSectorChallenges(p, ctx.randomness, s.sectorId, ctx.partitionIndex * p.sectorCount + i)) out.push(BigInt(c));
+    for (const c of postSectorChallenges(p, ctx.randomness, s.sectorId, ctx.partitionIndex * p.sectorCount + first + i)) out.push(BigInt(c));
   });
+  return out;
+}
+
+/** The WindowPoSt circuit's inputs from its real sectors' (windowSectorInputs in order): the last sector's
+ *  repeated up to sector_count. */
+export function padWindowInputs(p: PoStProofInfo, out: bigint[]): bigint[] {
+  const per = 1 + p.challengeCount;
   while (out.length < per * p.sectorCount) out.push(...out.slice(out.length - per));
   return out;
 }
@@ -222,11 +239,12 @@ export function checkPoStSectors(p: PoStProofInfo, sectors: readonly PoStSectorP
   const t = p.size.tree;
   const shape = expectedProofShape(t);
   const want = postExpectedChallenges(p, sectors, ctx);
+  const first = ctx.firstIndex ?? 0;
   sectors.forEach((s, i) => {
-    const who = `sector ${s.sectorId} (proof ${i})`;
+    const who = `sector ${s.sectorId} (proof ${first + i})`;
     const count = p.type === 'winning' ? WINNING_POST_CHALLENGE_COUNT : p.challengeCount;
     if (s.inclusionProofs.length !== count) throw new PoStInputError(`${who}: ${s.inclusionProofs.length} inclusion proofs, ${p.size.label} ${p.type === 'winning' ? 'WinningPoSt' : 'WindowPoSt'} needs ${count}`);
-    if (opts.commR !== false) checkCommR(s, i);
+    if (opts.commR !== false) checkCommR(s, first + i);
     s.inclusionProofs.forEach((ip, n) => {
       const where = `${who} challenge ${n}`;
       if (ip.shape !== shape) throw new PoStInputError(`${where}: a ${ip.shape} Merkle proof, ${p.size.label} trees take ${shape}`);

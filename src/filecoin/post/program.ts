@@ -58,7 +58,8 @@ export function postSlotWitness(params: PoStCircuitParams): { sectors: PoStSecto
 }
 
 /** The tape of a circuit: its leaves in slot order (a missing leaf is an error naming the slot). */
-export function postTape(circuit: FallbackPoStCircuit): bigint[] {
+/** The tape of a circuit, or of some of its sectors in order (each sector's slots follow the one before's). */
+export function postTape(circuit: { readonly sectors: readonly PoStSectorWitness[] }): bigint[] {
   const out: bigint[] = [];
   const push = (x: bigint | number | undefined): void => {
     if (x === undefined) throw new RangeError(`PoSt witness: leaf ${out.length} (tape slot) has no value`);

@@ -27,7 +27,7 @@ import { checkInputs, createKindCircuits, type KindOptions, nativeWitness, planI
 import type { ParamsSource } from '../params.js';
 import { findOfficialPoStParams, postParamsNames, postShapeCacheDir } from './post.js';
 import { witnessFromTape } from '../../r1cs/circuit-program.js';
-import type { PoStPlanArg, PoStPlanTaskResult, PoStWitnessArg } from './tasks.js';
+import { joinPoStPieces, type PoStPieceResult, type PoStPlanArg, type PoStPlanTaskResult, type PoStWitnessArg } from './tasks.js';
 import { checkPoStRequest } from './request.js';
 import { witnessRunner } from '../witness.js';
 
@@ -74,7 +74,7 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
     await circuits.available!(postCircuitId(info));
     const arg: PoStPlanArg = { registeredProof: info.id, elements, randomness: req.randomness, partitionIndex: req.partitionIndex, tape: runner !== undefined };
     // the validate span's steps: the request's fields and the wait for a worker, the checks and public inputs, the tape
-    const r = await planInWorker<PoStPlanTaskResult>(ctx, task('postPlanTask', arg), t0);
+    const r = await planPoStInWorkers(ctx, arg, t0, postPieces(type, elements.length, ctx.synthPool.size));
     return { info, elements, inputs: r.inputs, tape: r.tape, firstSectorId: r.firstSectorId, sectors: r.sectors, partitionIndex: req.partitionIndex };
   };
   const work = (plan: WorkerPlan, ctx: PlanContext, describe: string): ProofWork => {
@@ -109,6 +109,45 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
   const winning = plannerOf({ kind: ProofKind.WINNING_POST, name: 'winning-post', defaultPriority: Priority.CRITICAL, warm }, (req, ctx) => plan(req, ctx, 'winning'), work, (p) => `${postProofName(p.info)} sector ${p.firstSectorId}`);
   const window = plannerOf({ kind: ProofKind.WINDOW_POST_PARTITION, name: 'window-post', defaultPriority: Priority.HIGH }, (req, ctx) => plan(req, ctx, 'window'), work, (p) => `${postProofName(p.info)} partition ${p.partitionIndex} (${p.sectors} sectors)`);
   return { winning, window, planners: [winning, window], circuits, paramsSource };
+}
+
+/** A WindowPoSt partition of at least this many sectors is planned in pieces, on several synthesis workers at once. */
+export const POST_PIECE_MIN_SECTORS = 256;
+
+/** How many pieces a request of `sectors` vanilla proofs is planned in: a WindowPoSt of POST_PIECE_MIN_SECTORS or
+ *  more in one per general worker (at least 128 sectors each), anything else whole (1). */
+export function postPieces(type: 'winning' | 'window', sectors: number, workers: number): number {
+  if (type !== 'window' || sectors < POST_PIECE_MIN_SECTORS) return 1;
+  return Math.max(1, Math.min(workers, Math.floor(sectors / 128)));
+}
+
+/**
+ * The plan of a PoSt request in a synthesis worker (tasks.ts postPlanTask), or, with `pieces` > 1, of a large
+ * WindowPoSt in that many pieces of consecutive sectors on as many workers at once (postPlanPiece, joined by
+ * joinPoStPieces into the whole's inputs and tape): a 2,349-sector 32 GiB partition's ~2.5 s of checks and tape
+ * before its witness become the slowest piece's. Should any piece refuse, the request is planned again whole, so the
+ * refusal is the one a whole plan gives (its first fault in the whole's order). The validate span's steps: the wait
+ * for a worker, the checks, the tape (of the slowest piece, with the pieces).
+ */
+export async function planPoStInWorkers(ctx: Pick<PlanContext, 'synthPool' | 'span'>, arg: PoStPlanArg, t0: number, pieces: number): Promise<PoStPlanTaskResult & { ok: true }> {
+  const n = arg.elements.length;
+  if (pieces < 2 || n < 2) return planInWorker<PoStPlanTaskResult>(ctx, task('postPlanTask', arg), t0);
+  const size = Math.ceil(n / pieces);
+  const runs: Promise<PoStPieceResult>[] = [];
+  for (let first = 0; first < n; first += size) {
+    // copies of their own: a piece's message then clones its elements, not the request's whole buffer they view
+    const elements = arg.elements.slice(first, first + size).map((e) => e.slice());
+    runs.push(ctx.synthPool.run(task('postPlanPiece', { ...arg, elements, first })));
+  }
+  const got = await Promise.all(runs);
+  const ok = got.filter((p): p is PoStPieceResult & { ok: true } => p.ok);
+  if (ok.length < got.length) return planInWorker<PoStPlanTaskResult>(ctx, task('postPlanTask', arg), t0);
+  const joined = joinPoStPieces(arg.registeredProof, ok);
+  const slowest = ok.reduce((a, b) => (b.planMs + (b.tapeMs ?? 0) > a.planMs + (a.tapeMs ?? 0) ? b : a));
+  ctx.span?.record('worker_wait', Math.max(0, performance.now() - t0 - slowest.planMs - (slowest.tapeMs ?? 0)));
+  ctx.span?.record('checks', slowest.planMs);
+  if (slowest.tapeMs !== undefined) ctx.span?.record('tape', slowest.tapeMs);
+  return joined;
 }
 
 /** A request as the worker planned it: the checked raw elements, the public inputs, the witness tape. */

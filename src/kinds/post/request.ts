@@ -5,7 +5,7 @@
  */
 import { PlanError, type ProofRequest } from '../../engine/types.js';
 import { FR_MODULUS } from '../../field/layout.js';
-import { checkPoStSectors, PoStInputError, postPublicInputs } from '../../filecoin/post/circuit.js';
+import { checkPoStSectors, PoStInputError, postPublicInputs, windowSectorInputs, type PoStChallengeContext } from '../../filecoin/post/circuit.js';
 import { postProofById, postProofName } from '../../filecoin/post/registry.js';
 import type { PoStProofInfo, PoStSectorProof } from '../../filecoin/post/types.js';
 import { parsePoStSectorProof, VanillaProofError } from '../../filecoin/post/vanilla.js';
@@ -56,22 +56,37 @@ export function checkPoStRequest(req: ProofRequest, type: 'winning' | 'window'):
  * (tasks.ts postPlanTask). PlanError naming the problem.
  */
 export function planPoStSectors(info: PoStProofInfo, elements: readonly Uint8Array[], randomness: Uint8Array, partitionIndex: number): { sectors: PoStSectorProof[]; inputs: bigint[] } {
+  const { sectors, ctx } = checkPoStPiece(info, elements, randomness, partitionIndex, 0);
+  return { sectors, inputs: postPublicInputs(info, sectors, ctx) };
+}
+
+/**
+ * planPoStSectors of a WindowPoSt piece: `elements` are the partition's vanilla proofs from position `first` on
+ * (messages and challenges count from there, as the whole parse's do); its public inputs unpadded
+ * (windowSectorInputs: the planner joins the pieces' and pads, padWindowInputs).
+ */
+export function planPoStPiece(info: PoStProofInfo, elements: readonly Uint8Array[], randomness: Uint8Array, partitionIndex: number, first: number): { sectors: PoStSectorProof[]; inputs: bigint[] } {
+  const { sectors, ctx } = checkPoStPiece(info, elements, randomness, partitionIndex, first);
+  return { sectors, inputs: windowSectorInputs(info, sectors, ctx) };
+}
+
+function checkPoStPiece(info: PoStProofInfo, elements: readonly Uint8Array[], randomness: Uint8Array, partitionIndex: number, first: number): { sectors: PoStSectorProof[]; ctx: PoStChallengeContext } {
   const sectors = elements.map((bytes, k) => {
     try {
       return parsePoStSectorProof(bytes, info);
     } catch (e) {
-      if (e instanceof VanillaProofError) throw new PlanError(`vanilla_proofs[${k}]: ${e.message}`);
-      throw new PlanError(`vanilla_proofs[${k}]: ${(e as Error).message}`);
+      if (e instanceof VanillaProofError) throw new PlanError(`vanilla_proofs[${first + k}]: ${e.message}`);
+      throw new PlanError(`vanilla_proofs[${first + k}]: ${(e as Error).message}`);
     }
   });
-  const ctx = { randomness, partitionIndex };
+  const ctx: PoStChallengeContext = { randomness, partitionIndex, firstIndex: first };
   try {
     checkPoStSectors(info, sectors, ctx);
   } catch (e) {
     if (e instanceof PoStInputError) throw new PlanError(`${postProofName(info)}: ${e.message}`);
     throw e;
   }
-  return { sectors, inputs: postPublicInputs(info, sectors, ctx) };
+  return { sectors, ctx };
 }
 
 /** Validates a PoSt request for `type` and parses its vanilla proofs, in this thread (PlanError naming the problem). */

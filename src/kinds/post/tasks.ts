@@ -3,17 +3,20 @@
  *  - `postPlanTask`: the planner's parse of the vanilla proofs, their checks (paths, challenges, comm_r) and the
  *    public inputs (~2 s for a 2,349-sector 32 GiB WindowPoSt on the H200), and the partition's witness tape for
  *    the native witness program (transferred back, not copied: the event loop never holds the parsed sectors);
+ *  - `postPlanPiece`: the same for a piece of a large WindowPoSt partition's sectors (the planner runs the pieces
+ *    on several workers at once and joins them, joinPoStPieces: the same inputs and tape as postPlanTask's);
  *  - `postWitness`: the TypeScript witness, when the native witness path is off (the kind's tuning.witness 'ts',
  *    KILN_WITNESS=ts at the edges, or no CPU addon): the raw elements arrive structured-cloned and are parsed
  *    here again.
  * The planner's witness path reaches this thread in the task arguments (PoStPlanArg.tape, postWarm's `withNative`).
  */
-import { postCircuitFor } from '../../filecoin/post/circuit.js';
+import { padWindowInputs, postCircuitFor, sectorWitness } from '../../filecoin/post/circuit.js';
+import { FR_BYTES } from '../../field/layout.js';
 import { postTape } from '../../filecoin/post/program.js';
 import { encodeTapeWith } from '../../r1cs/circuit-program.js';
 import { postProofById } from '../../filecoin/post/registry.js';
 import { parsePoStSectorProofs } from '../../filecoin/post/vanilla.js';
-import { planPoStSectors } from './request.js';
+import { planPoStPiece, planPoStSectors } from './request.js';
 import type { PlanTaskResult } from '../kind.js';
 import { lazyWitnessRunner, timedWitness } from '../witness.js';
 import { postWitnessTs } from './post.js';
@@ -71,4 +74,59 @@ export function postPlanTask(arg: PoStPlanArg): PoStPlanTaskResult {
   // the native field's Montgomery conversion when the addon loads in this thread (~15x faster)
   const tape = encodeTapeWith(postTape(postCircuitFor(info, plan.sectors)), native());
   return { ...found, tape, tapeMs: performance.now() - t1 };
+}
+
+export interface PoStPieceArg extends PoStPlanArg {
+  /** The position of elements[0] in the partition's vanilla proofs. */
+  first: number;
+}
+
+/** What postPlanPiece finds: as postPlanTask, of the piece's sectors (inputs unpadded, the tape of its sectors' slots). */
+export type PoStPieceResult = PoStPlanTaskResult;
+
+/** planPoStPiece (messages as the whole parse gives them) of a WindowPoSt piece and, with `tape`, its sectors' tape. */
+export function postPlanPiece(arg: PoStPieceArg): PoStPieceResult {
+  const t0 = performance.now();
+  const info = postProofById(arg.registeredProof);
+  if (!info || info.type !== 'window') return { ok: false, error: `registered PoSt proof ${arg.registeredProof} is not a WindowPoSt proof` };
+  let plan: ReturnType<typeof planPoStPiece>;
+  try {
+    plan = planPoStPiece(info, arg.elements, arg.randomness, arg.partitionIndex, arg.first);
+  } catch (e) {
+    return { ok: false, error: (e as Error).message };
+  }
+  const t1 = performance.now();
+  const found = { ok: true as const, inputs: plan.inputs, firstSectorId: plan.sectors[0]!.sectorId, sectors: plan.sectors.length, planMs: t1 - t0 };
+  if (!arg.tape) return { ...found, tape: undefined };
+  const tape = encodeTapeWith(postTape({ sectors: plan.sectors.map((s) => sectorWitness(s, s.inclusionProofs)) }), native());
+  return { ...found, tape, tapeMs: performance.now() - t1 };
+}
+
+/**
+ * The pieces of a WindowPoSt partition (in order, each ok) joined into what postPlanTask gives for the whole: the
+ * public inputs padded with the last sector's up to sector_count, and the tape likewise (each sector's slots are one
+ * run of the same length, the circuit's padding sectors copies of the last real one). planMs/tapeMs: the slowest piece's.
+ */
+export function joinPoStPieces(registeredProof: number, pieces: readonly (PoStPieceResult & { ok: true })[]): PoStPlanTaskResult & { ok: true } {
+  const info = postProofById(registeredProof);
+  if (!info || info.type !== 'window') throw new RangeError(`registered PoSt proof ${registeredProof} is not a WindowPoSt proof`);
+  if (pieces.length === 0) throw new RangeError('no pieces');
+  const sectors = pieces.reduce((n, p) => n + p.sectors, 0);
+  const inputs = padWindowInputs(info, pieces.flatMap((p) => p.inputs));
+  let tape: Uint8Array | undefined;
+  if (pieces.every((p) => p.tape !== undefined)) {
+    const last = pieces[pieces.length - 1]!;
+    const sector = last.tape!.length / last.sectors;
+    if (!Number.isInteger(sector / FR_BYTES) || pieces.some((p) => p.tape!.length !== p.sectors * sector)) throw new RangeError('the pieces\' tapes differ in slots per sector');
+    tape = new Uint8Array(info.sectorCount * sector);
+    let o = 0;
+    for (const p of pieces) {
+      tape.set(p.tape!, o);
+      o += p.tape!.length;
+    }
+    const lastSector = tape.subarray(o - sector, o);
+    for (; o < tape.length; o += sector) tape.set(lastSector, o);
+  }
+  const max = (f: (p: PoStPieceResult & { ok: true }) => number | undefined): number => Math.max(...pieces.map((p) => f(p) ?? 0));
+  return { ok: true, inputs, firstSectorId: pieces[0]!.firstSectorId, sectors, tape, planMs: max((p) => p.planMs), ...(tape ? { tapeMs: max((p) => p.tapeMs) } : {}) };
 }
