@@ -295,16 +295,18 @@ describe('scheduling parts', () => {
 });
 
 describe('synthesis pool by rank', () => {
-  test('waiting tasks run by rank (FIFO within, unranked last); an urgent task takes the reserved worker while the others are busy; an aborted waiting task is dropped', async () => {
+  test('waiting tasks run by rank (FIFO within, unranked last); an urgent task takes the reserved worker while the others are busy; an aborted waiting task is dropped; idle counts the free general workers', async () => {
     const pool = new SynthesisPool(1, { reserved: 1 });
     const url = new URL('./pool-tasks.js', import.meta.url).href;
     const order: string[] = [];
     const run = (tag: string, ms: number, opts?: Parameters<SynthesisPool['run']>[1]) =>
       pool.run<{ tag: string; startMs: number; endMs: number }>({ module: url, fn: 'sleepTask', arg: { tag, ms } }, opts).then((r) => (order.push(r.tag), r));
     try {
-      const blocker = run('blocker', 1500); // the one general worker
-      const ac = new AbortController();
       const job = pool.forJob([-2, 7]); // a job's view: its rank, then the task's own
+      assert.deepEqual([pool.idle, job.idle], [1, 1]);
+      const blocker = run('blocker', 1500); // the one general worker
+      assert.deepEqual([pool.idle, job.idle], [0, 0]); // (the reserved worker is not counted)
+      const ac = new AbortController();
       const waiting = [run('normal seq 5', 10, { rank: [-2, 5] }), run('unranked', 10), job.run<{ tag: string }>({ module: url, fn: 'sleepTask', arg: { tag: 'job 7 partition 1', ms: 10 } }, { rank: [1] }).then((r) => order.push(r.tag)), run('normal seq 1', 10, { rank: [-2, 1] }), run('high seq 9', 10, { rank: [-3, 9] })];
       const dropped = run('dropped', 10, { rank: [-4, 0], signal: ac.signal });
       ac.abort(new Error('cancelled while waiting'));
@@ -314,6 +316,7 @@ describe('synthesis pool by rank', () => {
       await Promise.all(waiting);
       assert.deepEqual(order, ['urgent', 'blocker', 'high seq 9', 'normal seq 1', 'normal seq 5', 'job 7 partition 1', 'unranked']);
       assert.equal(pool.reserved, 1);
+      assert.deepEqual([pool.idle, job.idle], [1, 1]);
     } finally {
       await pool.close();
     }
@@ -427,6 +430,7 @@ describe('PoRep adapter', () => {
     const checksRun: number[] = [];
     const gated = {
       size: 1,
+      idle: 1,
       async run<T>(task: { fn: string; module: string; arg: unknown }, opts?: Parameters<SynthesisPool['run']>[1]): Promise<T> {
         if (task.fn === 'porepCheckPartition') {
           await gate;

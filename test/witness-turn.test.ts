@@ -17,7 +17,7 @@ function contexts(jobs: number): PlanContext[] {
   const slots = new RankedSemaphore(1);
   const buffers = { take: async (n: number) => new Uint8Array(n), give: () => undefined } as unknown as PlanContext['buffers'];
   return Array.from({ length: jobs }, (_, j) => ({
-    synthPool: { size: 1, run: () => Promise.reject(new Error('unused')) },
+    synthPool: { size: 1, idle: 1, run: () => Promise.reject(new Error('unused')) },
     buffers,
     witnessTurn: async (rank: readonly number[] = []) => {
       await slots.acquire([j, ...rank]);

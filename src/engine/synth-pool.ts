@@ -67,6 +67,8 @@ export interface SynthRunOptions {
 export interface SynthRunner {
   /** General workers (the ones any task may use). */
   readonly size: number;
+  /** General workers free now, less the tasks waiting for one (0 when the pool is busy). */
+  readonly idle: number;
   run<T>(task: SynthTask & { readonly __result?: T }, opts?: SynthRunOptions): Promise<T>;
 }
 
@@ -111,6 +113,10 @@ export class SynthesisPool implements SynthRunner {
     return this.queue.length;
   }
 
+  get idle(): number {
+    return Math.max(0, this.size - this.slots.filter((s) => !s.reserved && s.busy !== undefined).length - this.queue.length);
+  }
+
   run<T>(task: SynthTask & { readonly __result?: T }, opts: SynthRunOptions = {}): Promise<T> {
     if (this.closed) return Promise.reject(new Error('synthesis pool is closed'));
     const signal = opts.signal;
@@ -134,8 +140,12 @@ export class SynthesisPool implements SynthRunner {
 
   /** A view whose tasks rank at `rank` (a task's own rank is appended) and are `urgent` unless said otherwise. */
   forJob(rank: Rank, urgent = false): SynthRunner {
+    const pool = this;
     return {
       size: this.size,
+      get idle() {
+        return pool.idle;
+      },
       run: <T>(task: SynthTask, opts: SynthRunOptions = {}) => this.run<T>(task, { ...opts, rank: [...rank, ...(opts.rank ?? [])], urgent: opts.urgent ?? urgent }),
     };
   }

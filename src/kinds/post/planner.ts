@@ -74,7 +74,9 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
     await circuits.available!(postCircuitId(info));
     const arg: PoStPlanArg = { registeredProof: info.id, elements, randomness: req.randomness, partitionIndex: req.partitionIndex, tape: runner !== undefined };
     // the validate span's steps: the request's fields and the wait for a worker, the checks and public inputs, the tape
-    const r = await planPoStInWorkers(ctx, arg, t0, postPieces(type, elements.length, ctx.synthPool.size));
+    // in pieces on the workers free now: the jobs submitted with this one plan whole, on one worker each, and leave the
+    // cores to the witness of the first (its GPU time is their slack)
+    const r = await planPoStInWorkers(ctx, arg, t0, postPieces(type, elements.length, ctx.synthPool.idle));
     return { info, elements, inputs: r.inputs, tape: r.tape, firstSectorId: r.firstSectorId, sectors: r.sectors, partitionIndex: req.partitionIndex };
   };
   const work = (plan: WorkerPlan, ctx: PlanContext, describe: string): ProofWork => {
@@ -114,8 +116,8 @@ export function createPoStKind(opts: PoStKindOptions): PoStKind {
 /** A WindowPoSt partition of at least this many sectors is planned in pieces, on several synthesis workers at once. */
 export const POST_PIECE_MIN_SECTORS = 256;
 
-/** How many pieces a request of `sectors` vanilla proofs is planned in: a WindowPoSt of POST_PIECE_MIN_SECTORS or
- *  more in one per general worker (at least 128 sectors each), anything else whole (1). */
+/** How many pieces a request of `sectors` vanilla proofs is planned in on `workers` free workers: a WindowPoSt of
+ *  POST_PIECE_MIN_SECTORS or more in one per worker (at least 128 sectors each), anything else whole (1). */
 export function postPieces(type: 'winning' | 'window', sectors: number, workers: number): number {
   if (type !== 'window' || sectors < POST_PIECE_MIN_SECTORS) return 1;
   return Math.max(1, Math.min(workers, Math.floor(sectors / 128)));
