@@ -1,7 +1,8 @@
 /**
  * Poseidon through the native CPU addon (native/src/hash/poseidon.hpp: neptune's optimized form over
  * Montgomery Fr), for the C1 consistency checks (filecoin/c1-checks.ts, tree/path.ts): their ~170 hashes per
- * challenge took 10.7 s per 32 GiB partition in bigint TypeScript on the H100 machine. The
+ * challenge took 10.7 s per 32 GiB partition in bigint TypeScript on the H100 machine; and for the sealer's
+ * column hashes and trees (seal/poseidon-fast.ts hashGroupsInto: an 8 MiB seal's 60 s of Poseidon). The
  * constants are poseidon.ts's, handed to the addon once per arity; poseidon.ts's poseidonHash is the slow
  * twin (test/native-poseidon.test.ts) and what fastPoseidonHash falls back to without the addon.
  */
@@ -93,4 +94,16 @@ export function fastPoseidonHashMany(arity: number, preimages: readonly (readonl
   setup(a, arity);
   const out = a.poseidonHash(arity, frWords(flat));
   return preimages.map((_, i) => readWord(out, i));
+}
+
+/**
+ * Groups of `arity` canonical little-endian 32-byte elements (bytes.length / 32 / arity of them) → one 32-byte hash
+ * each (the MerkleTree domain tag), natively; undefined when the addon or the arity is not there (hash them in
+ * TypeScript). RangeError for an element that is not canonical (≥ r).
+ */
+export function nativeHashGroups(arity: number, bytes: Uint8Array): Uint8Array | undefined {
+  const a = nativePoseidon();
+  if (a === null || !NATIVE_ARITIES.has(arity)) return undefined;
+  setup(a, arity);
+  return a.poseidonHash(arity, bytes);
 }
