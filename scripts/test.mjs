@@ -30,7 +30,7 @@ const PARALLEL = new Set([
   'device-plan', 'filecoin-registry', 'snap-registry',
   // short ones (a few seconds with the process start, ~2 of them loading): no port, process, timing or memory figure
   'groth16-keys', 'native-curve', 'native-lincomb', 'groth16-partition', 'native-vs-reference', 'native-field',
-  'native-csr', 'config-example', 'compiled-circuit', 'tuning', 'import-graph', 'json-limits', 'c1-split', 'post-split',
+  'native-csr', 'config-example', 'compiled-circuit', 'tuning', 'import-graph', 'json-limits', 'c1-split', 'post-split', 'groth16-setup-scalars',
 ]);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');

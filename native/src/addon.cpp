@@ -330,6 +330,86 @@ class CsrCall : public Call {
 };
 
 // ---------------------------------------------------------------------------------------------
+// devSetupScalars(n, m, ni, na, A rowPtr colIdx coeffIdx coeffs, B …, C …, qa, qb, consts, h, l, ic, a, b): the CPU
+// development setup's scalars (setup/scalars.hpp) into the five Montgomery Fr outputs; consts = τ, α, β, γ⁻¹, δ⁻¹,
+// hScale (6 Montgomery Fr).
+
+class SetupScalarsCall : public Call {
+ public:
+  SetupScalarsCall(const Napi::CallbackInfo& info) : Call(info.Env(), "kiln.devSetupScalars") {
+    Napi::Env env = info.Env();
+    in_.n = count_arg(info, 0, "devSetupScalars: n", 4294967296.0);
+    in_.m = count_arg(info, 1, "devSetupScalars: constraints", 4294967295.0);
+    in_.ni = count_arg(info, 2, "devSetupScalars: inputs", 4294967295.0);
+    in_.na = count_arg(info, 3, "devSetupScalars: aux", 4294967295.0);
+    const size_t cols = in_.ni + in_.na;
+    CsrView* ms[3] = {&in_.a, &in_.b, &in_.c};
+    for (int k = 0; k < 3; k++) {
+      const size_t at = 4 + 4 * k;
+      U32s row_ptr = u32_arg(info, at, "devSetupScalars: rowPtr");
+      U32s col_idx = u32_arg(info, at + 1, "devSetupScalars: colIdx");
+      U32s coeff_idx = u32_arg(info, at + 2, "devSetupScalars: coeffIdx");
+      Bytes coeffs = u8_arg(info, at + 3, "devSetupScalars: coeffs");
+      if (row_ptr.len != in_.m + 1) throw_range(env, "devSetupScalars: a rowPtr must have constraints + 1 entries");
+      if (col_idx.len != coeff_idx.len) throw_range(env, "devSetupScalars: colIdx and coeffIdx lengths differ");
+      CsrView& v = *ms[k];
+      v.rows = in_.m;
+      v.cols = cols;
+      v.nnz = col_idx.len;
+      v.n_coeffs = elems(env, coeffs, sizeof(Fr), "devSetupScalars: coeffs");
+      v.row_ptr = row_ptr.data;
+      v.col_idx = col_idx.data;
+      v.coeff_idx = coeff_idx.data;
+      coeffs_[k] = Span<const Fr>(coeffs);
+      v.coeffs = coeffs_[k].get();
+      hold(row_ptr);
+      hold(col_idx);
+      hold(coeff_idx);
+      hold(coeffs);
+    }
+    U32s qa = u32_arg(info, 16, "devSetupScalars: qa");
+    U32s qb = u32_arg(info, 17, "devSetupScalars: qb");
+    in_.qa = qa.data;
+    in_.qa_len = qa.len;
+    in_.qb = qb.data;
+    in_.qb_len = qb.len;
+    hold(qa);
+    hold(qb);
+    Bytes k = u8_arg(info, 18, "devSetupScalars: consts");
+    if (k.len != 6 * sizeof(Fr)) throw_range(env, "devSetupScalars: consts must be 6 Fr elements (192 bytes)");
+    Fr c[6];
+    std::memcpy(static_cast<void*>(c), k.data, sizeof(c));
+    in_.tau = c[0];
+    in_.alpha = c[1];
+    in_.beta = c[2];
+    in_.gamma_inv = c[3];
+    in_.delta_inv = c[4];
+    in_.h_scale = c[5];
+    const size_t want[5] = {in_.n - 1, in_.na, in_.ni, in_.qa_len, in_.qb_len};
+    const char* names[5] = {"h", "l", "ic", "a", "b"};
+    for (int j = 0; j < 5; j++) {
+      out_[j] = u8_arg(info, 19 + j, "devSetupScalars: output");
+      if (out_[j].len != want[j] * sizeof(Fr))
+        throw_range(env, std::string("devSetupScalars: ") + names[j] + " must be " + std::to_string(want[j]) + " Fr elements");
+      hold(out_[j]);
+    }
+  }
+  void run() override {
+    const std::string err = setup_scalars_validate(in_);
+    if (!err.empty()) throw KilnError(ErrKind::Range, "devSetupScalars: " + err);
+    Span<Fr> o[5] = {Span<Fr>(out_[0]), Span<Fr>(out_[1]), Span<Fr>(out_[2]), Span<Fr>(out_[3]), Span<Fr>(out_[4])};
+    const std::string e = setup_scalars_fr(in_, SetupScalarsOut{o[0].get(), o[1].get(), o[2].get(), o[3].get(), o[4].get()});
+    if (!e.empty()) throw KilnError(ErrKind::Range, "devSetupScalars: " + e);
+    for (auto& x : o) x.copy_back();
+  }
+
+ private:
+  SetupScalarsIn in_{};
+  Span<const Fr> coeffs_[3];
+  Bytes out_[5];
+};
+
+// ---------------------------------------------------------------------------------------------
 // Witness programs: witnessRun(blocks, segments, coeffs, numInputs, numAux, tape, out).
 
 class WitnessCall : public Call {
@@ -1004,6 +1084,7 @@ const Export kExports[] = {
     {"ntt", Start<NttCall>},
     {"quotient", Start<QuotientCall>},
     {"csrMatVec", Start<CsrCall>},
+    {"devSetupScalars", Start<SetupScalarsCall>},
     {"witnessRun", Start<WitnessCall>},
     {"fixedBaseMulG1", Start<FixedBaseCall<G1>>},
     {"fixedBaseMulG2", Start<FixedBaseCall<G2>>},

@@ -10,6 +10,7 @@
 #include "ff/bls12_381.hpp"
 #include "msm/pippenger.hpp"
 #include "msm/precomputed.hpp"
+#include "setup/scalars.hpp"
 #include "sparse/csr.hpp"
 
 namespace kiln {
@@ -93,6 +94,8 @@ extern template struct EcIfma<Fq2>;
 void ntt_fr(Fr* a, unsigned log_n, bool inverse, bool coset);
 void quotient_fr(Fr* a, Fr* b, Fr* c, unsigned log_n);
 void csr_mat_vec_fr(const CsrView& m, const Fr* w, Fr* out);
+// The CPU development setup's scalars (setup/scalars.hpp); "" or the error.
+std::string setup_scalars_fr(const SetupScalarsIn& in, const SetupScalarsOut& out);
 #ifdef KILN_HAVE_IFMA
 // kernels_fr_ifma.cpp: the same on AVX-512 IFMA (called when cpu_ifma()).
 void ntt_fr_ifma(Fr* a, unsigned log_n, bool inverse, bool coset);

@@ -1,6 +1,7 @@
 // Fr entry points: NTT, the Groth16 quotient and the CSR matrix-vector product.
 #include "kernels.hpp"
 #include "ntt/ntt.hpp"
+#include "setup/scalars.hpp"
 
 namespace kiln {
 
@@ -20,5 +21,7 @@ void quotient_fr(Fr* a, Fr* b, Fr* c, unsigned log_n) {
 }
 
 void csr_mat_vec_fr(const CsrView& m, const Fr* w, Fr* out) { csr_mat_vec(m, w, out, pool()); }
+
+std::string setup_scalars_fr(const SetupScalarsIn& in, const SetupScalarsOut& out) { return setup_scalars(in, out, pool()); }
 
 }  // namespace kiln

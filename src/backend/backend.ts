@@ -260,6 +260,10 @@ export interface Backend extends PointCodec {
   fixedBaseMulG1(base: Uint8Array, scalars: Uint8Array): Promise<Uint8Array>;
   fixedBaseMulG2(base: Uint8Array, scalars: Uint8Array): Promise<Uint8Array>;
 
+  /** The CPU development setup's scalars (h, l, ic, a, b: Montgomery Fr) computed natively; absent: the
+   *  TypeScript twin (groth16/setup.ts setupScalarsTs) computes them. */
+  readonly devSetupScalars?: (input: SetupScalarsInput) => Promise<SetupScalars>;
+
   /** Bytes of backend memory one partition proof over a domain of `domainSize` (2^k) elements
    *  takes besides the witness: the a, b, c evaluations and the quotient's scratch and twiddle
    *  tables, as this backend's kernels size them. The engine's memory budget reserves it per
@@ -292,4 +296,23 @@ export interface Backend extends PointCodec {
    *  its five query sections written to `input.path` (groth16/setup-gpu.ts drives it and writes the
    *  verifying key). The same bytes as the CPU setup (groth16/setup.ts) for the same constants. */
   devSetupInsecure?(input: DevSetupInput): Promise<DevSetupResult>;
+}
+
+/** What Backend.devSetupScalars needs: the shape, the domain size, the A and B query indices, the constants (τ, α,
+ *  β, 1/γ, 1/δ, Z(τ)/δ as setup-constants.ts setupConstantsBytes lays them out). */
+export interface SetupScalarsInput {
+  shape: import('../r1cs/cs.js').CircuitShape;
+  n: number;
+  qa: Uint32Array;
+  qb: Uint32Array;
+  consts: Uint8Array;
+}
+
+/** The scalars of the fixed-base multiplications of a setup, Montgomery Fr: h (n − 1), l (aux), ic (inputs), a, b. */
+export interface SetupScalars {
+  h: Uint8Array;
+  l: Uint8Array;
+  ic: Uint8Array;
+  a: Uint8Array;
+  b: Uint8Array;
 }

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Backend, Capabilities, CsrMatrix, MsmOptions, MsmResult, PointGroup } from './backend.js';
+import type { Backend, Capabilities, CsrMatrix, MsmOptions, MsmResult, PointGroup, SetupScalars, SetupScalarsInput } from './backend.js';
 
 export type FieldName = 'fr' | 'fq' | 'fq2';
 export type FieldOpName = 'add' | 'sub' | 'mul' | 'sqr' | 'neg' | 'inv';
@@ -76,6 +76,15 @@ export interface NativeAddon {
   ): Promise<void>;
   fixedBaseMulG1(base: Uint8Array, scalars: Uint8Array): Promise<Uint8Array>;
   fixedBaseMulG2(base: Uint8Array, scalars: Uint8Array): Promise<Uint8Array>;
+  /** The CPU development setup's scalars (native/src/setup/scalars.hpp) into h, l, ic, a, b (Montgomery Fr). */
+  devSetupScalars?(
+    n: number, m: number, ni: number, na: number,
+    aRowPtr: Uint32Array, aColIdx: Uint32Array, aCoeffIdx: Uint32Array, aCoeffs: Uint8Array,
+    bRowPtr: Uint32Array, bColIdx: Uint32Array, bCoeffIdx: Uint32Array, bCoeffs: Uint8Array,
+    cRowPtr: Uint32Array, cColIdx: Uint32Array, cCoeffIdx: Uint32Array, cCoeffs: Uint8Array,
+    qa: Uint32Array, qb: Uint32Array, consts: Uint8Array,
+    h: Uint8Array, l: Uint8Array, ic: Uint8Array, a: Uint8Array, b: Uint8Array,
+  ): Promise<void>;
   /** Diagnostics: ns per operation of a dependent chain (fq_mul, fq_sqr, fq_add, fq_inv, fr_mul,
    *  fq2_mul). */
   microBench(op: string, iterations: number): number;
@@ -483,6 +492,24 @@ export class NativeBackend implements Backend {
     const table = new Uint32Array(p.segments.length * 4);
     p.segments.forEach((g, i) => table.set([g.block, g.auxBase, g.inputBase, g.slotBase], i * 4));
     return this.addon.witnessRun(p.blocks, table, p.coeffs, p.numInputs, p.numAux, tape, out);
+  }
+
+  /** The development setup's scalars natively (absent with an addon built before devSetupScalars). */
+  get devSetupScalars(): ((input: SetupScalarsInput) => Promise<SetupScalars>) | undefined {
+    const f = this.addon.devSetupScalars;
+    if (typeof f !== 'function') return undefined;
+    return async ({ shape, n, qa, qb, consts }) => {
+      const out = {
+        h: new Uint8Array((n - 1) * 32),
+        l: new Uint8Array(shape.numAux * 32),
+        ic: new Uint8Array(shape.numInputs * 32),
+        a: new Uint8Array(qa.length * 32),
+        b: new Uint8Array(qb.length * 32),
+      };
+      const m = (x: CsrMatrix): [Uint32Array, Uint32Array, Uint32Array, Uint8Array] => [x.rowPtr, x.colIdx, x.coeffIdx, x.coeffs];
+      await f.call(this.addon, n, shape.numConstraints, shape.numInputs, shape.numAux, ...m(shape.a), ...m(shape.b), ...m(shape.c), qa, qb, consts, out.h, out.l, out.ic, out.a, out.b);
+      return out;
+    };
   }
 
   async fixedBaseMulG1(base: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {

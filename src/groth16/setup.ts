@@ -21,7 +21,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Backend } from '../backend/backend.js';
+import type { Backend, SetupScalars } from '../backend/backend.js';
 import {
   FR_BYTES,
   FR_MODULUS,
@@ -57,8 +57,10 @@ import { domainSize } from './queries.js';
 import {
   insecureToxicWaste,
   setupConstants,
+  setupConstantsBytes,
   verifyingKeyPoints,
   type DevSetupOptions,
+  type SetupConstants,
   type ToxicWaste,
 } from './setup-constants.js';
 import { writeInsecureDevParamsGpu, type DevSetupProgress, type GpuDevParamsResult } from './setup-gpu.js';
@@ -211,37 +213,62 @@ class SetupSteps {
   }
 }
 
-/** The setup for given toxic waste (tests pin it; insecureDevSetup derives it from a seed). */
-export async function setupWithToxicWaste(circuit: CircuitLike, backend: Backend, tw: ToxicWaste, steps?: SetupSteps): Promise<Parameters> {
-  const { shape, queries: q } = compiledOf(circuit);
-  const n = domainSize(shape);
+/**
+ * The setup's scalars in TypeScript (the slow twin of Backend.devSetupScalars, native/src/setup/scalars.hpp; the
+ * same bytes): the Lagrange basis at τ, A/B/C at τ, then h_i = τ^i·Z(τ)/δ, l_j = (β·A + α·B + C)_{aux j}/δ,
+ * ic_i = (β·A + α·B + C)_i/γ, a = A(τ) over the A query, b = B(τ) over the B query (Montgomery Fr). `next` marks
+ * the steps (cpuSetupSteps' first three).
+ */
+export function setupScalarsTs(shape: CircuitShape, q: { a: Uint32Array; b: Uint32Array }, k: SetupConstants, n: number, next: () => void = () => {}): SetupScalars {
+  const { tau, alpha, beta, gammaInv, deltaInv, hScale } = k;
   const numInputs = shape.numInputs;
   const numAux = shape.numAux;
-  const { tau, alpha, beta, gammaInv, deltaInv, hScale } = setupConstants(tw, n);
-  const next = (): void => steps?.next();
-
   next();
   const lagrange = lagrangeAt(tau, n, shape.numConstraints + numInputs);
   next();
   const { a: at, b: bt, c: ct } = qapEvaluations(shape, lagrange);
   next();
 
-  const lc = (k: number): bigint => (beta * at[k] + alpha * bt[k] + ct[k]) % R;
+  const lc = (i: number): bigint => (beta * at[i] + alpha * bt[i] + ct[i]) % R;
 
   // h_i = τ^i · Z(τ)/δ
-  const hScalars = new Uint8Array((n - 1) * FR_BYTES);
+  const h = new Uint8Array((n - 1) * FR_BYTES);
   {
-    const v = viewOf(hScalars);
+    const v = viewOf(h);
     let t = hScale;
     for (let i = 0; i < n - 1; i++) {
       writeFrFast(v, i, t);
       t = (t * tau) % R;
     }
   }
-  const lScalars = frBuffer(at, numAux, (j) => (lc(numInputs + j) * deltaInv) % R);
-  const icScalars = frBuffer(at, numInputs, (i) => (lc(i) * gammaInv) % R);
-  const aScalars = frBuffer(at, q.a.length, (k) => at[q.a[k]]);
-  const bScalars = frBuffer(bt, q.b.length, (k) => bt[q.b[k]]);
+  return {
+    h,
+    l: frBuffer(at, numAux, (j) => (lc(numInputs + j) * deltaInv) % R),
+    ic: frBuffer(at, numInputs, (i) => (lc(i) * gammaInv) % R),
+    a: frBuffer(at, q.a.length, (i) => at[q.a[i]]),
+    b: frBuffer(bt, q.b.length, (i) => bt[q.b[i]]),
+  };
+}
+
+/** The setup for given toxic waste (tests pin it; insecureDevSetup derives it from a seed). */
+export async function setupWithToxicWaste(circuit: CircuitLike, backend: Backend, tw: ToxicWaste, steps?: SetupSteps): Promise<Parameters> {
+  const { shape, queries: q } = compiledOf(circuit);
+  const n = domainSize(shape);
+  const numInputs = shape.numInputs;
+  const k = setupConstants(tw, n);
+  const next = (): void => steps?.next();
+
+  let scalars: SetupScalars;
+  if (backend.devSetupScalars !== undefined) {
+    // natively (native/src/setup/scalars.hpp): the three field steps at once
+    next();
+    scalars = await backend.devSetupScalars({ shape, n, qa: q.a, qb: q.b, consts: setupConstantsBytes(k) });
+    next();
+    next();
+  } else {
+    scalars = setupScalarsTs(shape, q, k, n, next);
+  }
+  const { h: hScalars, l: lScalars, ic: icScalars, a: aScalars, b: bScalars } = scalars;
 
   const g1 = new Uint8Array(G1_BYTES);
   writeG1(g1, 0, G1.BASE);
