@@ -301,7 +301,8 @@ export interface Backend extends PointCodec {
 /** What Backend.devSetupScalars needs: the shape, the domain size, the A and B query indices, the constants (τ, α,
  *  β, 1/γ, 1/δ, Z(τ)/δ as setup-constants.ts setupConstantsBytes lays them out). */
 export interface SetupScalarsInput {
-  shape: import('../r1cs/cs.js').CircuitShape;
+  /** The circuit's counts and matrices (an r1cs CircuitShape). */
+  shape: { numConstraints: number; numInputs: number; numAux: number; a: CsrMatrix; b: CsrMatrix; c: CsrMatrix };
   n: number;
   qa: Uint32Array;
   qb: Uint32Array;
