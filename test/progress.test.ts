@@ -120,8 +120,9 @@ test('the CPU development setup reports its steps in weighted work, through a wo
   const dir = await mkdtemp(join(tmpdir(), 'kiln-setup-steps-'));
   try {
     const seen: [string, number, number][] = [];
-    await writeInsecureDevParamsCpu(shape, selectBackend('native', { warn: () => {} }), join(dir, 'p.params'), { onStep: (s, d, t) => void seen.push([s, d, t]) });
-    const steps = cpuSetupSteps(shape);
+    const backend = selectBackend('native', { warn: () => {} });
+    await writeInsecureDevParamsCpu(shape, backend, join(dir, 'p.params'), { onStep: (s, d, t) => void seen.push([s, d, t]) });
+    const steps = cpuSetupSteps(shape, backend.devSetupScalars !== undefined);
     assert.deepEqual(seen.map(([s]) => s), [...steps.map((x) => x.step), 'done']);
     const total = steps.reduce((a, x) => a + x.work, 0);
     assert.ok(seen.every(([, d, t], i) => t === total && (i === 0 || d >= seen[i - 1]![1])));
