@@ -18,16 +18,9 @@ import { recordShape, shapeDigest } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
 import { postProofsFor, testPoStInfo, testRandomness, testSector } from './post-support.js';
 import type { TreeShape } from '../src/filecoin/registry.js';
+import { firstDifference } from './support.js';
 
 const backend = new NativeBackend();
-
-function firstDifference(a: Uint8Array, b: Uint8Array): number {
-  if (a.length !== b.length) return Math.min(a.length, b.length) / 32;
-  for (let i = 0; i < a.length / 32; i++) {
-    if (!Buffer.from(a.subarray(i * 32, i * 32 + 32)).equals(Buffer.from(b.subarray(i * 32, i * 32 + 32)))) return i;
-  }
-  return -1;
-}
 
 for (const [id, nSectors] of [[10, 2], [10, 1], [0, 1]] as const) {
   const info = postProofById(id)!;

@@ -17,16 +17,9 @@ import { interpretProgram } from '../src/r1cs/program-interpreter.js';
 import { recordShape, shapeDigest } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
 import { snapFixture } from './snap-support.js';
+import { firstDifference } from './support.js';
 
 const backend = new NativeBackend();
-
-function firstDifference(a: Uint8Array, b: Uint8Array): number {
-  if (a.length !== b.length) return Math.min(a.length, b.length) / 32;
-  for (let i = 0; i < a.length / 32; i++) {
-    if (!Buffer.from(a.subarray(i * 32, i * 32 + 32)).equals(Buffer.from(b.subarray(i * 32, i * 32 + 32)))) return i;
-  }
-  return -1;
-}
 
 for (const [label, nodes, k] of [['2 KiB', SNAP_SECTOR_NODES['2KiB'], 0], ['16 KiB partition 1', SNAP_SECTOR_NODES['16KiB'], 1]] as const) {
   test(`${label}: native witness = WitnessGenerator byte for byte; the program's shape = the blank circuit's`, { timeout: 600_000 }, async () => {

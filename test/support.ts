@@ -190,3 +190,14 @@ export function progressTask(arg: { n: number }, progress: (p: unknown) => void)
   for (let k = 1; k <= arg.n; k++) progress({ step: `step ${k}`, done: k, total: arg.n });
   return arg.n;
 }
+
+/** The first 32-byte element where two assignments differ (-1: equal; the shorter length when the lengths differ):
+ *  the witness-program tests' byte-for-byte comparison, naming where. */
+export function firstDifference(a: Uint8Array, b: Uint8Array): number {
+  if (a.length !== b.length) return Math.min(a.length, b.length) / 32;
+  if (Buffer.from(a).equals(Buffer.from(b))) return -1;
+  for (let i = 0; i < a.length / 32; i++) {
+    if (!Buffer.from(a.subarray(i * 32, i * 32 + 32)).equals(Buffer.from(b.subarray(i * 32, i * 32 + 32)))) return i;
+  }
+  return -1;
+}

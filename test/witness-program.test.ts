@@ -29,18 +29,9 @@ import { interpretProgram } from '../src/r1cs/program-interpreter.js';
 import { recordProgram } from '../src/r1cs/program-recorder.js';
 import { recordShape, shapeDigest } from '../src/r1cs/shape.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
-import { fixture, rng } from './support.js';
+import { firstDifference, fixture, rng } from './support.js';
 
 const backend = new NativeBackend();
-
-function firstDifference(a: Uint8Array, b: Uint8Array): number {
-  if (a.length !== b.length) return Math.min(a.length, b.length) / 32;
-  if (Buffer.from(a).equals(Buffer.from(b))) return -1;
-  for (let i = 0; i < a.length / 32; i++) {
-    if (!Buffer.from(a.subarray(i * 32, i * 32 + 32)).equals(Buffer.from(b.subarray(i * 32, i * 32 + 32)))) return i;
-  }
-  return -1;
-}
 
 function tsWitness(c1: C1Output, partition: number, numInputs: number): Uint8Array {
   const gen = new WitnessGenerator(numInputs);
