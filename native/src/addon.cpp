@@ -275,25 +275,42 @@ class QuotientCall : public Call {
 // ---------------------------------------------------------------------------------------------
 // CSR matrix-vector product: csrMatVec(rows, cols, rowPtr, colIdx, coeffIdx, coeffs, w, out).
 
+// A CSR matrix's four arguments from `at` (rowPtr, colIdx, coeffIdx, coeffs) into `m`, whose rows and cols are set:
+// lengths checked (the indices are checked off the JS thread, csr_validate), the buffers held by `call`, the
+// coefficients aligned in `coeffs` (which must outlive the call). Returns the coefficients' bytes.
+Bytes csr_args(Call& call, const Napi::CallbackInfo& info, size_t at, const std::string& fn, CsrView& m, Span<const Fr>& coeffs) {
+  Napi::Env env = info.Env();
+  U32s row_ptr = u32_arg(info, at, (fn + ": rowPtr").c_str());
+  U32s col_idx = u32_arg(info, at + 1, (fn + ": colIdx").c_str());
+  U32s coeff_idx = u32_arg(info, at + 2, (fn + ": coeffIdx").c_str());
+  Bytes c = u8_arg(info, at + 3, (fn + ": coeffs").c_str());
+  if (row_ptr.len != m.rows + 1)
+    throw_range(env, fn + ": rowPtr has " + std::to_string(row_ptr.len) + " entries, expected rows + 1 = " + std::to_string(m.rows + 1));
+  if (col_idx.len != coeff_idx.len)
+    throw_range(env, fn + ": colIdx and coeffIdx lengths differ (" + std::to_string(col_idx.len) + " vs " + std::to_string(coeff_idx.len) + ")");
+  m.n_coeffs = elems(env, c, sizeof(Fr), (fn + ": coeffs").c_str());
+  m.nnz = col_idx.len;
+  m.row_ptr = row_ptr.data;
+  m.col_idx = col_idx.data;
+  m.coeff_idx = coeff_idx.data;
+  coeffs = Span<const Fr>(c);
+  m.coeffs = coeffs.get();
+  call.hold(row_ptr);
+  call.hold(col_idx);
+  call.hold(coeff_idx);
+  call.hold(c);
+  return c;
+}
+
 class CsrCall : public Call {
  public:
   CsrCall(const Napi::CallbackInfo& info) : Call(info.Env(), "kiln.csrMatVec") {
     Napi::Env env = info.Env();
     m_.rows = count_arg(info, 0, "csrMatVec: rows", 4294967295.0);
     m_.cols = count_arg(info, 1, "csrMatVec: cols", 4294967295.0);
-    U32s row_ptr = u32_arg(info, 2, "csrMatVec: rowPtr");
-    U32s col_idx = u32_arg(info, 3, "csrMatVec: colIdx");
-    U32s coeff_idx = u32_arg(info, 4, "csrMatVec: coeffIdx");
-    Bytes coeffs = u8_arg(info, 5, "csrMatVec: coeffs");
+    const Bytes coeffs = csr_args(*this, info, 2, "csrMatVec", m_, coeffs_);
     w_ = u8_arg(info, 6, "csrMatVec: w");
     out_ = u8_arg(info, 7, "csrMatVec: out");
-    if (row_ptr.len != m_.rows + 1)
-      throw_range(env, "csrMatVec: rowPtr has " + std::to_string(row_ptr.len) + " entries, expected rows + 1 = " +
-                           std::to_string(m_.rows + 1));
-    if (col_idx.len != coeff_idx.len)
-      throw_range(env, "csrMatVec: colIdx and coeffIdx lengths differ (" + std::to_string(col_idx.len) + " vs " +
-                           std::to_string(coeff_idx.len) + ")");
-    m_.n_coeffs = elems(env, coeffs, sizeof(Fr), "csrMatVec: coeffs");
     if (w_.len != m_.cols * sizeof(Fr))
       throw_range(env, "csrMatVec: w has " + std::to_string(w_.len) + " bytes, expected cols * 32 = " +
                            std::to_string(m_.cols * sizeof(Fr)));
@@ -301,16 +318,6 @@ class CsrCall : public Call {
       throw_range(env, "csrMatVec: out has " + std::to_string(out_.len) + " bytes, expected rows * 32 = " +
                            std::to_string(m_.rows * sizeof(Fr)));
     if (overlaps(out_, w_) || overlaps(out_, coeffs)) throw_range(env, "csrMatVec: out must not overlap w or coeffs");
-    m_.nnz = col_idx.len;
-    m_.row_ptr = row_ptr.data;
-    m_.col_idx = col_idx.data;
-    m_.coeff_idx = coeff_idx.data;
-    coeffs_ = Span<const Fr>(coeffs);
-    m_.coeffs = coeffs_.get();
-    hold(row_ptr);
-    hold(col_idx);
-    hold(coeff_idx);
-    hold(coeffs);
     hold(w_);
     hold(out_);
   }
@@ -345,27 +352,9 @@ class SetupScalarsCall : public Call {
     const size_t cols = in_.ni + in_.na;
     CsrView* ms[3] = {&in_.a, &in_.b, &in_.c};
     for (int k = 0; k < 3; k++) {
-      const size_t at = 4 + 4 * k;
-      U32s row_ptr = u32_arg(info, at, "devSetupScalars: rowPtr");
-      U32s col_idx = u32_arg(info, at + 1, "devSetupScalars: colIdx");
-      U32s coeff_idx = u32_arg(info, at + 2, "devSetupScalars: coeffIdx");
-      Bytes coeffs = u8_arg(info, at + 3, "devSetupScalars: coeffs");
-      if (row_ptr.len != in_.m + 1) throw_range(env, "devSetupScalars: a rowPtr must have constraints + 1 entries");
-      if (col_idx.len != coeff_idx.len) throw_range(env, "devSetupScalars: colIdx and coeffIdx lengths differ");
-      CsrView& v = *ms[k];
-      v.rows = in_.m;
-      v.cols = cols;
-      v.nnz = col_idx.len;
-      v.n_coeffs = elems(env, coeffs, sizeof(Fr), "devSetupScalars: coeffs");
-      v.row_ptr = row_ptr.data;
-      v.col_idx = col_idx.data;
-      v.coeff_idx = coeff_idx.data;
-      coeffs_[k] = Span<const Fr>(coeffs);
-      v.coeffs = coeffs_[k].get();
-      hold(row_ptr);
-      hold(col_idx);
-      hold(coeff_idx);
-      hold(coeffs);
+      ms[k]->rows = in_.m;
+      ms[k]->cols = cols;
+      csr_args(*this, info, 4 + 4 * k, "devSetupScalars", *ms[k], coeffs_[k]);
     }
     U32s qa = u32_arg(info, 16, "devSetupScalars: qa");
     U32s qb = u32_arg(info, 17, "devSetupScalars: qb");

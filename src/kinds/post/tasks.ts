@@ -15,6 +15,7 @@ import { FR_BYTES } from '../../field/layout.js';
 import { postTape } from '../../filecoin/post/program.js';
 import { encodeTapeWith } from '../../r1cs/circuit-program.js';
 import { postProofById } from '../../filecoin/post/registry.js';
+import type { PoStProofInfo, PoStSectorProof } from '../../filecoin/post/types.js';
 import { parsePoStSectorProofs } from '../../filecoin/post/vanilla.js';
 import { planPoStPiece, planPoStSectors } from './request.js';
 import type { PlanTaskResult } from '../kind.js';
@@ -59,20 +60,35 @@ export function postWarm(withNative: boolean): boolean {
 
 /** planPoStSectors (messages as the planner gives them) and, with `tape`, the encoded witness tape. */
 export function postPlanTask(arg: PoStPlanArg): PoStPlanTaskResult {
+  return planTask(
+    arg,
+    (info) => planPoStSectors(info, arg.elements, arg.randomness, arg.partitionIndex),
+    (info, sectors) => postTape(postCircuitFor(info, sectors)),
+  );
+}
+
+/** A plan task's body: the info, `plan` (its PlanError the refusal), and with `arg.tape` the tape `tapeOf` the
+ *  planned sectors, encoded (the native field's Montgomery conversion when the addon loads here: ~15× faster). */
+function planTask(
+  arg: PoStPlanArg,
+  plan: (info: PoStProofInfo) => { sectors: PoStSectorProof[]; inputs: bigint[] },
+  tapeOf: (info: PoStProofInfo, sectors: PoStSectorProof[]) => bigint[],
+  window = false,
+): PoStPlanTaskResult {
   const t0 = performance.now();
   const info = postProofById(arg.registeredProof);
   if (!info) return { ok: false, error: `unknown registered PoSt proof ${arg.registeredProof}` };
-  let plan: ReturnType<typeof planPoStSectors>;
+  if (window && info.type !== 'window') return { ok: false, error: `registered PoSt proof ${arg.registeredProof} is not a WindowPoSt proof` };
+  let planned: ReturnType<typeof plan>;
   try {
-    plan = planPoStSectors(info, arg.elements, arg.randomness, arg.partitionIndex);
+    planned = plan(info);
   } catch (e) {
     return { ok: false, error: (e as Error).message };
   }
   const t1 = performance.now();
-  const found = { ok: true as const, inputs: plan.inputs, firstSectorId: plan.sectors[0]!.sectorId, sectors: plan.sectors.length, planMs: t1 - t0 };
+  const found = { ok: true as const, inputs: planned.inputs, firstSectorId: planned.sectors[0]!.sectorId, sectors: planned.sectors.length, planMs: t1 - t0 };
   if (!arg.tape) return { ...found, tape: undefined };
-  // the native field's Montgomery conversion when the addon loads in this thread (~15x faster)
-  const tape = encodeTapeWith(postTape(postCircuitFor(info, plan.sectors)), native());
+  const tape = encodeTapeWith(tapeOf(info, planned.sectors), native());
   return { ...found, tape, tapeMs: performance.now() - t1 };
 }
 
@@ -86,20 +102,12 @@ export type PoStPieceResult = PoStPlanTaskResult;
 
 /** planPoStPiece (messages as the whole parse gives them) of a WindowPoSt piece and, with `tape`, its sectors' tape. */
 export function postPlanPiece(arg: PoStPieceArg): PoStPieceResult {
-  const t0 = performance.now();
-  const info = postProofById(arg.registeredProof);
-  if (!info || info.type !== 'window') return { ok: false, error: `registered PoSt proof ${arg.registeredProof} is not a WindowPoSt proof` };
-  let plan: ReturnType<typeof planPoStPiece>;
-  try {
-    plan = planPoStPiece(info, arg.elements, arg.randomness, arg.partitionIndex, arg.first);
-  } catch (e) {
-    return { ok: false, error: (e as Error).message };
-  }
-  const t1 = performance.now();
-  const found = { ok: true as const, inputs: plan.inputs, firstSectorId: plan.sectors[0]!.sectorId, sectors: plan.sectors.length, planMs: t1 - t0 };
-  if (!arg.tape) return { ...found, tape: undefined };
-  const tape = encodeTapeWith(postTape({ sectors: plan.sectors.map((s) => sectorWitness(s, s.inclusionProofs)) }), native());
-  return { ...found, tape, tapeMs: performance.now() - t1 };
+  return planTask(
+    arg,
+    (info) => planPoStPiece(info, arg.elements, arg.randomness, arg.partitionIndex, arg.first),
+    (_info, sectors) => postTape({ sectors: sectors.map((s) => sectorWitness(s, s.inclusionProofs)) }),
+    true,
+  );
 }
 
 /**
