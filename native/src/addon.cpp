@@ -441,7 +441,7 @@ class WitnessCall : public Call {
     const auto t0 = std::chrono::steady_clock::now();
     Span<const Fr> tape(tape_);
     Span<Fr> out(out_);
-    const std::string err = witness::run(p_, tape.get(), out.get());
+    const std::string err = witness::run(p_, tape.get(), out.get(), dot_fr());
     if (!err.empty()) throw KilnError(ErrKind::Generic, "witnessRun: " + err);
     out.copy_back();
     ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

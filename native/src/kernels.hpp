@@ -8,6 +8,7 @@
 #include "codec/zcash.hpp"
 #include "ec/xyzz.hpp"
 #include "ff/bls12_381.hpp"
+#include "ff/dot.hpp"
 #include "msm/pippenger.hpp"
 #include "msm/precomputed.hpp"
 #include "setup/scalars.hpp"
@@ -94,12 +95,15 @@ extern template struct EcIfma<Fq2>;
 void ntt_fr(Fr* a, unsigned log_n, bool inverse, bool coset);
 void quotient_fr(Fr* a, Fr* b, Fr* c, unsigned log_n);
 void csr_mat_vec_fr(const CsrView& m, const Fr* w, Fr* out);
+// The witness interpreter's linear combinations (ff/dot.hpp): dot_fr_ifma when cpu_ifma(), else the scalar path.
+dot::Fn dot_fr();
 // The CPU development setup's scalars (setup/scalars.hpp); "" or the error.
 std::string setup_scalars_fr(const SetupScalarsIn& in, const SetupScalarsOut& out);
 #ifdef KILN_HAVE_IFMA
 // kernels_fr_ifma.cpp: the same on AVX-512 IFMA (called when cpu_ifma()).
 void ntt_fr_ifma(Fr* a, unsigned log_n, bool inverse, bool coset);
 void quotient_fr_ifma(Fr* a, Fr* b, Fr* c, unsigned log_n);
+Fr dot_fr_ifma(const Fr* const* xs, const Fr* const* cs, u32 n);
 #endif
 
 }  // namespace kiln

@@ -20,6 +20,13 @@ void quotient_fr(Fr* a, Fr* b, Fr* c, unsigned log_n) {
   quotient(a, b, c, log_n, pool());
 }
 
+dot::Fn dot_fr() {
+#ifdef KILN_HAVE_IFMA
+  if (cpu_ifma()) return dot_fr_ifma;
+#endif
+  return dot::run_scalar;
+}
+
 void csr_mat_vec_fr(const CsrView& m, const Fr* w, Fr* out) { csr_mat_vec(m, w, out, pool()); }
 
 std::string setup_scalars_fr(const SetupScalarsIn& in, const SetupScalarsOut& out) { return setup_scalars(in, out, pool()); }

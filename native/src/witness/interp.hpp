@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ff/bls12_381.hpp"
+#include "ff/dot.hpp"
 #include "util/thread_pool.hpp"
 
 namespace kiln {
@@ -85,8 +86,8 @@ struct Fail {
 
 class Runner {
  public:
-  Runner(const Program& p, const Fr* tape, Fr* out, size_t seg_index)
-      : p_(p), tape_(tape), in_(out), aux_(out + p.num_inputs), si_(seg_index) {}
+  Runner(const Program& p, const Fr* tape, Fr* out, size_t seg_index, dot::Fn dot)
+      : p_(p), tape_(tape), in_(out), aux_(out + p.num_inputs), si_(seg_index), dot_(dot) {}
 
   void run(const Segment& seg, const Bounds& b) {
     b_ = b;
@@ -167,11 +168,18 @@ class Runner {
         }
         case LC: {
           need((size_t)count * 2);
+          // operands checked first, then the products in runs (ff/dot.hpp: one reduction per run)
           Fr acc = Fr::zero();
-          for (u32 i = 0; i < count; i++) {
-            const Fr& v = get(w[k]);
-            acc += coeff(w[k + 1]) * v;
-            k += 2;
+          const Fr* xs[dot::kRun];
+          const Fr* cs[dot::kRun];
+          for (u32 i = 0; i < count;) {
+            const u32 n = count - i > dot::kRun ? dot::kRun : count - i;
+            for (u32 j = 0; j < n; j++, k += 2) {
+              xs[j] = &get(w[k]);
+              cs[j] = &coeff(w[k + 1]);
+            }
+            acc += dot_(xs, cs, n);
+            i += n;
           }
           put(acc);
           break;
@@ -289,6 +297,7 @@ class Runner {
   Fr* in_;
   Fr* aux_;
   size_t si_;
+  dot::Fn dot_;
   Bounds b_{};
   size_t next_input_ = 0, next_aux_ = 0;
   bool to_input_ = false;
@@ -297,8 +306,8 @@ class Runner {
 }  // namespace detail
 
 // Runs the program; out has (num_inputs + num_aux) elements. Returns "" or the first error (by
-// segment order). Writes ONE at element 0.
-inline std::string run(const Program& p, const Fr* tape, Fr* out) {
+// segment order). Writes ONE at element 0. `dot` forms the linear combinations (the same bytes whichever).
+inline std::string run(const Program& p, const Fr* tape, Fr* out, dot::Fn dot = dot::run_scalar) {
   using namespace detail;
   if (p.segments.empty()) return "program has no segments";
   for (size_t s = 0; s < p.segments.size(); s++) {
@@ -344,7 +353,7 @@ inline std::string run(const Program& p, const Fr* tape, Fr* out) {
     b.slot_end_rel = s == 0 ? 0 : slot_end - g.slot_base;
     b.in_limit = s == 0 ? pro_inputs : in_end;
     b.ax_limit = s == 0 ? pro_aux : aux_end;
-    Runner r(p, tape, out, s);
+    Runner r(p, tape, out, s, dot);
     try {
       r.run(g, b);
       if (r.end_input_ != b.in_limit || r.end_aux_ != b.ax_limit)
