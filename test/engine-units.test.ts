@@ -577,6 +577,31 @@ describe('BufferPool (witness buffers reused across partitions)', () => {
     await tick();
     assert.equal(be.allocs, be.frees);
   });
+  test('maxIdle counts per size: small buffers warmed first do not push out the large ones (bench:mixed: WinningPoSt, then PoRep)', async () => {
+    const be = fakeBackend();
+    const budget = new MemoryBudget(10_000);
+    const pool = new BufferPool(be as never, budget, 2);
+    assert.equal(await pool.warm(10), 2, "WinningPoSt's PreloadSRS");
+    assert.equal(await pool.warm(3000), 2, "PoRep's PreloadSRS: its own two");
+    // partitions of both kinds, back to back: every buffer reused, none freed or made again
+    for (let round = 0; round < 5; round++) {
+      const big = [await pool.take(3000), await pool.take(3000)];
+      const small = await pool.take(10);
+      for (const b of [...big, small]) pool.give(b);
+    }
+    await tick();
+    assert.deepEqual([be.allocs, be.frees, pool.reused], [4, 0, 15]);
+    assert.equal(budget.reserved, 2 * 3000 + 2 * 10, 'the idle buffers hold their reservations');
+    // the budget still bounds them all: a reservation that needs the room trims the idle pool
+    const r = budget.tryReserve(9000, 'srs');
+    assert.ok(r);
+    assert.ok(pool.idleBytes <= 1000);
+    budget.release(r!);
+    pool.close();
+    await tick();
+    assert.equal(be.allocs, be.frees);
+  });
+
   test('takes from allocAsync when the backend has it (the event loop is not held while it allocates)', async () => {
     const be = fakeBackend();
     let pending = 0;
@@ -616,8 +641,10 @@ describe('BufferPool (witness buffers reused across partitions)', () => {
     // here; 1000 − 300 idle leaves room for two more of 300
     assert.equal(await pool.warm(300), 2, 'up to maxIdle idle buffers');
     assert.deepEqual([pool.idleBytes, budget.reserved], [900, 900]);
-    assert.equal(await pool.warm(50, 1), 0, 'no room: maxIdle idle buffers already');
-    pool.give(a); // the pool is full: freed
+    assert.equal(await pool.warm(300), 0, 'no room: maxIdle idle buffers of that size already');
+    assert.equal(await pool.warm(50, 1), 1, 'another size has a maxIdle of its own (the budget still has 100)');
+    assert.equal(await pool.warm(60, 1), 0, 'but the budget has not');
+    pool.give(a); // maxIdle of its size idle: freed
     await tick();
     assert.equal(be.frees, 1);
     const tb = new MemoryBudget(500);

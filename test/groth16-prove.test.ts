@@ -308,3 +308,20 @@ test('verifyProofNative (input sum by the native MSM) answers as verifyProof (no
   await assert.rejects(verifyProofNative(pvk, proof, inputs.slice(1), native), /public inputs given/);
   await assert.rejects(verifyProofNative(pvk, proof, [...inputs.slice(1), R], native), /not a field element/);
 });
+
+test("the verification workers' prepareKey warms with a stand-in proof that fails; a real proof then verifies, a changed input does not", async () => {
+  const { prepareKey, verifyEncoded, encodedVerifyingKey, affineProof } = await import('../src/engine/verify-task.js');
+  const backend = backends[0];
+  const { shape, assignment, inputs } = compile(new RandomCircuit(21, 3, 9));
+  const params = await insecureDevSetup(shape, backend);
+  const { vk, vkId } = encodedVerifyingKey(params.vk);
+  const warm = await prepareKey({ vk, vkId });
+  assert.equal(warm.warmed, true, 'the stand-in (the generators) must not verify');
+  const { proof } = await prove(params, shape, assignment, backend);
+  const pub = inputs;
+  const ok = await verifyEncoded({ vk, vkId, proof: affineProof(proof), inputs: pub });
+  assert.equal(ok.ok, true);
+  assert.deepEqual(ok.encoded, encodeProof(proof));
+  const bad = await verifyEncoded({ vk, vkId, proof: affineProof(proof), inputs: [pub[0] + 1n, ...pub.slice(1)] });
+  assert.equal(bad.ok, false);
+});

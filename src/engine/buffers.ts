@@ -8,8 +8,12 @@
  * Accounting: a buffer in use is covered by its partition's reservation (the engine reserves the
  * witness bytes per partition in flight); an idle buffer in the pool holds a reservation of its own
  * ("witness pool (idle)"), so the memory budget counts what is really held. Idle buffers are freed
- * when the budget is under pressure (before SRS entries are evicted), when more than `maxIdle` are
- * kept, and on close. Frees happen off the caller's path (setImmediate), never while a request waits
+ * when the budget is under pressure (before SRS entries are evicted), when more than `maxIdle` of one
+ * size are kept, and on close. `maxIdle` counts per size: a daemon serving WinningPoSt (a few MB per
+ * partition) and PoRep (4.2 GB) keeps both kinds' buffers; counted in all, the WinningPoSt buffers
+ * PreloadSRS warmed first filled the pool, every 32 GiB PoRep partition then pinned a fresh 4.2 GB
+ * buffer and freed it (bench:mixed, three PoReps submitted together: 32.7 s/proof where 16 is the
+ * GPU's rate). The budget bounds what all sizes hold together. Frees happen off the caller's path (setImmediate), never while a request waits
  * on them; allocations too where the backend can (Backend.allocAsync: the CUDA backend's cudaHostAlloc
  * runs on a thread of the pool, so a partition pinning its 4.2 GB witness no longer holds the event loop,
  * and with it every other partition and request, for 1.6 s).
@@ -37,7 +41,7 @@ export class BufferPool {
   constructor(
     private readonly backend: Backend,
     private readonly budget: MemoryBudget,
-    /** Idle buffers kept at most (the partitions the pipeline keeps in flight). */
+    /** Idle buffers kept at most per size (the partitions the pipeline keeps in flight). */
     private readonly maxIdle: number,
   ) {
     budget.onPressure((needed) => this.trim(needed));
@@ -66,12 +70,12 @@ export class BufferPool {
 
   /**
    * Makes idle buffers of `bytes` until `count` of that size are idle, as far as the pool has room (`maxIdle`
-   * in all) and the budget grants each its idle reservation; returns how many it made. For PreloadSRS: the
-   * first proof of a circuit then finds its witness buffers made.
+   * of that size) and the budget grants each its idle reservation; returns how many it made. For PreloadSRS:
+   * the first proof of a circuit then finds its witness buffers made.
    */
   async warm(bytes: number, count = this.maxIdle): Promise<number> {
     let made = 0;
-    while (!this.closed && this.idle.length < this.maxIdle && this.idle.filter((e) => e.buf.length === bytes).length < count) {
+    while (!this.closed && this.idleOf(bytes) < Math.min(count, this.maxIdle)) {
       // only memory that is free now: warming never trims this pool nor evicts an SRS (tryReserve's relief)
       if (bytes > this.budget.available) break;
       const reservation = this.budget.tryReserve(bytes, 'witness pool (idle)');
@@ -95,11 +99,11 @@ export class BufferPool {
     return made;
   }
 
-  /** Gives a buffer from take() back: kept idle when the pool has room and the budget allows,
-   *  else freed (off this call's path). */
+  /** Gives a buffer from take() back: kept idle when the pool has room for its size and the budget
+   *  allows, else freed (off this call's path). */
   give(buf: Uint8Array): void {
     this.outstanding--;
-    if (!this.closed && this.idle.length < this.maxIdle) {
+    if (!this.closed && this.idleOf(buf.length) < this.maxIdle) {
       const reservation = this.budget.tryReserve(buf.length, 'witness pool (idle)');
       if (reservation !== undefined) {
         this.idle.push({ buf, reservation });
@@ -119,6 +123,13 @@ export class BufferPool {
       freed += e.buf.length;
     }
     return freed;
+  }
+
+  /** Idle buffers of `bytes`. */
+  private idleOf(bytes: number): number {
+    let n = 0;
+    for (const e of this.idle) if (e.buf.length === bytes) n++;
+    return n;
   }
 
   get idleBytes(): number {
