@@ -29,7 +29,7 @@ function opt(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
-const list = (s: string | undefined, d: number[]): number[] => (s ? s.split(',').map(Number) : d);
+const list = (s: string | undefined, d: number[]): number[] => (s ? s.split(',').filter((x) => x !== 'none').map(Number) : d);
 
 async function main(): Promise<void> {
   // the tuning variables (KILN_CUDA_ADDON for an A/B of two builds, KILN_MSM_ACC, KILN_MSM_BATCH, …): read here, the edge

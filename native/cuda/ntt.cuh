@@ -44,8 +44,13 @@ __device__ __forceinline__ u64 bitrev(u64 x, unsigned logn) {
 // elements and 2 stages, as radix 2, with 3 twiddle loads instead of 4. An odd k ends with one
 // radix-2 stage. src == nullptr: in place on dst; otherwise dst[x] = src[bitrev(x)] on load (first
 // group, s = 0). Against the radix-2 kernel it replaced: 2^27 54.8 → 52.5 ms (H200, 2026-12-02).
+// slo != nullptr (the transform's last group only): each element is stored times c·g^x, x its index, from two
+// tables slo[x mod 2^slog] = g^(x mod 2^slog) and shi[x >> slog] = c·g^((x >> slog)·2^slog) (ntt.cu ScaleTables):
+// the coset shift and 1/n of the quotient's inverse transforms without a pass of their own over the vector.
 static __global__ void k_ntt_group(const DFr* __restrict__ src, DFr* __restrict__ dst, unsigned logn, unsigned s,
-                                   unsigned k, const DFr* __restrict__ tw, unsigned logN, bool inverse) {
+                                   unsigned k, const DFr* __restrict__ tw, unsigned logN, bool inverse,
+                                   const DFr* __restrict__ slo = nullptr, const DFr* __restrict__ shi = nullptr,
+                                   unsigned slog = 0) {
   extern __shared__ DFr sh[];
   const u64 b = blockIdx.x;
   const u64 lo = b & ((u64(1) << s) - 1);
@@ -97,7 +102,21 @@ static __global__ void k_ntt_group(const DFr* __restrict__ src, DFr* __restrict_
     }
     __syncthreads();
   }
+  if (slo != nullptr) {
+    const u64 mask = (u64(1) << slog) - 1;
+    for (u32 j = threadIdx.x; j < (1u << k); j += blockDim.x) {
+      const u64 x = gbase + ((u64)j << s);
+      dst[x] = sh[j] * (slo[x & mask] * shi[x >> slog]);
+    }
+    return;
+  }
   for (u32 j = threadIdx.x; j < (1u << k); j += blockDim.x) dst[gbase + ((u64)j << s)] = sh[j];
+}
+
+// t[j] = c · base^(j << shift) for j < count (the tables of the fused scalings above).
+static __global__ void k_pow_table(DFr* t, u64 count, DFr base, DFr c, unsigned shift) {
+  const u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (j < count) t[j] = c * base.pow_u64(j << shift);
 }
 
 // a[i] *= c · g^i (g == 1: a plain scaling). Each thread a chunk of 32 from one power.

@@ -10,13 +10,31 @@ namespace cuda {
 // Makes c.tw cover transforms of size 2^log_n (grows the table; on c.stream).
 void ensure_twiddles(Ctx& c, unsigned log_n);
 
+// The scaling x_i ·= c·g^i as two tables the last stage group reads (ntt.cuh k_ntt_group): lo[i mod 2^slog] and
+// hi[i >> slog], about 2·2^(log_n/2) elements in all (768 KiB at 2^27), allocated on c.stream and freed there.
+struct ScaleTables {
+  DFr* lo = nullptr;
+  DFr* hi = nullptr;
+  unsigned slog = 0;
+};
+// KILN_CUDA_FUSED_SCALE=1 at build time (KILN_CUDA_DEFINES="-DKILN_CUDA_FUSED_SCALE=1"): the inverse transforms'
+// scalings (1/n, the coset shift: four passes over the domain per partition) in their last stage group. Off by
+// default until test:gpu and bench:gpu have run it (written 2026-12-07 when the session's device time was spent;
+// compiled, never run on a GPU); the default is the pass of its own, as before.
+#ifndef KILN_CUDA_FUSED_SCALE
+#define KILN_CUDA_FUSED_SCALE 0
+#endif
+ScaleTables scale_tables(Ctx& c, unsigned log_n, const uint8_t* factor, const uint8_t* g);
+void free_scale_tables(Ctx& c, ScaleTables& t);
+
 // Transform of `data` (natural order in and out) on c.stream; the result lands in `scratch` (the
-// first stage group gathers out of place). Returns the buffer holding the result. No scaling here.
-DFr* ntt_raw(Ctx& c, DFr* data, DFr* scratch, unsigned log_n, bool inverse);
+// first stage group gathers out of place). Returns the buffer holding the result. Scaled by `sc` when
+// given (the last stage group's stores), else not at all.
+DFr* ntt_raw(Ctx& c, DFr* data, DFr* scratch, unsigned log_n, bool inverse, const ScaleTables* sc = nullptr);
 
 // The same transform in place (scratch == nullptr: a bit-reversal pass, then every stage group in
 // place), or out of place into scratch as ntt_raw. Returns the buffer holding the result.
-DFr* ntt_any(Ctx& c, DFr* data, DFr* scratch, unsigned log_n, bool inverse);
+DFr* ntt_any(Ctx& c, DFr* data, DFr* scratch, unsigned log_n, bool inverse, const ScaleTables* sc = nullptr);
 
 // The quotient one vector at a time (partition.cu's smaller memory plans: a, b and c are formed
 // one after the other, so two or three buffers of the domain's size suffice instead of four):
