@@ -45,7 +45,11 @@ Fr dot_fr_ifma(const Fr* const* xs, const Fr* const* cs, u32 n) {
   }
   u64 T[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   for (int k = 0; k < 10; k++) {
-    const u64 col = (u64)_mm512_reduce_add_epi64(t[k]);  // Σ over the lanes of column k (weight 2^(52k))
+    // Σ over the lanes of column k (weight 2^(52k)); stored and added here (GCC 12 warns inside _mm512_reduce_add_epi64)
+    alignas(64) u64 lanes[8];
+    _mm512_store_si512((void*)lanes, t[k]);
+    u64 col = 0;
+    for (int L = 0; L < 8; L++) col += lanes[L];
     const unsigned bit = 52 * k, limb = bit / 64, sh = bit % 64;
     u64 c = 0;
     T[limb] = adc(T[limb], col << sh, 0, c);
