@@ -13,7 +13,9 @@
  * partition) and PoRep (4.2 GB) keeps both kinds' buffers; counted in all, the WinningPoSt buffers
  * PreloadSRS warmed first filled the pool, every 32 GiB PoRep partition then pinned a fresh 4.2 GB
  * buffer and freed it (bench:mixed, three PoReps submitted together: 32.7 s/proof where 16 is the
- * GPU's rate). The budget bounds what all sizes hold together. Frees happen off the caller's path (setImmediate), never while a request waits
+ * GPU's rate). The budget bounds what all sizes hold together.
+ *
+ * Frees happen off the caller's path (setImmediate), never while a request waits
  * on them; allocations too where the backend can (Backend.allocAsync: the CUDA backend's cudaHostAlloc
  * runs on a thread of the pool, so a partition pinning its 4.2 GB witness no longer holds the event loop,
  * and with it every other partition and request, for 1.6 s).
