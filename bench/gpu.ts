@@ -9,7 +9,9 @@
  * Options: --device N, --g1 20,22,24,26 --g2 20,22,24 --ntt 20,21,...  (log2 sizes),
  *          --partition 2KiB,32GiB (shapes of PoRep partitions, see PARTITIONS; none: "--partition none"),
  *          --sweep 22,24 (G1 sizes at which every window width 13 … 23 is timed, to tune the model),
- *          --threads-sweep 24 (G1 and G2 sizes at which the accumulation kernels' block sizes are timed)
+ *          --threads-sweep 24 (G1 and G2 sizes at which the accumulation kernels' block sizes are timed),
+ *          --pre 4,12 (the G1/G2 MSM sizes again over bases with that many precomputed copies; --pre-window c forces
+ *          their window, else the cost model's), KILN_NTT_FUSED=0|1 (the inverse NTTs' scalings, A/B)
  */
 import { CudaBackend, cudaCapabilities, loadCuda, type PartitionSpec, type PartitionTimings } from '../src/backend/cuda.js';
 import { cudaOptions } from '../src/backend/select.js';
@@ -70,6 +72,24 @@ async function main(): Promise<void> {
       console.log(`${name}: median ${r.medianMs.toFixed(1)} ms, min ${r.minMs.toFixed(1)} ms, ${rows[rows.length - 1][3]}`);
     }
   }
+  // --pre 4,12: the same MSMs over bases with precomputed copies (precomputeBases; --pre-window c, else the model's)
+  const preCopies = list(opt('pre'), []);
+  const preWindow = Number(opt('pre-window') ?? 0);
+  for (const copies of preCopies) {
+    for (const [curve, sizes] of [[1, g1Sizes], [2, g2Sizes]] as const) {
+      for (const k of sizes) {
+        const iters = k >= 26 ? 3 : 5;
+        const r = await addon.benchMsm(device, curve, k, curve === 1 ? g1 : g2, iters, copies, preWindow);
+        const pre = r.pre;
+        const name = `${curve === 1 ? 'G1' : 'G2'} MSM 2^${k}, ${pre ? pre.copies : 1} copies of the bases`;
+        const t = r.timings as typeof r.timings & { pippenger?: Record<string, number> };
+        const ph = t.pippenger ? Object.entries(t.pippenger).map(([k2, v]) => `${k2} ${v.toFixed(1)}`).join(', ') : '';
+        const made = pre ? `; ${pre.windows} window(s) of buckets, ${(pre.bytes / 2 ** 30).toFixed(1)} GiB of bases made in ${pre.ms.toFixed(0)} ms` : '';
+        rows.push([name, fmtMs(r.medianMs), fmtMs(r.minMs), `c = ${r.window}${made}; classify ${t.classify.toFixed(1)}, pippenger ${t.msm.toFixed(1)} ms (${ph})`]);
+        console.log(`${name}: median ${r.medianMs.toFixed(1)} ms, min ${r.minMs.toFixed(1)} ms, ${rows[rows.length - 1][3]}`);
+      }
+    }
+  }
   for (const name of partitions) {
     const spec = { ...PARTITIONS[name], iterations: 3 };
     const r = await addon.benchPartition(device, spec, g1, g2);
@@ -117,6 +137,7 @@ async function main(): Promise<void> {
   const notes = [
     `GPU: ${info.name}, ${(info.memoryBytes / 2 ** 30).toFixed(0)} GiB, sm_${info.computeCapability.replace('.', '')}, ${probe.runtime}`,
     'data resident on the device (generated there); random full-width scalars; median of 5 (MSM 2^26: 3; NTT: 10) after one warm-up',
+    `the inverse NTTs' scalings (1/n, coset shift): ${tuning.nttFused === undefined ? 'the build default' : tuning.nttFused ? 'fused into the last stage group (KILN_NTT_FUSED=1)' : 'a pass of their own (KILN_NTT_FUSED=0)'}`,
     'partition rows: the whole device pipeline of one proof (witness upload from pinned memory, a/b/c = A·w, B·w, C·w, quotient, MSMs H, L, A, B1 in G1 and B in G2), CUDA events, median of 3 after one warm-up; the SRS is random points (sums of two of 2^18 random multiples of the generators) and the CSR rows random, so the timing is real but there is no proof to verify (test:gpu proves and verifies the real 2 KiB fixture through the same pipeline)',
   ];
   console.log(`\n## CUDA backend (bench/gpu.ts)\n\n- date: ${new Date().toISOString()}\n- machine: ${machineLine()}\n- commit: ${process.env.KILN_COMMIT ?? commitLine()}\n${notes.map((n) => `- ${n}`).join('\n')}\n\n${table}\n`);

@@ -36,6 +36,7 @@ test('tuningFromEnv: every variable, empty values as unset, nothing set = the de
     KILN_NO_IFMA: '1',
     KILN_MSM_BATCH: '777',
     KILN_MSM_ACC: '2',
+    KILN_NTT_FUSED: '1',
     PATH: '/usr/bin', // not ours: ignored
   });
   assert.deepEqual(all, {
@@ -49,6 +50,7 @@ test('tuningFromEnv: every variable, empty values as unset, nothing set = the de
     noIfma: true,
     msmBatch: 777,
     msmAcc: 2,
+    nttFused: 1,
   });
   // every field has its variable
   assert.deepEqual(Object.values(TUNING_VARIABLES).sort(), Object.keys(all).sort());
@@ -60,6 +62,7 @@ test('tuningFromEnv: every variable, empty values as unset, nothing set = the de
   for (const off of ['0', 'off', 'false', 'OFF']) assert.equal(tuningFromEnv({ KILN_POST_SHAPE_CACHE: off }).postShapeCache, false, off);
   for (const on of ['1', 'on', 'true']) assert.equal(tuningFromEnv({ KILN_POST_SHAPE_CACHE: on }).postShapeCache, true, on);
   assert.equal(tuningFromEnv({ KILN_MSM_ACC: '0' }).msmAcc, 0);
+  assert.equal(tuningFromEnv({ KILN_NTT_FUSED: '0' }).nttFused, 0);
   // KILN_NO_IFMA keeps the addon's old rule: set and neither '' nor '0' is on; '' and '0' say "IFMA allowed"
   for (const [v, want] of [['1', true], ['yes', true], ['0', false], ['', false]] as const) assert.equal(tuningFromEnv({ KILN_NO_IFMA: v }).noIfma, want, `KILN_NO_IFMA=${v}`);
 });
@@ -79,12 +82,13 @@ test('tuningFromEnv refuses a value it does not understand, naming the variable 
     [{ KILN_MSM_BATCH: '-3' }, /^KILN_MSM_BATCH=-3: expected/],
     [{ KILN_MSM_ACC: '3' }, /^KILN_MSM_ACC=3: expected the MSM accumulation kernel: 0, 1 \(the default\) or 2$/],
     [{ KILN_MSM_ACC: 'hot' }, /^KILN_MSM_ACC=hot: expected/],
+    [{ KILN_NTT_FUSED: '2' }, /^KILN_NTT_FUSED=2: expected the inverse NTTs' scalings: 1 fused into the last stage group, 0 a pass of their own$/],
   ];
   for (const [env, message] of bad) assert.throws(() => tuningFromEnv(env), (e: Error) => e instanceof RangeError && message.test(e.message), JSON.stringify(env));
 });
 
 // The library paths below run with every variable set to the opposite of what they are passed: they must not look.
-const OPPOSITE: Record<string, string> = { KILN_WITNESS: 'ts', KILN_POST_SHAPE_CACHE: '0', KILN_GPU_MEMORY_LIMIT: '2GiB', KILN_DEV_SETUP: 'cpu', KILN_MSM_ACC: '0' };
+const OPPOSITE: Record<string, string> = { KILN_WITNESS: 'ts', KILN_POST_SHAPE_CACHE: '0', KILN_GPU_MEMORY_LIMIT: '2GiB', KILN_DEV_SETUP: 'cpu', KILN_MSM_ACC: '0', KILN_NTT_FUSED: '0' };
 const saved: Record<string, string | undefined> = {};
 let dir: string;
 before(async () => {
@@ -147,6 +151,7 @@ test('selectBackend hands the tuning to the CUDA backend (a stand-in addon): the
     memInfo: () => ({ freeBytes: 70 * GIB, totalBytes: 80 * GIB }),
     setMsmBatch: (n: number) => void set.push(['batch', n]),
     setMsmAcc: (v: number) => void set.push(['acc', v]),
+    setNttFused: (v: number) => void set.push(['fused', v]),
     devSetupInsecure: () => Promise.reject(new Error('not in this test')),
   } as unknown as CudaAddon;
   const fp: CircuitFootprint = { logN: 16, numVars: 40_000, matrixBytes: 2 ** 20, fixedBytes: 4096, sections: { h: 2 ** 16 - 1, l: 39_999, a: 30_000, b_g1: 20_000, b_g2: 20_000 } };
@@ -159,11 +164,11 @@ test('selectBackend hands the tuning to the CUDA backend (a stand-in addon): the
   assert.equal(typeof plain.devSetupInsecure, 'function', 'KILN_DEV_SETUP=cpu in the environment is not read');
   assert.deepEqual(set, [], 'KILN_MSM_ACC in the environment is not read');
 
-  const tuned = selectBackend('cuda', { addon, tuning: { gpuMemoryLimit: { bytes: 20 * GIB }, planMatrices: 'streamed', msmBatch: 777, msmAcc: 2, devSetup: false, gpuDetail: true } });
+  const tuned = selectBackend('cuda', { addon, tuning: { gpuMemoryLimit: { bytes: 20 * GIB }, planMatrices: 'streamed', msmBatch: 777, msmAcc: 2, nttFused: 1, devSetup: false, gpuDetail: true } });
   assert.ok(tuned instanceof CudaBackend);
   assert.equal(tuned.memoryPlan().limitBytes, 20 * GIB);
   assert.equal(tuned.planCircuit({}, fp).matrices, 'streamed');
-  assert.deepEqual(set, [['batch', 777], ['acc', 2]]);
+  assert.deepEqual(set, [['batch', 777], ['acc', 2], ['fused', 1]]);
   assert.equal(tuned.devSetupInsecure, undefined, 'development parameters on the CPU');
   // [gpus] memory_limit wins over the tuning's cap
   const both = selectBackend('cuda', { addon, memoryLimit: { fraction: 0.5 }, tuning: { gpuMemoryLimit: { bytes: 20 * GIB } } });

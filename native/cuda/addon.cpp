@@ -246,6 +246,34 @@ Napi::Value js_msm(const Info& info) {
       });
 }
 
+Napi::Object pre_object(Napi::Env e, const BasesPre& p) {
+  Napi::Object o = Napi::Object::New(e);
+  o.Set("copies", p.copies);
+  o.Set("window", p.window);
+  o.Set("windows", p.windows);
+  o.Set("bytes", (double)p.bytes);
+  o.Set("ms", p.ms);
+  return o;
+}
+
+// precomputeBases(handle, copies, window?) → Promise<{copies, window, windows, bytes, ms}>: precomputed
+// multiples of resident bases (up to `copies` copies, copy j = 2^(j·window·windows)·P, made on the
+// device), which every later msm over the handle uses: `windows` windows of buckets instead of
+// ⌈256/window⌉. window absent or 0: the cost model's for this many points. The bases then take
+// copies × their bytes; provePartition still reads copy 0 (the bases as they were).
+Napi::Value js_precompute_bases(const Info& info) {
+  Napi::Env env = info.Env();
+  Handle* h = bases_handle(info, 0);
+  Bases* b = static_cast<Bases*>(h->p);
+  const unsigned copies = (unsigned)count_arg(info, 1, "precomputeBases: copies", 64);
+  if (copies < 1) throw_range(env, "precomputeBases: copies must be at least 1");
+  unsigned w = present(info, 2) ? (unsigned)count_arg(info, 2, "precomputeBases: window", 24) : 0;
+  if (w && w < 4) throw_range(env, "precomputeBases: window must be 4 … 24 (or 0: the cost model's)");
+  if (!w) w = pre_window(bases_count(b), copies);
+  auto r = std::make_shared<BasesPre>();
+  return start(info, {0}, [=] { *r = bases_precompute(b, copies, w); }, [=](Napi::Env e) { return pre_object(e, *r); });
+}
+
 Napi::Value js_batch_add(const Info& info) {
   Napi::Env env = info.Env();
   Handle* h = bases_handle(info, 0);
@@ -293,6 +321,16 @@ Napi::Value js_set_msm_acc(const Info& info) {
   if (v != 0 && v != 1 && v != 2) throw_range(info.Env(), "setMsmAcc: 0, 1 (the default) or 2");
   set_msm_acc((int)v);
   return info.Env().Undefined();
+}
+
+// setNttFused(0 | 1) → the previous value: the inverse transforms' scalings in their last stage group (1) or
+// a pass of their own (0); process-wide, read per call (A/B, KILN_NTT_FUSED at the edges).
+Napi::Value js_set_ntt_fused(const Info& info) {
+  const double v = number_arg(info, 0, "fused");
+  if (v != 0 && v != 1) throw_range(info.Env(), "setNttFused: 0 or 1");
+  const int prev = ntt_fused();
+  set_ntt_fused((int)v);
+  return Napi::Number::New(info.Env(), prev);
 }
 
 // ---- NTT, quotient, CSR -----------------------------------------------------------------------------
@@ -413,11 +451,14 @@ Napi::Value js_bench_msm(const Info& info) {
   Bytes g = bytes_arg(info, 3, "generator");
   if (g.len != (curve == 1 ? 96u : 192u)) throw_range(env, "benchMsm: generator has the wrong size");
   const int iters = (int)number_arg(info, 4, "iterations");
+  const unsigned copies = present(info, 5) ? (unsigned)count_arg(info, 5, "benchMsm: preCopies", 64) : 0;
+  const unsigned pw = present(info, 6) ? (unsigned)count_arg(info, 6, "benchMsm: preWindow", 24) : 0;
   auto gen = std::make_shared<std::vector<uint8_t>>(g.data, g.data + g.len);
   auto r = std::make_shared<BenchResult>();
-  return start(info, {}, [=] { *r = bench_msm(dev, curve, l, gen->data(), iters); },
+  return start(info, {}, [=] { *r = bench_msm(dev, curve, l, gen->data(), iters, copies, pw); },
                [=](Napi::Env e) {
                  Napi::Object o = Napi::Object::New(e);
+                 if (r->pre.copies > 1) o.Set("pre", pre_object(e, r->pre));
                  o.Set("medianMs", r->median_ms);
                  o.Set("minMs", r->min_ms);
                  o.Set("window", r->last.window);
@@ -760,6 +801,7 @@ const Export kExports[] = {
     {"circuitInfo", js_circuit_info},
     {"writeBases", js_write_bases},
     {"msm", js_msm},
+    {"precomputeBases", js_precompute_bases},
     {"batchAddG1", js_batch_add},
     {"ntt", js_ntt},
     {"quotient", js_quotient},
@@ -774,6 +816,7 @@ const Export kExports[] = {
     {"setMsmThreads", js_set_msm_threads},
     {"setMsmBatch", js_set_msm_batch},
     {"setMsmAcc", js_set_msm_acc},
+    {"setNttFused", js_set_ntt_fused},
     {"uploadCircuit", js_upload_circuit},
     {"freeCircuit", js_free_circuit},
     {"provePartition", js_prove_partition},

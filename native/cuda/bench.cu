@@ -17,7 +17,8 @@ static void finish_stats(BenchResult& r, std::vector<double>& v) {
   r.median_ms = v[v.size() / 2];
 }
 
-BenchResult bench_msm(int dev, int curve, unsigned log_n, const void* gen, int iters) {
+BenchResult bench_msm(int dev, int curve, unsigned log_n, const void* gen, int iters, unsigned pre_copies,
+                      unsigned pre_c) {
   const size_t n = size_t(1) << log_n;
   Bases* b = nullptr;
   {
@@ -30,6 +31,7 @@ BenchResult bench_msm(int dev, int curve, unsigned log_n, const void* gen, int i
   BenchResult r;
   r.point.resize(point_bytes(curve));
   try {
+    if (pre_copies > 1) r.pre = bases_precompute(b, pre_copies, pre_c ? pre_c : pre_window(n, pre_copies));
     Guard g(dev);
     Ctx& c = g.c;
     DFr* sc = dalloc<DFr>(c, n);

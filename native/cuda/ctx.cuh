@@ -157,6 +157,10 @@ struct Bases {
   void* d;
   std::vector<HostPiece> host = {};
   std::function<void()> on_free = {};  // the addon's: unpins the host pieces
+  // Precomputed multiples (bases_precompute): d holds `copies` copies of the n points, copy j =
+  // 2^(j·pre_c·pre_wc)·copy 0 at d + j·n; MSMs over them use window pre_c and pre_wc windows of
+  // buckets. copies = 1: none (the plain bases).
+  unsigned copies = 1, pre_c = 0, pre_wc = 0;
 };
 inline size_t point_bytes(int curve) { return curve == 1 ? 96 : 192; }
 
@@ -184,6 +188,9 @@ inline unsigned blocks_for(size_t n, unsigned threads) { return (unsigned)((n + 
 void msm_g1(Ctx& c, Bases* b, const void* d_scalars, const uint32_t* d_sidx, void* out, MsmTimes& t);
 void msm_g2(Ctx& c, Bases* b, const void* d_scalars, const uint32_t* d_sidx, void* out, MsmTimes& t);
 void batch_add_g1(Ctx& c, Bases* b, const uint32_t* d_idx, size_t n, void* out);
+// The precomputed copies of resident bases (b->copies … set here): see msm_impl.cuh precompute_bases.
+void precompute_g1(Ctx& c, Bases* b, unsigned copies, unsigned cbits);
+void precompute_g2(Ctx& c, Bases* b, unsigned copies, unsigned cbits);
 void random_points_g1(Ctx& c, const void* gen, void* d_out, size_t n, uint64_t seed);
 void random_points_g2(Ctx& c, const void* gen, void* d_out, size_t n, uint64_t seed);
 

@@ -47,13 +47,28 @@ struct Bases;
 Bases* bases_upload(int dev, int curve, const void* host, size_t n);  // curve 1 = G1, 2 = G2
 void bases_free(Bases* b);
 size_t bases_count(const Bases* b);
-size_t bases_bytes(const Bases* b);
+size_t bases_bytes(const Bases* b);  // all copies
+// Precomputed multiples of resident bases for MSMs of window `cbits` (msm_impl.cuh precompute_bases):
+// up to `copies` copies (fewer when the digits need fewer), made on the device; the bases then take
+// copies × their size. Throws for host bases, bases already precomputed, or copies × n ≥ 2^31.
+struct BasesPre {
+  unsigned copies = 1, window = 0, windows = 0;  // windows of buckets per MSM
+  size_t bytes = 0;
+  double ms = 0;
+};
+BasesPre bases_precompute(Bases* b, unsigned copies, unsigned cbits);
+// The window the cost model picks for n points over `copies` copies.
+unsigned pre_window(size_t n, unsigned copies);
 
 // Σ scalars[sidx?[k] ?? k]·bases[k] → affine point (96 / 192 bytes) in `out`.
 void msm(Bases* b, const void* scalars, size_t nscalars, const uint32_t* sidx, void* out, MsmTimes& t);
 void batch_add(Bases* b, const uint32_t* idx, size_t n, void* out, float& ms);
 
 // ntt.cu
+// Diagnostics / A/B: the inverse transforms' scalings fused into their last stage group (1) or a pass of
+// their own (0). Process-wide, read per call.
+void set_ntt_fused(int v);
+int ntt_fused();
 void ntt(int dev, void* data, unsigned log_n, bool inverse, bool coset, float& ms);
 void quotient(int dev, void* a, void* b, void* c, unsigned log_n, float& ms);
 // csr.cu. Returns 0, or error bits: 1 rowPtr not monotone, 2 column out of range, 4 coefficient index
@@ -85,9 +100,12 @@ struct BenchResult {
   double median_ms = 0, min_ms = 0;
   MsmTimes last;
   std::vector<uint8_t> point;  // MSM result (affine)
+  BasesPre pre;                // the bases' precomputed copies (MSM bench)
 };
 // bench.cu. Random bases [k_i]·gen and random scalars generated on the device; `iters` timed runs.
-BenchResult bench_msm(int dev, int curve, unsigned log_n, const void* gen, int iters);
+// pre_copies > 1: the bases precomputed first (bases_precompute; window pre_c, 0: pre_window's).
+BenchResult bench_msm(int dev, int curve, unsigned log_n, const void* gen, int iters, unsigned pre_copies = 0,
+                      unsigned pre_c = 0);
 BenchResult bench_ntt(int dev, unsigned log_n, int iters);
 
 // host.cpp (CPU arithmetic from native/src): Fr constants and the final window combination.

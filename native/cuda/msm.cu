@@ -32,15 +32,16 @@ unsigned pick_window(size_t m) {
 // ---- the chunked runs' model (msm_run.hpp) -----------------------------------------------------------
 static size_t xyzz_bytes(int curve) { return curve == 1 ? 4 * 48 : 4 * 96; }
 
-size_t msm_chunk_scratch(int curve, size_t points, unsigned cbits, unsigned wgroup, size_t batch) {
+size_t msm_chunk_scratch(int curve, size_t points, unsigned cbits, unsigned wgroup, size_t batch, unsigned copies,
+                         unsigned wins) {
   const size_t X = xyzz_bytes(curve);
   // classify: ones, others' index and scalar; the ones' sum (two rows of per-thread partials)
   size_t b = 40 * points + 2 * 80000 * X + (size_t(32) << 20);
   if (cbits) {
-    const size_t Wall = (256 + cbits - 1) / cbits;
+    const size_t Wall = wins ? wins : (256 + cbits - 1) / cbits;
     const size_t W = wgroup ? std::min<size_t>(wgroup, Wall) : Wall;  // windows of one pass
     const size_t nb = W << (cbits - 1);
-    const size_t total = std::min(points, batch) * W;  // the full-width points of one batch
+    const size_t total = std::min(points, batch) * W * std::max(1u, copies);  // the digits of one batch
     b += 16 * total + total / 8;                  // keys, values (double-buffered sort), sort scratch
     b += 20 * nb;                                 // bucket bounds, chunk counts and offsets
     b += (total / 64 + total / 1024 + 2 * nb) * X;  // bucket chunks and the next level of their tree
@@ -48,25 +49,29 @@ size_t msm_chunk_scratch(int curve, size_t points, unsigned cbits, unsigned wgro
   return b;
 }
 
-size_t msm_persistent(int curve, unsigned cbits) {
+size_t msm_persistent(int curve, unsigned cbits, unsigned wins) {
   const size_t X = xyzz_bytes(curve);
   if (!cbits) return 2 * X;
-  const size_t W = (256 + cbits - 1) / cbits, nb = W << (cbits - 1);
+  const size_t W = wins ? wins : (256 + cbits - 1) / cbits, nb = W << (cbits - 1);
   return nb * X + nb * X / 8 + 2 * X;  // the buckets, the window segments at the end
 }
 
-MsmShape msm_shape(int curve, size_t n, size_t others, size_t budget, size_t max_chunk) {
+MsmShape msm_shape(int curve, size_t n, size_t others, size_t budget, size_t max_chunk, MsmPre pre) {
+  const bool pc = pre.copies > 1;
   MsmShape best;
   const size_t cap = std::max<size_t>(1, std::min(max_chunk, std::max<size_t>(n, 1)));
   const size_t floor_pts = std::min<size_t>(cap, 1u << 12);
   double best_cost = 1e300;
   const unsigned forced = g_msm_window.load();
-  const unsigned top = others ? std::max(20u, forced) : 0u;  // setMsmWindow may force up to 24
+  const unsigned top = others ? std::max(pc ? pre.c : 20u, forced) : 0u;  // setMsmWindow may force up to 24
   for (unsigned c = others ? 4 : 0; c <= top; c++) {
-    if (forced && others && c != forced) continue;
-    const size_t P = msm_persistent(curve, c);
+    if (pc && others && c != pre.c) continue;  // precomputed bases: their window
+    if (!pc && forced && others && c != forced) continue;
+    const unsigned cp = pc && c ? pre.copies : 1u;
+    const size_t P = msm_persistent(curve, c, pc && c ? pre.wc : 0);
     if (P >= budget) continue;
-    const size_t W = c ? (256 + c - 1) / c : 0;
+    const size_t W = c ? (pc ? pre.wc : (256 + c - 1) / c) : 0;  // windows of buckets
+    const size_t Dg = W * cp;                                    // digits per point
     // A chunk's full-width points go to Pippenger in batches: about twice the chunk's expected share
     // of them (plus slack), all of them for a dense MSM; a chunk holding more runs more batches.
     auto batch_of = [&](size_t nc) -> size_t {
@@ -79,7 +84,8 @@ MsmShape msm_shape(int curve, size_t n, size_t others, size_t budget, size_t max
       if (!W) return msm_chunk_scratch(curve, nc, 0) <= budget - P ? 1u : 0u;
       const size_t bt = batch_of(nc);
       for (unsigned g = (unsigned)W; g >= 1; g--)
-        if (bt * g < (size_t(1) << 32) && msm_chunk_scratch(curve, nc, c, g, bt) <= budget - P) return g;
+        if (bt * g * cp < (size_t(1) << 32) && msm_chunk_scratch(curve, nc, c, g, bt, cp, (unsigned)W) <= budget - P)
+          return g;
       return 0;
     };
     size_t nc = cap;
@@ -91,15 +97,17 @@ MsmShape msm_shape(int curve, size_t n, size_t others, size_t budget, size_t max
     const double K = c ? double(1u << (c - 1)) : 0;
     // per chunk: classify, the ones' sum, a bucket-sum pass over the run's buckets; per Pippenger
     // pass: ~15 launches and a host round trip (~0.25 ms ≈ 600,000 additions' time)
-    const double cost = W * (double)others + 25.0 * K * W + chunks * (W * K + 240000.0) + passes * 600000.0;
+    const double cost = Dg * (double)others + 25.0 * K * W + chunks * (W * K + 240000.0) + passes * 600000.0;
     if (cost < best_cost) {
       best_cost = cost;
       best.cbits = c;
+      best.copies = cp;
+      best.wc = cp > 1 ? (unsigned)W : 0;
       best.wgroup = W ? g : 0;
       best.chunk = nc;
       best.batch = batch_of(nc);
       best.persistent = P;
-      best.per_chunk = msm_chunk_scratch(curve, nc, c, g, best.batch);
+      best.per_chunk = msm_chunk_scratch(curve, nc, c, g, best.batch, cp, (unsigned)W);
     }
   }
   // Diagnostics: set_msm_batch caps the Pippenger batch (tests run a chunk's others in several)
@@ -142,7 +150,35 @@ void bases_free(Bases* b) {
   delete b;
 }
 size_t bases_count(const Bases* b) { return b->n; }
-size_t bases_bytes(const Bases* b) { return b->n * point_bytes(b->curve); }
+size_t bases_bytes(const Bases* b) { return b->n * point_bytes(b->curve) * b->copies; }
+
+BasesPre bases_precompute(Bases* b, unsigned copies, unsigned cbits) {
+  if (cbits < 4 || cbits > 24) throw Error("precompute: window " + std::to_string(cbits) + " out of range (4 … 24)");
+  if (copies < 1) throw Error("precompute: copies must be at least 1");
+  Guard g(b->dev);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (b->curve == 1) precompute_g1(g.c, b, copies, cbits);
+  else precompute_g2(g.c, b, copies, cbits);
+  BasesPre r;
+  r.copies = b->copies;
+  r.window = b->copies > 1 ? b->pre_c : 0;
+  r.windows = b->copies > 1 ? b->pre_wc : 0;
+  r.bytes = bases_bytes(b);
+  r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+unsigned pre_window(size_t n, unsigned copies) {
+  // The pick_window model with the per-bucket cost paid by ⌈D/copies⌉ windows instead of D.
+  unsigned best = 4;
+  double best_cost = 1e300;
+  for (unsigned c = 4; c <= 22; c++) {
+    const unsigned D = (256 + c - 1) / c, wc = (D + copies - 1) / copies;
+    const double cost = (double)D * (double)n + 25.0 * double(1u << (c - 1)) * wc;
+    if (cost < best_cost) best_cost = cost, best = c;
+  }
+  return best;
+}
 
 // Points [p0, p0 + k) of host bases as stream pieces at offset 0 of a slot (they may span pieces).
 std::vector<StreamPiece> host_range(const Bases* b, size_t p0, size_t k) {
@@ -170,7 +206,8 @@ void msm_chunked(Ctx& c, Bases* b, const void* d_sc, const uint32_t* d_sidx, voi
   KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
   const size_t others = msm_count_others(c, d_sc, d_sidx, n);
   const size_t budget = c.msm_budget ? c.msm_budget : ~size_t(0) >> 2;
-  const MsmShape s = msm_shape(b->curve, n, others, budget, host ? std::max<size_t>(1, c.slot_bytes / pb) : n);
+  const MsmShape s =
+      msm_shape(b->curve, n, others, budget, host ? std::max<size_t>(1, c.slot_bytes / pb) : n, msm_pre_of(b));
   std::unique_ptr<Streamer> st;
   if (host) {
     st = std::make_unique<Streamer>(c, c.slots, s.chunk * pb);

@@ -142,6 +142,54 @@ static __global__ void k_digits(const DFr* __restrict__ sc, const u32* __restric
   }
 }
 
+// The same digits over precomputed bases (msm_impl.cuh precompute_bases): copy j of base i is
+// 2^(j·c·wc)·base_i, at index j·stride + i, and the D = ⌈256/c⌉ digits of a scalar fall into wc
+// windows of buckets, digit g = j·wc + w into window w with copy j. This pass makes the keys of windows
+// w0 … w0 + W − 1 of every copy: slot j·W + (w − w0) of point i (digits g ≥ D, past the scalar: the
+// sentinel).
+static __global__ void k_digits_pre(const DFr* __restrict__ sc, const u32* __restrict__ idx, size_t m, u32 c, u32 w0,
+                                    u32 W, u32 wc, u32 copies, u32 stride, u32 sentinel, u32* __restrict__ keys,
+                                    u32* __restrict__ vals) {
+  const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= m) return;
+  const DFr s = sc[i];
+  const u32 base = idx[i];
+  const u32 K = 1u << (c - 1);
+  const u32 D = (256 + c - 1) / c;
+  for (u32 j = 0; j < copies; j++) {
+    for (u32 w = 0; w < W; w++) {
+      const u32 g = j * wc + w0 + w;
+      u32 key = sentinel, val = 0;
+      if (g < D) {
+        const u32 st = g * c;
+        const u32 v = scalar_bits(s.w, st, c);
+        const u32 b = st ? (s.w[(st - 1) >> 5] >> ((st - 1) & 31)) & 1 : 0;
+        const int d = (int)v + (int)b - (int)(((v >> (c - 1)) & 1) << c);
+        if (d != 0) {
+          const u32 a = d < 0 ? (u32)(-d) : (u32)d;
+          key = w * K + a - 1;
+          val = (j * stride + base) | (d < 0 ? kSignBit : 0);
+        }
+      }
+      const size_t slot = (size_t)j * W + w;
+      keys[slot * m + i] = key;
+      vals[slot * m + i] = val;
+    }
+  }
+}
+
+// out[i] = 2^step · src[i] (XYZZ doublings; the identity stays the identity): the next copy of the
+// precomputed bases before its normalisation to affine.
+template <class F>
+__global__ void k_pre_double(const Affine<F>* __restrict__ src, size_t k, u32 step, Xyzz<F>* __restrict__ out) {
+  const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= k) return;
+  const Affine<F> a = load_affine(src + i);
+  Xyzz<F> x = Xyzz<F>::from_affine(a);
+  for (u32 s = 0; s < step; s++) x = x.dbl();
+  out[i] = x;
+}
+
 // start/end of every bucket's run in the sorted keys (both zeroed before).
 static __global__ void k_bounds(const u32* __restrict__ keys, size_t total, u32 sentinel, u32* __restrict__ start,
                          u32* __restrict__ end) {

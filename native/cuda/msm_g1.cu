@@ -8,6 +8,10 @@ void msm_g1(Ctx& c, Bases* b, const void* d_scalars, const uint32_t* d_sidx, voi
   msm_impl<DFq>(c, b, d_scalars, d_sidx, out, t, 1);
 }
 
+void precompute_g1(Ctx& c, Bases* b, unsigned copies, unsigned cbits) {
+  precompute_bases<DFq>(c, b, copies, cbits);
+}
+
 std::unique_ptr<MsmRunner> msm_runner_g1(Ctx& c, size_t n, const void* d_scalars, const uint32_t* d_sidx,
                                          const MsmShape& s, MsmTimes& t) {
   return std::make_unique<MsmRunnerT<DFq>>(c, n, d_scalars, d_sidx, s, t, 1);

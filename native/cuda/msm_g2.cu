@@ -8,6 +8,10 @@ void msm_g2(Ctx& c, Bases* b, const void* d_scalars, const uint32_t* d_sidx, voi
   msm_impl<DFq2>(c, b, d_scalars, d_sidx, out, t, 2);
 }
 
+void precompute_g2(Ctx& c, Bases* b, unsigned copies, unsigned cbits) {
+  precompute_bases<DFq2>(c, b, copies, cbits);
+}
+
 std::unique_ptr<MsmRunner> msm_runner_g2(Ctx& c, size_t n, const void* d_scalars, const uint32_t* d_sidx,
                                          const MsmShape& s, MsmTimes& t) {
   return std::make_unique<MsmRunnerT<DFq2>>(c, n, d_scalars, d_sidx, s, t, 2);

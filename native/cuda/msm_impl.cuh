@@ -8,6 +8,7 @@
 #include "ctx.cuh"
 #include "msm.cuh"
 #include "msm_run.hpp"
+#include "normalize.cuh"
 
 namespace kiln {
 namespace cuda {
@@ -72,10 +73,13 @@ void sum_points(Ctx& c, const Affine<F>* bases, const u32* d_idx, size_t n, Xyzz
 }
 
 // The buckets of one MSM run, kept across chunks: W windows of K = 2^(c−1) buckets (signed digits).
+// Over precomputed bases (copies > 1) the W = wc windows take the digits of every copy: base index
+// j·stride + i is copy j of base i.
 template <class F>
 struct Buckets {
   unsigned cbits = 0;
   u32 W = 0, K = 0, nb = 0;
+  u32 copies = 1, stride = 0;
   Xyzz<F>* b = nullptr;  // nb, the identity (all zero bytes) at the start
 };
 
@@ -103,14 +107,18 @@ void pippenger_pass(Ctx& c, Buckets<F>& bk, u32 w0, u32 W, const Affine<F>* base
   const u32 nb = W * bk.K;  // this pass's buckets: windows w0 … w0 + W − 1
   const u32 sentinel = nb;
   const int end_bit = 32 - __builtin_clz(sentinel);
-  const size_t total = m * W;
-  if (total >= (size_t(1) << 32)) throw Error("msm: too many points for one pass (m·W ≥ 2^32)");
+  const size_t total = m * W * bk.copies;
+  if (total >= (size_t(1) << 32)) throw Error("msm: too many points for one pass (m·W·copies ≥ 2^32)");
 
   u32* keys = dalloc<u32>(c, total);
   u32* vals = dalloc<u32>(c, total);
   u32* keys2 = dalloc<u32>(c, total);
   u32* vals2 = dalloc<u32>(c, total);
-  k_digits<<<blocks_for(m, 256), 256, 0, c.stream>>>(d_sc, d_idx, m, cbits, w0, W, sentinel, keys, vals);
+  if (bk.copies > 1)
+    k_digits_pre<<<blocks_for(m, 256), 256, 0, c.stream>>>(d_sc, d_idx, m, cbits, w0, W, bk.W, bk.copies, bk.stride,
+                                                           sentinel, keys, vals);
+  else
+    k_digits<<<blocks_for(m, 256), 256, 0, c.stream>>>(d_sc, d_idx, m, cbits, w0, W, sentinel, keys, vals);
   KC_LAUNCHED();
   cub::DoubleBuffer<u32> dk(keys, keys2), dv(vals, vals2);
   size_t tmp_bytes = 0;
@@ -237,7 +245,10 @@ class MsmRunnerT final : public MsmRunner {
     KC_CHECK(cudaMemsetAsync(ones_, 0, sizeof(Xyzz<F>), c_.stream));
     if (s_.cbits) {
       bk_.cbits = s_.cbits;
-      bk_.W = (256 + s_.cbits - 1) / s_.cbits;
+      bk_.W = s_.copies > 1 ? s_.wc : (256 + s_.cbits - 1) / s_.cbits;
+      bk_.copies = s_.copies;
+      bk_.stride = (u32)n;
+      if (s_.copies > 1 && (size_t)s_.copies * n >= kSignBit) throw Error("msm: copies × bases ≥ 2^31");
       bk_.K = 1u << (s_.cbits - 1);
       bk_.nb = bk_.W * bk_.K;
       bk_.b = dalloc<Xyzz<F>>(c_, bk_.nb);
@@ -327,13 +338,63 @@ void msm_impl(Ctx& c, Bases* b, const void* d_scalars, const u32* d_sidx, void* 
   Events ev(2);
   KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
   const size_t others = msm_count_others(c, d_scalars, d_sidx, n);
-  const MsmShape s = msm_shape(curve, n, others, ~size_t(0) >> 1, n);
+  const MsmShape s = msm_shape(curve, n, others, ~size_t(0) >> 1, n, msm_pre_of(b));
   MsmRunnerT<F> r(c, n, d_scalars, d_sidx, s, t, curve);
   const size_t pb = sizeof(Affine<F>);
   for (size_t p0 = 0; p0 < n; p0 += s.chunk) r.chunk(static_cast<const uint8_t*>(b->d) + p0 * pb, p0, std::min(s.chunk, n - p0));
   KC_CHECK(cudaEventRecord(ev.e[1], c.stream));
   r.finish(out);
   t.msm = ev.ms(0, 1) - t.classify - t.batch_add;
+}
+
+// Precomputed multiples of resident bases, made once on the device: the D = ⌈256/c⌉ digits of a scalar
+// spread over `copies` copies of the bases, wc = ⌈D/copies⌉ windows of buckets each, copy j = 2^(j·c·wc)·P
+// (c·wc doublings of the copy before, then affine by one inversion per kRun points). With copies = D
+// an MSM is one window of buckets: no per-window bucket sums, and a window as wide as the buckets'
+// memory allows. The new table (copies·n points, copy 0 the bases as they were) replaces b->d, so
+// every other use of the bases (the partition's MSMs) reads copy 0 unchanged. Peak device memory
+// while it runs: the old and the new table, plus 2^22 points of scratch.
+template <class F>
+void precompute_bases(Ctx& c, Bases* b, unsigned copies, unsigned cbits) {
+  if (!b->d) throw Error("precompute: the bases live in host memory (hostBases)");
+  if (b->copies > 1) throw Error("precompute: the bases already have precomputed copies");
+  const size_t n = b->n;
+  const unsigned D = (256 + cbits - 1) / cbits;
+  const unsigned wc = (D + std::min(copies, D) - 1) / std::min(copies, D);
+  copies = (D + wc - 1) / wc;  // no copy without a digit
+  if (copies < 2 || n == 0) return;
+  if ((size_t)copies * n >= kSignBit) throw Error("precompute: copies × bases ≥ 2^31");
+  const size_t pb = sizeof(Affine<F>);
+  Affine<F>* tab = nullptr;
+  KC_CHECK(cudaMalloc(&tab, (size_t)copies * n * pb));
+  try {
+    KC_CHECK(cudaMemcpyAsync(tab, b->d, n * pb, cudaMemcpyDeviceToDevice, c.stream));
+    const size_t chunk = std::min<size_t>(n, size_t(1) << 22);
+    Xyzz<F>* x = dalloc<Xyzz<F>>(c, chunk);
+    F* pre = dalloc<F>(c, chunk);
+    for (unsigned j = 1; j < copies; j++) {
+      for (size_t i0 = 0; i0 < n; i0 += chunk) {
+        const size_t k = std::min(chunk, n - i0);
+        k_pre_double<F><<<blocks_for(k, 128), 128, 0, c.stream>>>(tab + (j - 1) * n + i0, k, cbits * wc, x);
+        KC_LAUNCHED();
+        const u64 S = (k + kRun - 1) / kRun;
+        k_normalize<F><<<blocks_for(S, 128), 128, 0, c.stream>>>(x, k, S, tab + j * n + i0, pre);
+        KC_LAUNCHED();
+      }
+    }
+    dfree(c, x);
+    dfree(c, pre);
+    KC_CHECK(cudaStreamSynchronize(c.stream));
+  } catch (...) {
+    cudaStreamSynchronize(c.stream);
+    cudaFree(tab);
+    throw;
+  }
+  KC_CHECK(cudaFree(b->d));
+  b->d = tab;
+  b->copies = copies;
+  b->pre_c = cbits;
+  b->pre_wc = wc;
 }
 
 }  // namespace cuda

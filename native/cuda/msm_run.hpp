@@ -18,6 +18,8 @@ namespace cuda {
 // it takes (persistent: the buckets kept across chunks; per chunk: the sort and accumulation scratch).
 struct MsmShape {
   unsigned cbits = 0;      // Pippenger window (0: no Pippenger, every scalar 0 or 1)
+  unsigned copies = 1;     // copies of the bases (precomputed multiples; 1: the bases only)
+  unsigned wc = 0;         // windows of buckets with copies > 1 (the D digits spread over the copies)
   unsigned wgroup = 0;     // windows per Pippenger pass (all: one pass)
   size_t chunk = 0;        // most points per chunk
   size_t batch = 0;        // most full-width points per Pippenger batch (a chunk's others in batches)
@@ -30,11 +32,19 @@ struct MsmShape {
 // per-bucket cost) plus each chunk's bucket-sum pass, with persistent + per_chunk ≤ budget and
 // chunk ≤ max_chunk (a streamed section's staging slot). Throws Error when even the smallest chunk
 // does not fit.
-MsmShape msm_shape(int curve, size_t n, size_t others, size_t budget, size_t max_chunk);
+// Over precomputed bases (`pre`, from Bases: copies > 1) the window is theirs and a point makes a digit
+// per window of buckets in every copy.
+struct MsmPre {
+  unsigned c = 0, wc = 0, copies = 1;
+};
+MsmShape msm_shape(int curve, size_t n, size_t others, size_t budget, size_t max_chunk, MsmPre pre = {});
+inline MsmPre msm_pre_of(const Bases* b) { return b && b->copies > 1 ? MsmPre{b->pre_c, b->pre_wc, b->copies} : MsmPre{}; }
 // Bytes of scratch one chunk of `points` takes with window c, `wgroup` windows per pass (0: all; the
-// budget's model; the pool may add rounding).
-size_t msm_chunk_scratch(int curve, size_t points, unsigned cbits, unsigned wgroup = 0, size_t batch = ~size_t(0));
-size_t msm_persistent(int curve, unsigned cbits);
+// budget's model; the pool may add rounding); `copies` digits per window with precomputed bases,
+// `wins` windows in all (0: ⌈256/c⌉).
+size_t msm_chunk_scratch(int curve, size_t points, unsigned cbits, unsigned wgroup = 0, size_t batch = ~size_t(0),
+                         unsigned copies = 1, unsigned wins = 0);
+size_t msm_persistent(int curve, unsigned cbits, unsigned wins = 0);
 
 class MsmRunner {
  public:

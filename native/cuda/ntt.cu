@@ -1,6 +1,7 @@
 // Fr transforms on the device: the twiddle table, stage groups, scalings, the NTT entry point and
 // the Groth16 quotient (on host buffers, and on device buffers for the partition prover).
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -111,11 +112,15 @@ static void scale(Ctx& c, DFr* a, size_t n, const uint8_t* factor, const uint8_t
   KC_LAUNCHED();
 }
 
-// The inverse transform followed by x_i ·= factor·g^i (g == nullptr: x_i ·= factor): fused into its last stage group with
-// KILN_CUDA_FUSED_SCALE=1, else a pass of its own. Sizes below 2 (no stage group) always take the pass.
+// Whether inverse_scaled fuses (set_ntt_fused, the addon's setNttFused; KILN_NTT_FUSED at the edges).
+static std::atomic<int> g_ntt_fused{KILN_CUDA_FUSED_SCALE};
+void set_ntt_fused(int v) { g_ntt_fused.store(v ? 1 : 0); }
+int ntt_fused() { return g_ntt_fused.load(); }
+
+// The inverse transform followed by x_i ·= factor·g^i (g == nullptr: x_i ·= factor): fused into its last stage group
+// when g_ntt_fused is set, else a pass of its own. Sizes below 2 (no stage group) always take the pass.
 static DFr* inverse_scaled(Ctx& c, DFr* x, DFr* scratch, unsigned log_n, const uint8_t* factor, const uint8_t* g) {
-#if KILN_CUDA_FUSED_SCALE
-  if (log_n >= 1) {
+  if (g_ntt_fused.load() && log_n >= 1) {
     ScaleTables t;
     try {
       t = scale_tables(c, log_n, factor, g != nullptr ? g : fr_consts(0).n_inv);  // no g: powers of one
@@ -130,7 +135,6 @@ static DFr* inverse_scaled(Ctx& c, DFr* x, DFr* scratch, unsigned log_n, const u
       return y;
     }
   }
-#endif
   DFr* y = ntt_any(c, x, scratch, log_n, true);
   scale(c, y, size_t(1) << log_n, factor, g);
   return y;

@@ -17,10 +17,9 @@ struct ScaleTables {
   DFr* hi = nullptr;
   unsigned slog = 0;
 };
-// KILN_CUDA_FUSED_SCALE=1 at build time (KILN_CUDA_DEFINES="-DKILN_CUDA_FUSED_SCALE=1"): the inverse transforms'
-// scalings (1/n, the coset shift: four passes over the domain per partition) in their last stage group. Off by
-// default until test:gpu and bench:gpu have run it (written 2026-12-07 when the session's device time was spent;
-// compiled, never run on a GPU); the default is the pass of its own, as before.
+// The inverse transforms' scalings (1/n, the coset shift: four passes over the domain per partition) in their last
+// stage group (set_ntt_fused(1), the addon's setNttFused, KILN_NTT_FUSED=1 at the edges) or a pass of their own (0).
+// KILN_CUDA_FUSED_SCALE is the default at build time.
 #ifndef KILN_CUDA_FUSED_SCALE
 #define KILN_CUDA_FUSED_SCALE 0
 #endif

@@ -39,6 +39,7 @@
 #include "../src/ec/xyzz.hpp"
 #include "circuit.cuh"
 #include "ntt.cuh"
+#include "normalize.cuh"
 #include "ntt_ops.cuh"
 #include "setup.hpp"
 #include "setup_writer.cuh"
@@ -51,7 +52,6 @@ namespace {
 constexpr unsigned kW = 12;                    // window bits of the fixed-base tables
 constexpr unsigned kNW = (255 + kW - 1) / kW;  // windows covering a canonical scalar (< 2^255): 22
 constexpr unsigned kTD = (1u << kW) - 1;       // table entries per window (digits 1 … 2^kW − 1)
-constexpr unsigned kRun = 32;                  // points per inversion when normalising
 constexpr unsigned kColumnRun = 256;           // longer columns are summed piecewise
 constexpr unsigned kPiece = 8192;              // terms per piece of a long column (one block)
 constexpr size_t kChunk = size_t(1) << 21;     // G1 points per pipeline chunk (G2: half)
@@ -209,36 +209,6 @@ __global__ void k_fixed_base(const Affine<F>* __restrict__ T, const DFr* __restr
     if (d) acc = acc.add_affine(T[j * kTD + d - 1]);
   }
   out[i] = acc;
-}
-
-// Affine points of in[0 … k): thread t normalises points t, t + S, t + 2S, … (S threads in all,
-// ≤ kRun points each, consecutive threads on consecutive points) with one inversion; pre[] holds the
-// prefix products of the non-identity ZZZ.
-template <class F>
-__global__ void k_normalize(const Xyzz<F>* __restrict__ in, u64 k, u64 S, Affine<F>* __restrict__ out,
-                            F* __restrict__ pre) {
-  const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= S || t >= k) return;
-  F acc = F::one();
-  u64 last = t;
-  for (u64 i = t; i < k; i += S) {
-    if (!in[i].is_identity()) acc *= in[i].ZZZ;
-    pre[i] = acc;
-    last = i;
-  }
-  F inv = acc.inverse();
-  for (u64 i = last + S;;) {
-    i -= S;
-    const Xyzz<F> p = in[i];
-    if (p.is_identity()) {
-      out[i] = Affine<F>::identity();
-    } else {
-      const F izzz = i >= t + S ? inv * pre[i - S] : inv;
-      inv *= p.ZZZ;
-      out[i] = p.to_affine_with(izzz);
-    }
-    if (i == t) break;
-  }
 }
 
 // 48 big-endian bytes of a Montgomery Fq as 12 words in memory order.

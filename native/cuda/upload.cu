@@ -74,6 +74,7 @@ void bases_write(Bases* b, size_t first, const void* host, size_t n) {
                 std::to_string(b->n) + " points)");
   if (n == 0) return;
   if (!b->d) throw Error("bases_write: the bases live in host memory (hostBases)");
+  if (b->copies > 1) throw Error("bases_write: the bases have precomputed copies (write them before precomputeBases)");
   KC_CHECK(cudaSetDevice(b->dev));
   const cudaStream_t s = upload_stream(b->dev);
   const size_t pb = point_bytes(b->curve);

@@ -180,6 +180,16 @@ export interface PartitionSpec {
 }
 
 /** The raw functions of build/cuda/kiln_cuda.node (see native/cuda/addon.cpp). */
+/** What precomputeBases made: the copies, the window and windows of buckets MSMs over them use, the bytes the
+ *  bases now take on the device and the time it took. */
+export interface BasesPrecomputed {
+  copies: number;
+  window: number;
+  windows: number;
+  bytes: number;
+  ms: number;
+}
+
 export interface CudaAddon {
   version(): string;
   probe(): CudaProbe;
@@ -226,13 +236,25 @@ export interface CudaAddon {
   warmDevice?(device: number, logN: number, vectors: number): Promise<void>;
   /** true when the buffer came from alloc (it is freed and detached). */
   release(buf: ArrayBuffer | ArrayBufferView): boolean;
+  /** Precomputed multiples of resident bases (up to `copies` copies, copy j = 2^(j·window·windows)·P, made
+   *  on the device) that every later msm over the handle uses: `windows` windows of buckets instead of
+   *  ⌈256/window⌉. window absent or 0: the cost model's. The handle then holds copies × the bases' bytes;
+   *  provePartition reads copy 0. Refused for host bases, bases already precomputed and copies × n ≥ 2^31.
+   *  Absent from addons built before it. */
+  precomputeBases?(handle: DeviceBases, copies: number, window?: number): Promise<BasesPrecomputed>;
+  /** A/B: the inverse NTTs' scalings fused into their last stage group (1) or a pass of their own (0);
+   *  process-wide, read per call; returns the previous setting. Absent from addons built before it. */
+  setNttFused?(fused: 0 | 1): number;
+  /** preCopies > 1: the generated bases precomputed first (precomputeBases; preWindow 0: the model's). */
   benchMsm(
     device: number,
     curve: 1 | 2,
     logN: number,
     generator: Uint8Array,
     iterations: number,
-  ): Promise<{ medianMs: number; minMs: number; window: number; timings: MsmResult['timings']; point: Uint8Array }>;
+    preCopies?: number,
+    preWindow?: number,
+  ): Promise<{ medianMs: number; minMs: number; window: number; timings: MsmResult['timings']; point: Uint8Array; pre?: BasesPrecomputed }>;
   benchNtt(device: number, logN: number, iterations: number): Promise<{ medianMs: number; minMs: number }>;
   /** Diagnostics: force the Pippenger window width (4 … 24; 0 = automatic), process-wide. */
   setMsmWindow(c: number): void;
@@ -353,6 +375,9 @@ export interface CudaBackendOptions {
   /** Diagnostics ($KILN_MSM_ACC at the edges): the MSM accumulation kernel, 0, 1 (the default) or 2, set in
    *  the addon (setMsmAcc, process-wide) when the backend starts. */
   msmAcc?: number;
+  /** A/B ($KILN_NTT_FUSED at the edges): the inverse NTTs' scalings fused into their last stage group (1) or
+   *  a pass of their own (0), set in the addon (setNttFused, process-wide) when the backend starts. */
+  nttFused?: 0 | 1;
   /** Makes the circuits' plans instead of planDeviceMemory (tests force streaming this way on a big
    *  GPU). */
   planner?: (fp: CircuitFootprint, budgetBytes: number) => DevicePlan;
@@ -407,14 +432,15 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
     this.planner = opts.planner ?? ((fp, budget) => planDeviceMemory(fp, budget, forceMatrices === 'streamed' ? { matrices: 'streamed' } : {}));
     this.gpuDetail = opts.gpuDetail === true;
     // the MSM diagnostics live in the addon, process-wide (read per call there)
-    const setting = (name: 'setMsmBatch' | 'setMsmAcc', value: number | undefined): void => {
+    const setting = (name: 'setMsmBatch' | 'setMsmAcc' | 'setNttFused', value: number | undefined): void => {
       if (value === undefined) return;
-      const set = this.addon[name];
+      const set = this.addon[name] as ((v: number) => unknown) | undefined;
       if (typeof set !== 'function') throw new Error(`this build of the CUDA addon has no ${name}: rebuild it (npm run build:cuda)`);
       set.call(this.addon, value);
     };
     setting('setMsmBatch', opts.msmBatch);
     setting('setMsmAcc', opts.msmAcc);
+    setting('setNttFused', opts.nttFused);
     if (typeof this.addon.memInfo === 'function') {
       try {
         this.memAtStart = this.addon.memInfo(this.device);

@@ -42,6 +42,7 @@ export function cudaOptions(tuning: Tuning | undefined, memoryLimit?: MemoryLimi
     gpuDetail: t.gpuDetail,
     msmBatch: t.msmBatch,
     msmAcc: t.msmAcc,
+    nttFused: t.nttFused,
   };
 }
 

@@ -56,6 +56,9 @@ export interface Tuning {
   /** KILN_MSM_ACC (diagnostics, the CUDA addon): the MSM accumulation kernel, 0 (general additions), 1 (the
    *  default, k_accumulate_hot) or 2 (G1's multiplication inlined), for A/B measurements. */
   msmAcc?: number;
+  /** KILN_NTT_FUSED (A/B, the CUDA addon): 1 fuses the inverse NTTs' scalings (1/n, the coset shift) into their
+   *  last stage group, 0 runs them as a pass of their own. Default: the addon's build default. */
+  nttFused?: 0 | 1;
 }
 
 /** The variables tuningFromEnv reads, each with the Tuning field it sets. */
@@ -70,6 +73,7 @@ export const TUNING_VARIABLES = {
   KILN_NO_IFMA: 'noIfma',
   KILN_MSM_BATCH: 'msmBatch',
   KILN_MSM_ACC: 'msmAcc',
+  KILN_NTT_FUSED: 'nttFused',
 } as const satisfies Record<string, keyof Tuning>;
 
 /** The value of one of `words` (a flag's accepted spellings, lower case, in the order the error lists them), or
@@ -126,5 +130,6 @@ export function tuningFromEnv(env: Readonly<Record<string, string | undefined>>)
   if (noIfma !== undefined) t.noIfma = noIfma !== '' && noIfma !== '0';
   if ((v = get('KILN_MSM_BATCH')) !== undefined) t.msmBatch = integer('KILN_MSM_BATCH', v, 1, 2 ** 32 - 1, 'the most scalars of a Pippenger batch, a positive integer');
   if ((v = get('KILN_MSM_ACC')) !== undefined) t.msmAcc = integer('KILN_MSM_ACC', v, 0, 2, 'the MSM accumulation kernel: 0, 1 (the default) or 2');
+  if ((v = get('KILN_NTT_FUSED')) !== undefined) t.nttFused = integer('KILN_NTT_FUSED', v, 0, 1, 'the inverse NTTs\' scalings: 1 fused into the last stage group, 0 a pass of their own') as 0 | 1;
   return t;
 }

@@ -120,6 +120,41 @@ test('CUDA backend matches the CPU backend', { skip }, async (t) => {
     log(`quotient: equal up to 2^22; GPU 2^22: ${gpu.lastTimings.quotient?.toFixed(2)} ms (events, incl. transfers)`);
   });
 
+  await t.test('inverse NTTs and quotient with the scalings fused into the last stage group and as a pass of their own (setNttFused) equal the CPU', async () => {
+    assert.equal(typeof gpu.addon.setNttFused, 'function', 'the addon has setNttFused');
+    const prev = gpu.addon.setNttFused!(1) as 0 | 1;
+    let checked = 0;
+    try {
+      for (const fused of [1, 0] as const) {
+        gpu.addon.setNttFused!(fused);
+        for (const log2 of [0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 16, 19, 20, 21, 22]) {
+          const n = 1 << log2;
+          for (const coset of [false, true]) {
+            const x = randomFr(n, 3000 + log2);
+            const y = x.slice();
+            await cpu.ntt(x, { inverse: true, coset });
+            await gpu.ntt(y, { inverse: true, coset });
+            const d = firstDiff(x, y, 32);
+            assert.equal(d, -1, `inverse ntt 2^${log2} coset=${coset} fused=${fused}: first difference at element ${d}`);
+            checked++;
+          }
+        }
+        for (const log2 of [1, 2, 5, 11, 16, 21, 22]) {
+          const n = 1 << log2;
+          const a = randomFr(n, 11), b = randomFr(n, 12), c = randomFr(n, 13);
+          const [a2, b2, c2] = [a.slice(), b.slice(), c.slice()];
+          await cpu.quotient(a, b, c);
+          await gpu.quotient(a2, b2, c2);
+          assert.equal(firstDiff(a, a2, 32), -1, `quotient 2^${log2} fused=${fused}: h differs`);
+          checked++;
+        }
+      }
+    } finally {
+      gpu.addon.setNttFused!(prev);
+    }
+    log(`ntt/quotient with the scalings fused and as a pass: ${checked} cases equal (build default ${prev ? 'fused' : 'a pass'})`);
+  });
+
   await t.test('CSR mat-vec (random, empty rows, bad indices rejected)', async () => {
     const r = rng(7).u32;
     for (const [rows, cols] of [[1, 1], [100, 37], [5000, 3001], [100000, 70000]] as const) {
@@ -348,8 +383,14 @@ test('CUDA backend matches the CPU backend', { skip }, async (t) => {
         const params = await insecureDevSetup(shape, cpu);
         const input = partitionInput(params, shape, w);
         const want = await partitionSumsStepwise(cpu, input);
-        for (const round of ['cold', 'resident']) {
-          const got = await gpu.provePartition(input);
+        for (const round of ['cold', 'resident', 'resident, NTT scalings fused', 'resident, NTT scalings as a pass']) {
+          const prev = round.endsWith('fused') ? gpu.addon.setNttFused!(1) : round.endsWith('pass') ? gpu.addon.setNttFused!(0) : undefined;
+          let got: Awaited<ReturnType<typeof gpu.provePartition>>;
+          try {
+            got = await gpu.provePartition(input);
+          } finally {
+            if (prev !== undefined) gpu.addon.setNttFused!(prev as 0 | 1);
+          }
           const names = ['h', 'l', 'a', 'b1', 'b2'] as const;
           for (const k of names) assert.equal(hex(got[k]), hex(want[k]), `${constraints} constraints, dense=${dense}, ${round}: ${k} differs`);
           assert.ok(got.gpu.total > 0 && got.timings.ntt_h >= 0);

@@ -210,6 +210,15 @@ test('whole partitions under streamed plans equal the CPU step by step', { skip 
         const want = await partitionSumsStepwise(cpu, partitionInput(cpuParams, shape, w));
         const got = await gpu.provePartition(input);
         for (const k of ['h', 'l', 'a', 'b1', 'b2'] as const) assert.equal(hex(got[k]), hex(want[k]), `${constraints}, dense=${dense}, ${name}: ${k} differs`);
+        // the quotient's inverse transforms with their scalings the other way too (setNttFused, process-wide)
+        const fusedNow = gpu.addon.setNttFused!(1) as 0 | 1;
+        try {
+          gpu.addon.setNttFused!(fusedNow ? 0 : 1);
+          const other = await gpu.provePartition(input);
+          for (const k of ['h', 'l', 'a', 'b1', 'b2'] as const) assert.equal(hex(other[k]), hex(want[k]), `${constraints}, dense=${dense}, ${name}, NTT scalings ${fusedNow ? 'as a pass' : 'fused'}: ${k} differs`);
+        } finally {
+          gpu.addon.setNttFused!(fusedNow);
+        }
         const streamed = got.gpu.streamedBytes ?? 0;
         if (wantHost.length) assert.ok(streamed > 0, `${name}: bytes streamed`);
         const res = await prove(params, shape, w, gpu);
