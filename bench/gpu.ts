@@ -11,7 +11,8 @@
  *          --sweep 22,24 (G1 sizes at which every window width 13 … 23 is timed, to tune the model),
  *          --threads-sweep 24 (G1 and G2 sizes at which the accumulation kernels' block sizes are timed),
  *          --pre 4,12 (the G1/G2 MSM sizes again over bases with that many precomputed copies; --pre-window c forces
- *          their window, else the cost model's), KILN_NTT_FUSED=0|1 (the inverse NTTs' scalings, A/B)
+ *          their window, else the cost model's), --pre-h 4 (the partitions' h section with that many precomputed
+ *          copies), KILN_NTT_FUSED=0|1 (the inverse NTTs' scalings, A/B)
  */
 import { CudaBackend, cudaCapabilities, loadCuda, type PartitionSpec, type PartitionTimings } from '../src/backend/cuda.js';
 import { cudaOptions } from '../src/backend/select.js';
@@ -90,8 +91,9 @@ async function main(): Promise<void> {
       }
     }
   }
+  const preH = Number(opt('pre-h') ?? 0);
   for (const name of partitions) {
-    const spec = { ...PARTITIONS[name], iterations: 3 };
+    const spec = { ...PARTITIONS[name], iterations: 3, ...(preH > 1 ? { preH } : {}) };
     const r = await addon.benchPartition(device, spec, g1, g2);
     const totals = r.runs.map((x) => x.total).sort((a, b) => a - b);
     const last: PartitionTimings = r.runs[r.runs.length - 1];
@@ -102,7 +104,8 @@ async function main(): Promise<void> {
       `ntt_h ${last.ntt.toFixed(1)}, msm_h ${last.msmH.toFixed(1)} (c = ${m.h.window}), msm_l ${last.msmL.toFixed(1)} (${cnt(m.l)}), ` +
       `msm_a ${last.msmA.toFixed(1)}, msm_b1 ${last.msmB1.toFixed(1)}, msm_b2 (G2) ${last.msmB2.toFixed(1)} (${cnt(m.b2)}); ` +
       `SRS ${(r.srsBytes / 2 ** 30).toFixed(1)} GiB + circuit ${(r.circuitBytes / 2 ** 30).toFixed(1)} GiB resident, pool peak ${(r.peakPoolBytes / 2 ** 30).toFixed(1)} GiB; generated in ${(r.generateMs / 1000).toFixed(1)} s`;
-    rows.push([`partition, ${name} PoRep shape (synthetic)`, fmtMs(totals[totals.length >> 1]), fmtMs(totals[0]), notes]);
+    const preNote = r.preH ? `; h with ${r.preH.copies} precomputed copies (c = ${r.preH.window}, made in ${(r.preH.ms / 1000).toFixed(1)} s)` : '';
+    rows.push([`partition, ${name} PoRep shape (synthetic)${r.preH ? `, h × ${r.preH.copies}` : ''}`, fmtMs(totals[totals.length >> 1]), fmtMs(totals[0]), notes + preNote]);
     console.log(`partition ${name}: median ${totals[totals.length >> 1].toFixed(1)} ms, min ${totals[0].toFixed(1)} ms; ${notes}`);
   }
   const tsweep = opt('threads-sweep');

@@ -674,6 +674,7 @@ Napi::Value js_bench_partition(const Info& info) {
   sp.fracZero = number_of(env, prop(env, o, "fracZero"), "fracZero");
   sp.fracOne = number_of(env, prop(env, o, "fracOne"), "fracOne");
   sp.iters = (int)u32_prop(env, o, "iterations");
+  if (!o.As<Napi::Object>().Get("preH").IsUndefined()) sp.preH = u32_prop(env, o, "preH");
   Bytes g1 = bytes_arg(info, 2, "g1"), g2 = bytes_arg(info, 3, "g2");
   if (g1.len != 96 || g2.len != 192) throw_range(env, "benchPartition: generators must be 96 and 192 bytes");
   auto gens = std::make_shared<std::array<uint8_t, 288>>();
@@ -690,6 +691,13 @@ Napi::Value js_bench_partition(const Info& info) {
                  res.Set("srsBytes", (double)r->srs_bytes);
                  res.Set("circuitBytes", (double)r->circuit_bytes);
                  res.Set("peakPoolBytes", (double)r->peak_pool_bytes);
+                 if (r->pre_copies > 1) {
+                   Napi::Object pre = Napi::Object::New(e);
+                   pre.Set("copies", r->pre_copies);
+                   pre.Set("window", r->pre_window);
+                   pre.Set("ms", r->pre_ms);
+                   res.Set("preH", pre);
+                 }
                  return res;
                });
 }

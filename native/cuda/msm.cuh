@@ -219,6 +219,17 @@ __device__ __forceinline__ u32 bucket_of(const u32* __restrict__ off, u32 nb, u3
   return lo;
 }
 
+// Points [p0, p1) of chunk j of bucket b: the bucket's run cut into its ⌈len/L⌉ chunks of nearly equal
+// length (each ≤ L, none empty), not L, L, …, remainder: a warp waits for its longest chunk, and with
+// small buckets (wide windows over precomputed bases: ~100 points a bucket) a 64 + 32 split would
+// leave a third of the lanes idle.
+__device__ __forceinline__ void chunk_range(const u32* __restrict__ start, const u32* __restrict__ end,
+                                            const u32* __restrict__ choff, u32 b, u32 j, u32& p0, u32& p1) {
+  const u32 q = j - choff[b], nch = choff[b + 1] - choff[b], len = end[b] - start[b];
+  p0 = start[b] + (u32)(((u64)q * len) / nch);
+  p1 = start[b] + (u32)(((u64)(q + 1) * len) / nch);
+}
+
 // choff has nb + 1 entries (choff[0] = 0, choff[b+1] = Σ_{≤b} chunks).
 template <class F>
 __device__ __forceinline__ void accumulate_chunk(const Affine<F>* __restrict__ bases, const u32* __restrict__ vals,
@@ -228,9 +239,8 @@ __device__ __forceinline__ void accumulate_chunk(const Affine<F>* __restrict__ b
   const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= choff[nb]) return;
   const u32 b = bucket_of(choff, nb, j);
-  const u32 q = j - choff[b];
-  const u32 p0 = start[b] + q * L;
-  const u32 p1 = min(end[b], p0 + L);
+  u32 p0, p1;
+  chunk_range(start, end, choff, b, j, p0, p1);
   Xyzz<F> acc = Xyzz<F>::identity();
   for (u32 p = p0; p < p1; p++) {
     const u32 v = vals[p];
@@ -281,8 +291,8 @@ __global__ void k_accumulate_hot(const Affine<F>* __restrict__ bases, const u32*
   const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= choff[nb]) return;
   const u32 b = bucket_of(choff, nb, j);
-  const u32 p0 = start[b] + (j - choff[b]) * L;
-  const u32 p1 = min(end[b], p0 + L);
+  u32 p0, p1;
+  chunk_range(start, end, choff, b, j, p0, p1);
   u32 v = vals[p0];
   Affine<F> q = load_affine(bases + (v & ~kSignBit));
   if (v & kSignBit) q.y = -q.y;

@@ -342,7 +342,8 @@ void prove_partition(Circuit* cc, const PartitionSrs& srs, const void* witness, 
     for (int k = 0; k < 5; k++) {
       const size_t rest = total - held[k];
       if (rest >= budget) throw Error("provePartition: the MSM scratch budget cannot hold the five runs' buckets");
-      sh[k] = msm_shape(q[k].b->curve, q[k].b->n, others[k], budget - rest, cap[k]);
+      // bases with precomputed copies (precomputeBases) take their window and spread the digits over them
+      sh[k] = msm_shape(q[k].b->curve, q[k].b->n, others[k], budget - rest, cap[k], msm_pre_of(q[k].b));
     }
     size_t need = 0, most = 0;
     for (int k = 0; k < 5; k++) {
@@ -671,6 +672,14 @@ PartitionBench bench_partition(int dev, const PartitionSpec& sp, const void* g1,
       srs.b2 = synth_bases<DFq2>(c, 2, t2, mask, sp.nb, 0xb5, keep);
       for (Bases* b : keep) res.srs_bytes += b->n * (b->curve == 1 ? 96 : 192);
       res.circuit_bytes = cc->bytes;
+      if (sp.preH > 1) {
+        const auto p0 = std::chrono::steady_clock::now();
+        precompute_g1(c, srs.h, sp.preH, pre_window(srs.h->n, sp.preH));
+        res.pre_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count();
+        res.pre_copies = srs.h->copies;
+        res.pre_window = srs.h->pre_c;
+        res.srs_bytes += (size_t)(srs.h->copies - 1) * srs.h->n * 96;
+      }
       // The witness, generated here and copied to pinned host memory (proofs upload it from there).
       DFr* dw = dalloc<DFr>(c, nv);
       const double z = std::clamp(sp.fracZero, 0.0, 1.0), o = std::clamp(sp.fracOne, 0.0, 1.0 - z);

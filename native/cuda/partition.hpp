@@ -102,11 +102,14 @@ struct PartitionSpec {
   unsigned nnzA, nnzB, nnzC;
   double fracZero, fracOne;  // the rest full-width
   int iters;
+  unsigned preH = 0;  // > 1: the h section with precomputed copies (bases_precompute; the cost model's window)
 };
 struct PartitionBench {
   std::vector<PartitionTimes> runs;  // timed runs (warm-up excluded)
   double generate_ms = 0;
   size_t srs_bytes = 0, circuit_bytes = 0, peak_pool_bytes = 0;
+  unsigned pre_copies = 1, pre_window = 0;  // what preH made of the h section
+  double pre_ms = 0;
 };
 PartitionBench bench_partition(int dev, const PartitionSpec& s, const void* g1, const void* g2);
 

@@ -177,6 +177,8 @@ export interface PartitionSpec {
   fracZero: number;
   fracOne: number;
   iterations: number;
+  /** > 1: the h section with that many precomputed copies (precomputeBases, the cost model's window). */
+  preH?: number;
 }
 
 /** The raw functions of build/cuda/kiln_cuda.node (see native/cuda/addon.cpp). */
@@ -282,7 +284,14 @@ export interface CudaAddon {
     spec: PartitionSpec,
     g1: Uint8Array,
     g2: Uint8Array,
-  ): Promise<{ runs: PartitionTimings[]; generateMs: number; srsBytes: number; circuitBytes: number; peakPoolBytes: number }>;
+  ): Promise<{
+    runs: PartitionTimings[];
+    generateMs: number;
+    srsBytes: number;
+    circuitBytes: number;
+    peakPoolBytes: number;
+    preH?: { copies: number; window: number; ms: number };
+  }>;
   /** INSECURE development setup over a resident circuit (native/cuda/setup.cu); absent from addons
    *  built before it. */
   devSetupInsecure?(circuit: DeviceCircuit, opts: DevSetupAddonOptions): Promise<DevSetupAddonResult>;
