@@ -318,7 +318,7 @@ Napi::Value js_set_msm_batch(const Info& info) {
 
 Napi::Value js_set_msm_acc(const Info& info) {
   const double v = number_arg(info, 0, "variant");
-  if (v != 0 && v != 1 && v != 2) throw_range(info.Env(), "setMsmAcc: 0, 1 (the default) or 2");
+  if (v != 0 && v != 1 && v != 2 && v != 3) throw_range(info.Env(), "setMsmAcc: 0, 1 (the default), 2 or 3");
   set_msm_acc((int)v);
   return info.Env().Undefined();
 }

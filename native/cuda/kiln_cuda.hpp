@@ -83,8 +83,8 @@ void set_msm_window(unsigned c);
 void set_msm_threads(unsigned t);
 // Diagnostics: the most scalars of one Pippenger batch (0 = the cost model's). Process-wide.
 void set_msm_batch(size_t n);
-// Diagnostics: the accumulation kernel, 0 (general), 1 (default, k_accumulate_hot) or 2 (G1's Fq
-// multiplication inlined). Process-wide, read per call.
+// Diagnostics: the accumulation kernel, 0 (general), 1 (default, k_accumulate_hot), 2 (G1's Fq
+// multiplication inlined) or 3 (k_accumulate_hot with G1's dedicated squaring). Process-wide, read per call.
 void set_msm_acc(int v);
 
 // msm.cu: the memory plan of the standalone msm (0: unchanged / as needed) and the pool's trim

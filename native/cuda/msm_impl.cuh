@@ -18,7 +18,8 @@ constexpr unsigned kFan = 16;    // partials per thread in the tree over a bucke
 
 // Accumulation kernel variant (msm.cu acc_variant: set_msm_acc, the addon's setMsmAcc, read per
 // call, for A/B measurements; the edges pass KILN_MSM_ACC): 0 k_accumulate (general additions), 1 (default) k_accumulate_hot, 2 k_accumulate
-// with G1's Fq multiplication inlined (DFp variant 1; G2 takes k_accumulate). Capping registers at
+// with G1's Fq multiplication inlined (DFp variant 1; G2 takes k_accumulate), 3 k_accumulate_hot with G1's
+// squarings by the dedicated squaring (DFp variant 2; G2 takes k_accumulate, as with 2). Capping registers at
 // 128 (__launch_bounds__(32, 16)) was measured and dropped: spills, G1 2^24 127 → 132 ms, G2 2^22
 // 122 → 484 ms.
 template <class F>
@@ -29,6 +30,13 @@ void accumulate(Ctx& c, unsigned blocks, unsigned threads, const Affine<F>* base
     k_accumulate_hot<F><<<blocks, threads, 0, c.stream>>>(bases, sv, start, end, choff, nb, kChunk, partial);
   } else {
     if constexpr (std::is_same_v<F, DFq>) {
+      if (v == 3) {
+        using G = DFp<FqP, 2>;  // k_accumulate_hot with the dedicated squaring
+        k_accumulate_hot<G><<<blocks, threads, 0, c.stream>>>(reinterpret_cast<const Affine<G>*>(bases), sv, start, end,
+                                                            choff, nb, kChunk, reinterpret_cast<Xyzz<G>*>(partial));
+        KC_LAUNCHED();
+        return;
+      }
       if (v == 2) {
         using G = DFp<FqP, 1>;
         k_accumulate<G><<<blocks, threads, 0, c.stream>>>(reinterpret_cast<const Affine<G>*>(bases), sv, start, end, choff,

@@ -265,7 +265,7 @@ export interface CudaAddon {
   /** Diagnostics: the most scalars of one Pippenger batch (0: the cost model's), process-wide. Absent from
    *  addons built before it. */
   setMsmBatch?(n: number): void;
-  /** Diagnostics: the MSM accumulation kernel, 0, 1 (the default) or 2, process-wide, read per call. Absent
+  /** Diagnostics: the MSM accumulation kernel, 0, 1 (the default), 2 or 3, process-wide, read per call. Absent
    *  from addons built before it. */
   setMsmAcc?(variant: number): void;
   /** `streamed`: the matrices stay in the caller's arrays (page-locked in place; they must outlive
@@ -381,7 +381,7 @@ export interface CudaBackendOptions {
   /** Diagnostics ($KILN_MSM_BATCH at the edges): the most scalars of one Pippenger batch, set in the addon
    *  (setMsmBatch, process-wide) when the backend starts. */
   msmBatch?: number;
-  /** Diagnostics ($KILN_MSM_ACC at the edges): the MSM accumulation kernel, 0, 1 (the default) or 2, set in
+  /** Diagnostics ($KILN_MSM_ACC at the edges): the MSM accumulation kernel, 0, 1 (the default), 2 or 3, set in
    *  the addon (setMsmAcc, process-wide) when the backend starts. */
   msmAcc?: number;
   /** A/B ($KILN_NTT_FUSED at the edges): the inverse NTTs' scalings fused into their last stage group (1) or
