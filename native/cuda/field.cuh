@@ -321,6 +321,23 @@ struct __align__(16) DFp {
     reduce_once(r, even);
   }
 
+  // One Montgomery reduction row on L + 1 limbs: t += m·MOD with m = t[0]·INV (t[0] becomes 0), then t
+  // shifted down one limb (t[L] = 0 after).
+  __device__ static __forceinline__ void reduce_row(u32* t) {
+    const u32 m = t[0] * P::INV;
+    t[0] = mad_lo_cc(m, P::mod(0), t[0]);
+#pragma unroll
+    for (int j = 1; j < L; j++) t[j] = madc_lo_cc(m, P::mod(j), t[j]);
+    t[L] = addc0(t[L]);
+    t[1] = mad_hi_cc(m, P::mod(0), t[1]);
+#pragma unroll
+    for (int j = 2; j < L; j++) t[j] = madc_hi_cc(m, P::mod(j - 1), t[j]);
+    t[L] = madc_hi(m, P::mod(L - 1), t[L]);
+#pragma unroll
+    for (int j = 0; j < L; j++) t[j] = t[j + 1];
+    t[L] = 0;
+  }
+
   // t (L + 1 limbs) += a·b_i, then += m·MOD and shift one limb, row by row (see the header).
   __device__ static __forceinline__ void mont_mul_ptx(u32* r, const u32* a, const u32* b) {
     u32 t[L + 1];
@@ -337,18 +354,7 @@ struct __align__(16) DFp {
 #pragma unroll
       for (int j = 2; j < L; j++) t[j] = madc_hi_cc(a[j - 1], bi, t[j]);
       t[L] = madc_hi(a[L - 1], bi, t[L]);
-      const u32 m = t[0] * P::INV;
-      t[0] = mad_lo_cc(m, P::mod(0), t[0]);
-#pragma unroll
-      for (int j = 1; j < L; j++) t[j] = madc_lo_cc(m, P::mod(j), t[j]);
-      t[L] = addc0(t[L]);
-      t[1] = mad_hi_cc(m, P::mod(0), t[1]);
-#pragma unroll
-      for (int j = 2; j < L; j++) t[j] = madc_hi_cc(m, P::mod(j - 1), t[j]);
-      t[L] = madc_hi(m, P::mod(L - 1), t[L]);
-#pragma unroll
-      for (int j = 0; j < L; j++) t[j] = t[j + 1];
-      t[L] = 0;
+      reduce_row(t);
     }
     reduce_once(r, t);
   }
@@ -424,20 +430,7 @@ struct __align__(16) DFp {
     u[L] = 0;
     // REDC(t_lo): L rows of u += m·MOD, shifted down one limb (mont_mul_ptx's reduction half)
 #pragma unroll
-    for (int i = 0; i < L; i++) {
-      const u32 m = u[0] * P::INV;
-      u[0] = mad_lo_cc(m, P::mod(0), u[0]);
-#pragma unroll
-      for (int j = 1; j < L; j++) u[j] = madc_lo_cc(m, P::mod(j), u[j]);
-      u[L] = addc0(u[L]);
-      u[1] = mad_hi_cc(m, P::mod(0), u[1]);
-#pragma unroll
-      for (int j = 2; j < L; j++) u[j] = madc_hi_cc(m, P::mod(j - 1), u[j]);
-      u[L] = madc_hi(m, P::mod(L - 1), u[L]);
-#pragma unroll
-      for (int j = 0; j < L; j++) u[j] = u[j + 1];
-      u[L] = 0;
-    }
+    for (int i = 0; i < L; i++) reduce_row(u);
     // + t_hi: < 2·MOD < 2^(32L), then one conditional subtraction
     u32 s[L];
     s[0] = add_cc(u[0], t[L]);
