@@ -12,7 +12,8 @@
  *          --threads-sweep 24 (G1 and G2 sizes at which the accumulation kernels' block sizes are timed),
  *          --pre 4,12 (the G1/G2 MSM sizes again over bases with that many precomputed copies; --pre-window c forces
  *          their window, else the cost model's), --pre-h 4 (the partitions' h section with that many precomputed
- *          copies), KILN_NTT_FUSED=0|1 (the inverse NTTs' scalings, A/B)
+ *          copies), --quotient 26,27 (the quotient on device buffers, scalings fused and as passes),
+ *          KILN_NTT_FUSED=0|1 (the inverse NTTs' scalings in the partitions, A/B)
  */
 import { CudaBackend, cudaCapabilities, loadCuda, type PartitionSpec, type PartitionTimings } from '../src/backend/cuda.js';
 import { cudaOptions } from '../src/backend/select.js';
@@ -57,6 +58,22 @@ async function main(): Promise<void> {
   const g2 = new Uint8Array(192);
   writeG2(g2, 0, G2.BASE);
   const rows: (string | number)[][] = [];
+  // --quotient 26,27: the quotient on device buffers, the inverse transforms' scalings fused and as passes
+  for (const k of list(opt('quotient'), [])) {
+    if (typeof addon.benchQuotient !== 'function' || typeof addon.setNttFused !== 'function') throw new Error('this build of the CUDA addon has no benchQuotient/setNttFused');
+    const prev = addon.setNttFused(0);
+    try {
+      for (const fused of [0, 1] as const) {
+        addon.setNttFused(fused);
+        const r = await addon.benchQuotient(device, k, 10);
+        const name = `quotient 2^${k}, scalings ${fused ? 'fused into the last stage group' : 'as passes of their own'}`;
+        rows.push([name, fmtMs(r.medianMs), fmtMs(r.minMs), '3 × (iNTT, coset NTT), pointwise, coset iNTT on device buffers']);
+        console.log(`${name}: median ${r.medianMs.toFixed(2)} ms, min ${r.minMs.toFixed(2)} ms`);
+      }
+    } finally {
+      addon.setNttFused(prev as 0 | 1);
+    }
+  }
   for (const k of nttSizes) {
     const r = await addon.benchNtt(device, k, 10);
     rows.push([`Fr NTT 2^${k}`, fmtMs(r.medianMs), fmtMs(r.minMs), '']);

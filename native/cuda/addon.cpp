@@ -468,6 +468,21 @@ Napi::Value js_bench_msm(const Info& info) {
                });
 }
 
+// benchQuotient(device, logN, iterations) → Promise<{medianMs, minMs}>: the quotient on device buffers.
+Napi::Value js_bench_quotient(const Info& info) {
+  const int dev = device_arg(info, 0);
+  const unsigned l = (unsigned)count_arg(info, 1, "benchQuotient: logN", 28);
+  const int iters = (int)count_arg(info, 2, "benchQuotient: iterations", 1000);
+  auto r = std::make_shared<BenchResult>();
+  return start(info, {}, [=] { *r = bench_quotient(dev, l, iters); },
+               [=](Napi::Env e) {
+                 Napi::Object o = Napi::Object::New(e);
+                 o.Set("medianMs", r->median_ms);
+                 o.Set("minMs", r->min_ms);
+                 return o;
+               });
+}
+
 Napi::Value js_bench_ntt(const Info& info) {
   const int dev = device_arg(info, 0);
   const unsigned l = (unsigned)number_arg(info, 1, "logN");
@@ -820,6 +835,7 @@ const Export kExports[] = {
     {"release", js_release},
     {"benchMsm", js_bench_msm},
     {"benchNtt", js_bench_ntt},
+    {"benchQuotient", js_bench_quotient},
     {"setMsmWindow", js_set_msm_window},
     {"setMsmThreads", js_set_msm_threads},
     {"setMsmBatch", js_set_msm_batch},

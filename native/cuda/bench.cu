@@ -86,5 +86,38 @@ BenchResult bench_ntt(int dev, unsigned log_n, int iters) {
   return r;
 }
 
+// The quotient on device buffers (quotient_dev: 3 × (iNTT, coset NTT), the pointwise step, the coset iNTT)
+// over random values, CUDA events: with the inverse transforms' scalings fused or in passes (set_ntt_fused).
+BenchResult bench_quotient(int dev, unsigned log_n, int iters) {
+  Guard g(dev);
+  Ctx& c = g.c;
+  const size_t n = size_t(1) << log_n;
+  DFr* buf[4];
+  for (int i = 0; i < 4; i++) {
+    buf[i] = dalloc<DFr>(c, n);
+    k_random_scalars<<<blocks_for(n, 256), 256, 0, c.stream>>>(buf[i], n, 0x5151 + i);
+    KC_LAUNCHED();
+  }
+  Events ev(2);
+  std::vector<double> times;
+  BenchResult r;
+  for (int it = -1; it < iters; it++) {
+    KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
+    DFr* rest[3];
+    DFr* h = quotient_dev(c, buf[0], buf[1], buf[2], buf[3], log_n, rest);
+    KC_CHECK(cudaEventRecord(ev.e[1], c.stream));
+    KC_CHECK(cudaEventSynchronize(ev.e[1]));
+    if (it >= 0) times.push_back(ev.ms(0, 1));
+    buf[0] = h;
+    buf[1] = rest[1];
+    buf[2] = rest[2];
+    buf[3] = rest[0];
+  }
+  finish_stats(r, times);
+  for (DFr* p : buf) dfree(c, p);
+  KC_CHECK(cudaStreamSynchronize(c.stream));
+  return r;
+}
+
 }  // namespace cuda
 }  // namespace kiln

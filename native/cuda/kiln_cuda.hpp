@@ -107,6 +107,7 @@ struct BenchResult {
 BenchResult bench_msm(int dev, int curve, unsigned log_n, const void* gen, int iters, unsigned pre_copies = 0,
                       unsigned pre_c = 0);
 BenchResult bench_ntt(int dev, unsigned log_n, int iters);
+BenchResult bench_quotient(int dev, unsigned log_n, int iters);  // quotient_dev on device buffers
 
 // host.cpp (CPU arithmetic from native/src): Fr constants and the final window combination.
 struct FrConsts {

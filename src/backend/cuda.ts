@@ -258,6 +258,8 @@ export interface CudaAddon {
     preWindow?: number,
   ): Promise<{ medianMs: number; minMs: number; window: number; timings: MsmResult['timings']; point: Uint8Array; pre?: BasesPrecomputed }>;
   benchNtt(device: number, logN: number, iterations: number): Promise<{ medianMs: number; minMs: number }>;
+  /** The quotient on device buffers (random values), CUDA events. Absent from addons built before it. */
+  benchQuotient?(device: number, logN: number, iterations: number): Promise<{ medianMs: number; minMs: number }>;
   /** Diagnostics: force the Pippenger window width (4 … 24; 0 = automatic), process-wide. */
   setMsmWindow(c: number): void;
   /** Diagnostics: threads per block of the MSM accumulation kernels (multiple of 32, 32 … 1024). */

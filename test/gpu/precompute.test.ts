@@ -155,14 +155,17 @@ test('MSM over precomputed bases equals the CPU (G1 and G2, copies and windows, 
       const h2 = upload(2, bases2);
       await precompute(h2, 5, 11);
       try {
-        for (const budget of [70 * MiB, 100 * MiB]) {
+        // G1: budgets just above the model's floor (~61 MiB with G1's partials), so the 20,000 points run in
+        // chunks of 5,000 and 10,000; G2's floor is ~91 MiB (its 3,000 points are one chunk under a budget)
+        for (const budget of [64 * MiB, 66 * MiB, 100 * MiB]) {
           addon.setMemoryPlan!(gpu.device, budget, 0, 0);
           await cmp(1, h, bases1, randomFr(n1, 5), `G1 chunked, budget ${budget / MiB} MiB`);
           const mix = randomFr(n1, 6);
           for (let i = 0; i < n1; i += 2) mix.fill(0, i * 32, i * 32 + 32);
           await cmp(1, h, bases1, mix, `G1 chunked, half zero, budget ${budget / MiB} MiB`);
-          await cmp(2, h2, bases2, randomFr(n2, 7), `G2 chunked, budget ${budget / MiB} MiB`);
         }
+        addon.setMemoryPlan!(gpu.device, 120 * MiB, 0, 0);
+        await cmp(2, h2, bases2, randomFr(n2, 7), 'G2 under a 120 MiB budget');
       } finally {
         addon.setMemoryPlan!(gpu.device, 0, 0, 0);
       }
