@@ -468,13 +468,14 @@ Napi::Value js_bench_msm(const Info& info) {
                });
 }
 
-// benchQuotient(device, logN, iterations) → Promise<{medianMs, minMs}>: the quotient on device buffers.
-Napi::Value js_bench_quotient(const Info& info) {
+// benchNtt / benchQuotient(device, logN, iterations) → Promise<{medianMs, minMs}>: the forward NTT, or the
+// quotient on device buffers (bench.cu), over random values.
+Napi::Value bench_timed(const Info& info, BenchResult (*fn)(int, unsigned, int)) {
   const int dev = device_arg(info, 0);
-  const unsigned l = (unsigned)count_arg(info, 1, "benchQuotient: logN", 28);
-  const int iters = (int)count_arg(info, 2, "benchQuotient: iterations", 1000);
+  const unsigned l = (unsigned)count_arg(info, 1, "logN", 28);
+  const int iters = (int)count_arg(info, 2, "iterations", 1000);
   auto r = std::make_shared<BenchResult>();
-  return start(info, {}, [=] { *r = bench_quotient(dev, l, iters); },
+  return start(info, {}, [=] { *r = fn(dev, l, iters); },
                [=](Napi::Env e) {
                  Napi::Object o = Napi::Object::New(e);
                  o.Set("medianMs", r->median_ms);
@@ -482,20 +483,8 @@ Napi::Value js_bench_quotient(const Info& info) {
                  return o;
                });
 }
-
-Napi::Value js_bench_ntt(const Info& info) {
-  const int dev = device_arg(info, 0);
-  const unsigned l = (unsigned)number_arg(info, 1, "logN");
-  const int iters = (int)number_arg(info, 2, "iterations");
-  auto r = std::make_shared<BenchResult>();
-  return start(info, {}, [=] { *r = bench_ntt(dev, l, iters); },
-               [=](Napi::Env e) {
-                 Napi::Object o = Napi::Object::New(e);
-                 o.Set("medianMs", r->median_ms);
-                 o.Set("minMs", r->min_ms);
-                 return o;
-               });
-}
+Napi::Value js_bench_ntt(const Info& info) { return bench_timed(info, bench_ntt); }
+Napi::Value js_bench_quotient(const Info& info) { return bench_timed(info, bench_quotient); }
 
 // ---- whole partitions (partition.hpp) ---------------------------------------------------------------
 uint32_t u32_prop(Napi::Env env, const Napi::Value& o, const char* k) {

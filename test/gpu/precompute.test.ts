@@ -8,17 +8,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CudaBackend, cudaCapabilities, type DeviceBases } from '../../src/backend/cuda.js';
-import { NativeBackend, nativeAvailable } from '../../src/backend/native.js';
+import { CudaBackend, type DeviceBases } from '../../src/backend/cuda.js';
+import { NativeBackend } from '../../src/backend/native.js';
 import { G1, G2, writeG1, writeG2 } from '../../src/field/layout.js';
 import { FR_ONE_MONT, randomFrBytes, rng } from '../support.js';
+import { hex, log, skip } from './gpu-support.js';
 
-const probe = cudaCapabilities();
-const skip = !probe.cuda ? `no GPU: ${probe.error ?? 'unknown'}` : !nativeAvailable() ? 'CPU addon not built' : false;
-const log = (s: string): void => {
-  process.stdout.write(`# ${s}\n`);
-};
-const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const MiB = 2 ** 20;
 const randomFr = randomFrBytes;
 

@@ -17,8 +17,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { CudaBackend, cudaCapabilities } from '../../src/backend/cuda.js';
-import { NativeBackend, nativeAvailable } from '../../src/backend/native.js';
+import { CudaBackend } from '../../src/backend/cuda.js';
+import { NativeBackend } from '../../src/backend/native.js';
 import { deviceBudget, planDeviceMemory, SECTION_NAMES, type CircuitFootprint, type DevicePlan } from '../../src/backend/device-plan.js';
 import { G1, G2, writeG1, writeG2 } from '../../src/field/layout.js';
 import { DemoCircuit } from '../../src/r1cs/demo-circuit.js';
@@ -35,13 +35,8 @@ import { porepShape, verifyPorep } from '../../src/kinds/porep/porep-c2.js';
 import { loadPorepVerifyingKey } from '../../src/kinds/params.js';
 import { LocalProver } from '../../src/cli/local-engine.js';
 import { FR_ONE_MONT, fixture, fixtureDirs, hasFixture, randomFrBytes, rng } from '../support.js';
+import { hex, log, skip } from './gpu-support.js';
 
-const probe = cudaCapabilities();
-const skip = !probe.cuda ? `no GPU: ${probe.error ?? 'unknown'}` : !nativeAvailable() ? 'CPU addon not built' : false;
-const log = (s: string): void => {
-  process.stdout.write(`# ${s}\n`);
-};
-const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const MiB = 2 ** 20;
 
 const randomFr = randomFrBytes;
