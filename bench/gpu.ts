@@ -79,27 +79,17 @@ async function main(): Promise<void> {
     rows.push([`Fr NTT 2^${k}`, fmtMs(r.medianMs), fmtMs(r.minMs), '']);
     console.log(`NTT 2^${k}: median ${r.medianMs.toFixed(2)} ms, min ${r.minMs.toFixed(2)} ms`);
   }
-  for (const [curve, sizes] of [[1, g1Sizes], [2, g2Sizes]] as const) {
-    for (const k of sizes) {
-      const iters = k >= 26 ? 3 : 5;
-      const r = await addon.benchMsm(device, curve, k, curve === 1 ? g1 : g2, iters);
-      const name = `${curve === 1 ? 'G1' : 'G2'} MSM 2^${k}`;
-      const t = r.timings as typeof r.timings & { pippenger?: Record<string, number> };
-      const ph = t.pippenger ? Object.entries(t.pippenger).map(([k2, v]) => `${k2} ${v.toFixed(1)}`).join(', ') : '';
-      rows.push([name, fmtMs(r.medianMs), fmtMs(r.minMs), `c = ${r.window}; classify ${t.classify.toFixed(1)}, pippenger ${t.msm.toFixed(1)} ms (${ph})`]);
-      console.log(`${name}: median ${r.medianMs.toFixed(1)} ms, min ${r.minMs.toFixed(1)} ms, ${rows[rows.length - 1][3]}`);
-    }
-  }
-  // --pre 4,12: the same MSMs over bases with precomputed copies (precomputeBases; --pre-window c, else the model's)
-  const preCopies = list(opt('pre'), []);
+  // the MSMs over plain bases, then (--pre 4,12) over bases with that many precomputed copies
+  // (precomputeBases; --pre-window c, else the model's)
   const preWindow = Number(opt('pre-window') ?? 0);
-  for (const copies of preCopies) {
+  for (const copies of [0, ...list(opt('pre'), [])]) {
     for (const [curve, sizes] of [[1, g1Sizes], [2, g2Sizes]] as const) {
       for (const k of sizes) {
         const iters = k >= 26 ? 3 : 5;
-        const r = await addon.benchMsm(device, curve, k, curve === 1 ? g1 : g2, iters, copies, preWindow);
+        const gen = curve === 1 ? g1 : g2;
+        const r = copies > 1 ? await addon.benchMsm(device, curve, k, gen, iters, copies, preWindow) : await addon.benchMsm(device, curve, k, gen, iters);
         const pre = r.pre;
-        const name = `${curve === 1 ? 'G1' : 'G2'} MSM 2^${k}, ${pre ? pre.copies : 1} copies of the bases`;
+        const name = `${curve === 1 ? 'G1' : 'G2'} MSM 2^${k}${copies > 1 ? `, ${pre ? pre.copies : 1} copies of the bases` : ''}`;
         const t = r.timings as typeof r.timings & { pippenger?: Record<string, number> };
         const ph = t.pippenger ? Object.entries(t.pippenger).map(([k2, v]) => `${k2} ${v.toFixed(1)}`).join(', ') : '';
         const made = pre ? `; ${pre.windows} window(s) of buckets, ${(pre.bytes / 2 ** 30).toFixed(1)} GiB of bases made in ${pre.ms.toFixed(0)} ms` : '';

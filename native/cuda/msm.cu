@@ -18,16 +18,19 @@ namespace cuda {
 // (chunk sums, two running-sum additions, the segment's share of lo·T, bucket memory) fitted on the
 // H200 sweeps of 2026-11-30 (G1 2^24: c = 15/16/17/18/20 → 378/353/369/402/497 ms; G1 2^22: c =
 // 14/15/16/17 → 109/107/108/132 ms). Picks 14 at 2^20, 16 at 2^22 and 2^24, 19 at 2^26. c ≤ 20.
-unsigned pick_window(size_t m) {
+// Over `copies` precomputed copies the per-bucket cost is paid by ⌈W/copies⌉ windows, not W, and c may
+// reach 22 (pre_window).
+static unsigned window_model(size_t m, unsigned copies, unsigned cmax) {
   unsigned best = 4;
   double best_cost = 1e300;
-  for (unsigned c = 4; c <= 20; c++) {
-    const double W = (256 + c - 1) / c, K = double(1u << (c - 1));
-    const double cost = W * ((double)m + 25.0 * K);
+  for (unsigned c = 4; c <= cmax; c++) {
+    const unsigned W = (256 + c - 1) / c, wc = (W + copies - 1) / copies;
+    const double cost = (double)W * (double)m + 25.0 * double(1u << (c - 1)) * wc;
     if (cost < best_cost) best_cost = cost, best = c;
   }
   return best;
 }
+unsigned pick_window(size_t m) { return window_model(m, 1, 20); }
 
 // ---- the chunked runs' model (msm_run.hpp) -----------------------------------------------------------
 static size_t xyzz_bytes(int curve) { return curve == 1 ? 4 * 48 : 4 * 96; }
@@ -168,17 +171,7 @@ BasesPre bases_precompute(Bases* b, unsigned copies, unsigned cbits) {
   return r;
 }
 
-unsigned pre_window(size_t n, unsigned copies) {
-  // The pick_window model with the per-bucket cost paid by ⌈D/copies⌉ windows instead of D.
-  unsigned best = 4;
-  double best_cost = 1e300;
-  for (unsigned c = 4; c <= 22; c++) {
-    const unsigned D = (256 + c - 1) / c, wc = (D + copies - 1) / copies;
-    const double cost = (double)D * (double)n + 25.0 * double(1u << (c - 1)) * wc;
-    if (cost < best_cost) best_cost = cost, best = c;
-  }
-  return best;
-}
+unsigned pre_window(size_t n, unsigned copies) { return window_model(n, std::max(1u, copies), 22); }
 
 // Points [p0, p0 + k) of host bases as stream pieces at offset 0 of a slot (they may span pieces).
 std::vector<StreamPiece> host_range(const Bases* b, size_t p0, size_t k) {

@@ -119,6 +119,14 @@ __global__ void k_reduce_groups(const Xyzz<F>* __restrict__ in, u32 groups, u32 
 
 // Windows w0 … w0 + W − 1 (a group of the run's windows: the sort then needs memory for W windows
 // only); keys relative to the group (window w0 ↔ buckets 0 … K − 1).
+// Signed c-bit digit g of a canonical scalar: d = v + b_low − 2^c·b_top, |d| ≤ 2^(c−1) (the CPU's formula).
+__device__ __forceinline__ int signed_digit(const DFr& s, u32 g, u32 c) {
+  const u32 st = g * c;
+  const u32 v = scalar_bits(s.w, st, c);
+  const u32 b = st ? (s.w[(st - 1) >> 5] >> ((st - 1) & 31)) & 1 : 0;
+  return (int)v + (int)b - (int)(((v >> (c - 1)) & 1) << c);
+}
+
 static __global__ void k_digits(const DFr* __restrict__ sc, const u32* __restrict__ idx, size_t m, u32 c, u32 w0,
                                 u32 W, u32 sentinel, u32* __restrict__ keys, u32* __restrict__ vals) {
   const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -127,10 +135,7 @@ static __global__ void k_digits(const DFr* __restrict__ sc, const u32* __restric
   const u32 base = idx[i];
   const u32 K = 1u << (c - 1);
   for (u32 w = 0; w < W; w++) {
-    const u32 st = (w0 + w) * c;
-    const u32 v = scalar_bits(s.w, st, c);
-    const u32 b = st ? (s.w[(st - 1) >> 5] >> ((st - 1) & 31)) & 1 : 0;
-    const int d = (int)v + (int)b - (int)(((v >> (c - 1)) & 1) << c);
+    const int d = signed_digit(s, w0 + w, c);
     u32 key = sentinel, val = 0;
     if (d != 0) {
       const u32 a = d < 0 ? (u32)(-d) : (u32)d;
@@ -161,10 +166,7 @@ static __global__ void k_digits_pre(const DFr* __restrict__ sc, const u32* __res
       const u32 g = j * wc + w0 + w;
       u32 key = sentinel, val = 0;
       if (g < D) {
-        const u32 st = g * c;
-        const u32 v = scalar_bits(s.w, st, c);
-        const u32 b = st ? (s.w[(st - 1) >> 5] >> ((st - 1) & 31)) & 1 : 0;
-        const int d = (int)v + (int)b - (int)(((v >> (c - 1)) & 1) << c);
+        const int d = signed_digit(s, g, c);
         if (d != 0) {
           const u32 a = d < 0 ? (u32)(-d) : (u32)d;
           key = w * K + a - 1;
