@@ -12,7 +12,7 @@
  *          --threads-sweep 24 (G1 and G2 sizes at which the accumulation kernels' block sizes are timed),
  *          --pre 4,12 (the G1/G2 MSM sizes again over bases with that many precomputed copies; --pre-window c forces
  *          their window, else the cost model's), --pre-h 4 (the partitions' h section with that many precomputed
- *          copies), --quotient 26,27 (the quotient on device buffers, scalings fused and as passes),
+ *          copies), --acc 1,4 (each MSM with those accumulation kernels, setMsmAcc), --quotient 26,27 (the quotient on device buffers, scalings fused and as passes),
  *          KILN_NTT_FUSED=0|1 (the inverse NTTs' scalings in the partitions, A/B)
  */
 import { CudaBackend, cudaCapabilities, loadCuda, type PartitionSpec, type PartitionTimings } from '../src/backend/cuda.js';
@@ -81,15 +81,19 @@ async function main(): Promise<void> {
   }
   // the MSMs over plain bases, then (--pre 4,12) over bases with that many precomputed copies
   // (precomputeBases; --pre-window c, else the model's)
+  // (precomputeBases; --pre-window c, else the model's); --acc 1,4: each MSM with those accumulation kernels
   const preWindow = Number(opt('pre-window') ?? 0);
+  const accs = list(opt('acc'), []);
+  if (accs.length && typeof addon.setMsmAcc !== 'function') throw new Error('this build of the CUDA addon has no setMsmAcc');
   for (const copies of [0, ...list(opt('pre'), [])]) {
     for (const [curve, sizes] of [[1, g1Sizes], [2, g2Sizes]] as const) {
-      for (const k of sizes) {
+      for (const k of sizes) for (const acc of accs.length ? accs : [undefined]) {
         const iters = k >= 26 ? 3 : 5;
         const gen = curve === 1 ? g1 : g2;
+        if (acc !== undefined) addon.setMsmAcc!(acc);
         const r = copies > 1 ? await addon.benchMsm(device, curve, k, gen, iters, copies, preWindow) : await addon.benchMsm(device, curve, k, gen, iters);
         const pre = r.pre;
-        const name = `${curve === 1 ? 'G1' : 'G2'} MSM 2^${k}${copies > 1 ? `, ${pre ? pre.copies : 1} copies of the bases` : ''}`;
+        const name = `${curve === 1 ? 'G1' : 'G2'} MSM 2^${k}${copies > 1 ? `, ${pre ? pre.copies : 1} copies of the bases` : ''}${acc !== undefined ? `, KILN_MSM_ACC=${acc}` : ''}`;
         const t = r.timings as typeof r.timings & { pippenger?: Record<string, number> };
         const ph = t.pippenger ? Object.entries(t.pippenger).map(([k2, v]) => `${k2} ${v.toFixed(1)}`).join(', ') : '';
         const made = pre ? `; ${pre.windows} window(s) of buckets, ${(pre.bytes / 2 ** 30).toFixed(1)} GiB of bases made in ${pre.ms.toFixed(0)} ms` : '';
@@ -98,6 +102,7 @@ async function main(): Promise<void> {
       }
     }
   }
+  if (accs.length) addon.setMsmAcc!(tuning.msmAcc ?? 1);
   const preH = Number(opt('pre-h') ?? 0);
   for (const name of partitions) {
     const spec = { ...PARTITIONS[name], iterations: 3, ...(preH > 1 ? { preH } : {}) };

@@ -43,6 +43,9 @@ Napi::Object timings(Napi::Env env, const MsmTimes& t) {
   ph.Set("accumulate", t.accumulate);
   ph.Set("buckets", t.buckets);
   ph.Set("windows", t.windows);
+  ph.Set("affineLevels", t.ba_levels);
+  ph.Set("affinePasses", (double)t.ba_passes);
+  ph.Set("affineSlices", (double)t.ba_slices);
   o.Set("pippenger", ph);
   return o;
 }
@@ -318,7 +321,8 @@ Napi::Value js_set_msm_batch(const Info& info) {
 
 Napi::Value js_set_msm_acc(const Info& info) {
   const double v = number_arg(info, 0, "variant");
-  if (v != 0 && v != 1 && v != 2 && v != 3) throw_range(info.Env(), "setMsmAcc: 0, 1 (the default), 2 or 3");
+  if (v != 0 && v != 1 && v != 2 && v != 3 && v != 4)
+    throw_range(info.Env(), "setMsmAcc: 0, 1 (the default), 2, 3 or 4");
   set_msm_acc((int)v);
   return info.Env().Undefined();
 }

@@ -40,6 +40,10 @@ struct MsmTimes {
                                                              // accumulation, chunk trees, window sums
   unsigned window = 0;                          // Pippenger window (0: no Pippenger)
   size_t ones = 0, others = 0;
+  // batch-affine accumulation (KILN_MSM_ACC=4): the most levels of a pass, the passes that took them and
+  // their slices (a pass in several slices when the memory for its levels at once is not there)
+  unsigned ba_levels = 0;
+  size_t ba_passes = 0, ba_slices = 0;
 };
 
 // msm.cu: bases resident on one device (the SRS): uploaded once, kept until bases_free.

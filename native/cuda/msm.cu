@@ -111,6 +111,7 @@ MsmShape msm_shape(int curve, size_t n, size_t others, size_t budget, size_t max
       best.batch = batch_of(nc);
       best.persistent = P;
       best.per_chunk = msm_chunk_scratch(curve, nc, c, g, best.batch, cp, (unsigned)W);
+      best.spare = budget - std::min(budget, P + best.per_chunk);
     }
   }
   // Diagnostics: set_msm_batch caps the Pippenger batch (tests run a chunk's others in several)

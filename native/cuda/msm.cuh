@@ -245,7 +245,7 @@ __device__ __forceinline__ void accumulate_chunk(const Affine<F>* __restrict__ b
   chunk_range(start, end, choff, b, j, p0, p1);
   Xyzz<F> acc = Xyzz<F>::identity();
   for (u32 p = p0; p < p1; p++) {
-    const u32 v = vals[p];
+    const u32 v = vals ? vals[p] : p;  // no value array: the points themselves (the batch-affine levels' last)
     Affine<F> pt = load_affine(bases + (v & ~kSignBit));
     if (v & kSignBit) pt.y = -pt.y;
     acc = acc.add_affine(pt);

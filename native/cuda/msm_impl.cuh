@@ -7,6 +7,7 @@
 
 #include "ctx.cuh"
 #include "msm.cuh"
+#include "msm_affine.cuh"
 #include "msm_run.hpp"
 #include "normalize.cuh"
 
@@ -19,14 +20,15 @@ constexpr unsigned kFan = 16;    // partials per thread in the tree over a bucke
 // Accumulation kernel variant (msm.cu acc_variant: set_msm_acc, the addon's setMsmAcc, read per
 // call, for A/B measurements; the edges pass KILN_MSM_ACC): 0 k_accumulate (general additions), 1 (default) k_accumulate_hot, 2 k_accumulate
 // with G1's Fq multiplication inlined (DFp variant 1; G2 takes k_accumulate), 3 k_accumulate_hot with G1's
-// squarings by the dedicated squaring (DFp variant 2; G2 takes k_accumulate, as with 2). Capping registers at
+// squarings by the dedicated squaring (DFp variant 2; G2 takes k_accumulate, as with 2), 4 the batch-affine
+// levels (msm_affine.cuh) where the runs are long enough and their memory is there, else 1. Capping registers at
 // 128 (__launch_bounds__(32, 16)) was measured and dropped: spills, G1 2^24 127 → 132 ms, G2 2^22
 // 122 → 484 ms.
 template <class F>
 void accumulate(Ctx& c, unsigned blocks, unsigned threads, const Affine<F>* bases, const u32* sv, const u32* start,
                 const u32* end, const u32* choff, u32 nb, Xyzz<F>* partial) {
   const int v = acc_variant();
-  if (v == 1) {
+  if (v == 1 || v == 4) {  // 4 where its levels did not run: the default's kernel
     k_accumulate_hot<F><<<blocks, threads, 0, c.stream>>>(bases, sv, start, end, choff, nb, kChunk, partial);
   } else {
     if constexpr (std::is_same_v<F, DFq>) {
@@ -88,8 +90,116 @@ struct Buckets {
   unsigned cbits = 0;
   u32 W = 0, K = 0, nb = 0;
   u32 copies = 1, stride = 0;
+  size_t spare = 0;      // device bytes a pass may take beyond its modelled scratch (the batch-affine levels)
   Xyzz<F>* b = nullptr;  // nb, the identity (all zero bytes) at the start
 };
+
+// Device memory free for this pass: the device's free bytes and what the stream-ordered pool holds unused.
+inline size_t device_free_bytes(Ctx& c) {
+  size_t fr = 0, tot = 0;
+  KC_CHECK(cudaMemGetInfo(&fr, &tot));
+  cudaMemPool_t pool;
+  KC_CHECK(cudaDeviceGetDefaultMemPool(&pool, c.dev));
+  uint64_t reserved = 0, used = 0;
+  KC_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+  KC_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
+  return fr + (reserved > used ? (size_t)(reserved - used) : 0);
+}
+
+constexpr unsigned kBaPairs = 128;   // fewest pairs per thread of a level: the inversion's share ≤ 1/128
+constexpr unsigned kBaThreads = 128; // block size of the level kernels
+
+// Levels of a pass of `total` digits over nb buckets: the most (≤ 6) with the mean run ≥ 4·2^levels (the
+// padding ≤ a quarter of the points) and ≥ kBaPairs pairs at the last level; 0 (the XYZZ path) below 2.
+inline unsigned ba_levels(size_t total, u32 nb) {
+  unsigned lv = 0;
+  while (lv < 6 && (size_t(4) << (lv + 1)) * nb <= total && (total >> (lv + 1)) >= kBaPairs) lv++;
+  return lv >= 2 ? lv : 0;
+}
+
+// Resident threads of the level kernels (a full level's grid).
+template <class F>
+size_t ba_resident(Ctx& c) {
+  int b1 = 0, b2 = 0;
+  KC_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b1, k_ba_level<F, true>, kBaThreads, 0));
+  KC_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b2, k_ba_level<F, false>, kBaThreads, 0));
+  return (size_t)std::max(1, std::min(b1, b2)) * (size_t)c.sms * kBaThreads;
+}
+
+// The batch-affine levels over a sorted pass (keys sk, values sv, bucket runs start/end): the padded runs'
+// offsets foff (nb + 1, in last-level points), the values scattered into their padded runs, the sort's
+// buffers freed (sortbufs, set to null), then `lv` levels slice by slice into fin (ftot points). Returns
+// false, having freed and changed nothing, when the memory for a slice of at least a level's worth of
+// pairs per resident thread is not there.
+template <class F>
+bool ba_reduce(Ctx& c, unsigned lv, const Affine<F>* bases, const u32* sk, const u32* sv, size_t total, u32 nb,
+               u32 sentinel, const u32* start, const u32* end, size_t spare, u32* (&sortbufs)[4], Affine<F>*& fin,
+               u32*& foff, size_t& ftot, MsmTimes& tm) {
+  const u32 M = 1u << lv;
+  const size_t T = ba_resident<F>(c);
+  u32* cc = dalloc<u32>(c, nb);
+  u32* off = dalloc<u32>(c, (size_t)nb + 1);
+  KC_CHECK(cudaMemsetAsync(off, 0, sizeof(u32), c.stream));
+  k_ba_counts<<<blocks_for(nb, 256), 256, 0, c.stream>>>(start, end, nb, M, cc);
+  KC_LAUNCHED();
+  size_t tmp_bytes = 0;
+  KC_CHECK(cub::DeviceScan::InclusiveSum(nullptr, tmp_bytes, cc, off + 1, nb, c.stream));
+  void* tmp = dalloc<uint8_t>(c, tmp_bytes);
+  KC_CHECK(cub::DeviceScan::InclusiveSum(tmp, tmp_bytes, cc, off + 1, nb, c.stream));
+  dfree(c, tmp);
+  dfree(c, cc);
+  u32 h_ftot = 0;
+  KC_CHECK(cudaMemcpyAsync(&h_ftot, off + nb, 4, cudaMemcpyDeviceToHost, c.stream));
+  KC_CHECK(cudaStreamSynchronize(c.stream));
+  const size_t P = (size_t)h_ftot * M;  // padded digits
+  const size_t pb = sizeof(Affine<F>);
+  // the budget's spare and what the device has (less a margin), plus the sort's buffers, freed first
+  const size_t margin = size_t(256) << 20, dev_free = device_free_bytes(c);
+  const size_t avail = std::min(spare, dev_free > margin ? dev_free - margin : 0) + 16 * total;
+  const size_t fixed = 4 * P + (size_t)h_ftot * pb;
+  size_t S = avail > fixed ? (avail - fixed) / (pb * 3 / 4) : 0;  // a slice: S/2 + S/4 points of levels
+  S = std::min(S, P) / M * M;
+  // at most 64 slices (each is lv launches) and none below 2^16 digits, else the XYZZ chunks
+  if (S == 0 || S < std::min(P, std::max<size_t>(size_t(1) << 16, P / 64))) {
+    dfree(c, off);
+    return false;
+  }
+  u32* pv = dalloc<u32>(c, P);
+  KC_CHECK(cudaMemsetAsync(pv, 0xFF, P * sizeof(u32), c.stream));
+  k_ba_scatter<<<blocks_for(total, 256), 256, 0, c.stream>>>(sk, sv, total, sentinel, start, off, M, pv);
+  KC_LAUNCHED();
+  for (u32*& p : sortbufs) {
+    dfree(c, p);
+    p = nullptr;
+  }
+  fin = dalloc<Affine<F>>(c, h_ftot);
+  Affine<F>* buf[2] = {dalloc<Affine<F>>(c, S / 2), lv > 2 ? dalloc<Affine<F>>(c, S / 4) : nullptr};
+  tm.ba_levels = std::max(tm.ba_levels, lv);
+  tm.ba_passes++;
+  for (size_t s0 = 0; s0 < P; s0 += S) {
+    tm.ba_slices++;
+    const size_t n = std::min(S, P - s0);
+    const Affine<F>* src = bases;
+    for (unsigned l = 1; l <= lv; l++) {
+      const size_t np = n >> l;
+      Affine<F>* dst = l == lv ? fin + s0 / M : buf[(l - 1) & 1];
+      const size_t Tl = std::min(T, std::max<size_t>(1, np / kBaPairs));
+      const unsigned grid = (unsigned)((Tl + kBaThreads - 1) / kBaThreads);
+      if (l == 1)
+        k_ba_level<F, true><<<grid, kBaThreads, 0, c.stream>>>(bases, pv + s0, np, (u32)Tl, dst);
+      else
+        k_ba_level<F, false><<<grid, kBaThreads, 0, c.stream>>>(src, nullptr, np, (u32)Tl, dst);
+      KC_LAUNCHED();
+      src = dst;
+    }
+  }
+  dfree(c, pv);
+  dfree(c, buf[0]);
+  dfree(c, buf[1]);
+  foff = off;
+  ftot = h_ftot;
+  return true;
+}
 
 // Adds m points (base indices d_idx into `bases`, canonical scalars d_sc) into the buckets, `wg`
 // windows per pass (wg = W: one pass, as a single MSM; fewer: the sort's memory is that of wg
@@ -118,10 +228,8 @@ void pippenger_pass(Ctx& c, Buckets<F>& bk, u32 w0, u32 W, const Affine<F>* base
   const size_t total = m * W * bk.copies;
   if (total >= (size_t(1) << 32)) throw Error("msm: too many points for one pass (m·W·copies ≥ 2^32)");
 
-  u32* keys = dalloc<u32>(c, total);
-  u32* vals = dalloc<u32>(c, total);
-  u32* keys2 = dalloc<u32>(c, total);
-  u32* vals2 = dalloc<u32>(c, total);
+  u32* sortbufs[4] = {dalloc<u32>(c, total), dalloc<u32>(c, total), dalloc<u32>(c, total), dalloc<u32>(c, total)};
+  u32 *keys = sortbufs[0], *vals = sortbufs[1], *keys2 = sortbufs[2], *vals2 = sortbufs[3];
   if (bk.copies > 1)
     k_digits_pre<<<blocks_for(m, 256), 256, 0, c.stream>>>(d_sc, d_idx, m, cbits, w0, W, bk.W, bk.copies, bk.stride,
                                                            sentinel, keys, vals);
@@ -147,7 +255,20 @@ void pippenger_pass(Ctx& c, Buckets<F>& bk, u32 w0, u32 W, const Affine<F>* base
   KC_CHECK(cudaMemsetAsync(choff, 0, sizeof(u32), c.stream));
   k_bounds<<<blocks_for(total, 256), 256, 0, c.stream>>>(sk, total, sentinel, start, end);
   KC_LAUNCHED();
-  k_chunk_counts<<<blocks_for(nb, 256), 256, 0, c.stream>>>(start, end, nb, kChunk, cc);
+  // Variant 4: the batch-affine levels first where they pay; the XYZZ chunks then sum each bucket's
+  // ⌈run / 2^levels⌉ points of the last level (start = foff, end = foff + 1, no value array).
+  const unsigned lv = acc_variant() == 4 ? ba_levels(total, nb) : 0;
+  Affine<F>* fin = nullptr;
+  u32* foff = nullptr;
+  size_t ftot = 0;
+  const bool affine = lv && ba_reduce<F>(c, lv, bases, sk, sv, total, nb, sentinel, start, end, bk.spare, sortbufs,
+                                         fin, foff, ftot, tm);
+  const Affine<F>* pts = affine ? fin : bases;
+  const u32* pvals = affine ? nullptr : sv;
+  const u32* st = affine ? foff : start;
+  const u32* en = affine ? foff + 1 : end;
+  const size_t ptotal = affine ? ftot : total;
+  k_chunk_counts<<<blocks_for(nb, 256), 256, 0, c.stream>>>(st, en, nb, kChunk, cc);
   KC_LAUNCHED();
   tmp_bytes = 0;
   KC_CHECK(cub::DeviceScan::InclusiveSum(nullptr, tmp_bytes, cc, choff + 1, nb, c.stream));
@@ -155,10 +276,15 @@ void pippenger_pass(Ctx& c, Buckets<F>& bk, u32 w0, u32 W, const Affine<F>* base
   KC_CHECK(cub::DeviceScan::InclusiveSum(tmp, tmp_bytes, cc, choff + 1, nb, c.stream));
   dfree(c, tmp);
 
-  const size_t max_chunks = total / kChunk + nb;
+  const size_t max_chunks = ptotal / kChunk + nb;
   Xyzz<F>* partial = dalloc<Xyzz<F>>(c, max_chunks);
   const unsigned at = g_msm_threads.load();
-  accumulate<F>(c, blocks_for(max_chunks, at), at, bases, sv, start, end, choff, nb, partial);
+  if (affine) {  // a last level's point may be the identity (P + (−P)): the general additions
+    k_accumulate<F><<<blocks_for(max_chunks, at), at, 0, c.stream>>>(pts, pvals, st, en, choff, nb, kChunk, partial);
+    KC_LAUNCHED();
+  } else {
+    accumulate<F>(c, blocks_for(max_chunks, at), at, pts, pvals, st, en, choff, nb, partial);
+  }
   KC_CHECK(cudaEventRecord(ev.e[2], c.stream));
   // Buckets with many chunks (equal scalars, or the few buckets of a short top window) are reduced
   // in a tree of fan kFan, level by level, so no thread sums more than kFan partials.
@@ -204,10 +330,9 @@ void pippenger_pass(Ctx& c, Buckets<F>& bk, u32 w0, u32 W, const Affine<F>* base
   KC_LAUNCHED();
   KC_CHECK(cudaEventRecord(ev.e[3], c.stream));
   dfree(c, partial);
-  dfree(c, keys);
-  dfree(c, vals);
-  dfree(c, keys2);
-  dfree(c, vals2);
+  for (u32* p : sortbufs) dfree(c, p);
+  dfree(c, fin);
+  dfree(c, foff);
   dfree(c, start);
   dfree(c, end);
   dfree(c, cc);
@@ -256,6 +381,7 @@ class MsmRunnerT final : public MsmRunner {
       bk_.W = s_.copies > 1 ? s_.wc : (256 + s_.cbits - 1) / s_.cbits;
       bk_.copies = s_.copies;
       bk_.stride = (u32)n;
+      bk_.spare = s_.spare;
       if (s_.copies > 1 && (size_t)s_.copies * n >= kSignBit) throw Error("msm: copies × bases ≥ 2^31");
       bk_.K = 1u << (s_.cbits - 1);
       bk_.nb = bk_.W * bk_.K;

@@ -25,6 +25,7 @@ struct MsmShape {
   size_t batch = 0;        // most full-width points per Pippenger batch (a chunk's others in batches)
   size_t persistent = 0;   // bytes held from begin to finish
   size_t per_chunk = 0;    // bytes of one chunk's scratch at `chunk` points
+  size_t spare = 0;        // budget − persistent − per_chunk: what a pass may add (the batch-affine levels)
 };
 
 // Chooses the window and chunk for an MSM of n bases whose scalars hold about `others` values that
