@@ -12,7 +12,7 @@
  *          --threads-sweep 24 (G1 and G2 sizes at which the accumulation kernels' block sizes are timed),
  *          --pre 4,12 (the G1/G2 MSM sizes again over bases with that many precomputed copies; --pre-window c forces
  *          their window, else the cost model's), --pre-h 4 (the partitions' h section with that many precomputed
- *          copies), --acc 1,4 (each MSM with those accumulation kernels, setMsmAcc), --quotient 26,27 (the quotient on device buffers, scalings fused and as passes),
+ *          copies), --acc 1,4 (each MSM and partition with those accumulation kernels, setMsmAcc), --quotient 26,27 (the quotient on device buffers, scalings fused and as passes),
  *          KILN_NTT_FUSED=0|1 (the inverse NTTs' scalings in the partitions, A/B)
  */
 import { CudaBackend, cudaCapabilities, loadCuda, type PartitionSpec, type PartitionTimings } from '../src/backend/cuda.js';
@@ -102,10 +102,10 @@ async function main(): Promise<void> {
       }
     }
   }
-  if (accs.length) addon.setMsmAcc!(tuning.msmAcc ?? 1);
   const preH = Number(opt('pre-h') ?? 0);
-  for (const name of partitions) {
+  for (const name of partitions) for (const acc of accs.length ? accs : [undefined]) {
     const spec = { ...PARTITIONS[name], iterations: 3, ...(preH > 1 ? { preH } : {}) };
+    if (acc !== undefined) addon.setMsmAcc!(acc);
     const r = await addon.benchPartition(device, spec, g1, g2);
     const totals = r.runs.map((x) => x.total).sort((a, b) => a - b);
     const last: PartitionTimings = r.runs[r.runs.length - 1];
@@ -113,13 +113,14 @@ async function main(): Promise<void> {
     const cnt = (x: { ones: number; others: number }): string => `${(x.ones / 1e6).toFixed(1)} M ones + ${(x.others / 1e6).toFixed(1)} M others`;
     const notes =
       `${spec.numConstraints.toLocaleString('en-US')} constraints, domain 2^${spec.logN}; witness copy ${last.copy.toFixed(1)} (waited ${last.upload.toFixed(1)}), matvec ${last.matvec.toFixed(1)}, ` +
-      `ntt_h ${last.ntt.toFixed(1)}, msm_h ${last.msmH.toFixed(1)} (c = ${m.h.window}), msm_l ${last.msmL.toFixed(1)} (${cnt(m.l)}), ` +
+      `ntt_h ${last.ntt.toFixed(1)}, msm_h ${last.msmH.toFixed(1)} (c = ${m.h.window}${m.h.pippenger.affineLevels ? `; ${m.h.pippenger.affineLevels} affine levels, ${m.h.pippenger.affineSlices} slices in ${m.h.pippenger.affinePasses} passes` : ''}), msm_l ${last.msmL.toFixed(1)} (${cnt(m.l)}), ` +
       `msm_a ${last.msmA.toFixed(1)}, msm_b1 ${last.msmB1.toFixed(1)}, msm_b2 (G2) ${last.msmB2.toFixed(1)} (${cnt(m.b2)}); ` +
       `SRS ${(r.srsBytes / 2 ** 30).toFixed(1)} GiB + circuit ${(r.circuitBytes / 2 ** 30).toFixed(1)} GiB resident, pool peak ${(r.peakPoolBytes / 2 ** 30).toFixed(1)} GiB; generated in ${(r.generateMs / 1000).toFixed(1)} s`;
     const preNote = r.preH ? `; h with ${r.preH.copies} precomputed copies (c = ${r.preH.window}, made in ${(r.preH.ms / 1000).toFixed(1)} s)` : '';
-    rows.push([`partition, ${name} PoRep shape (synthetic)${r.preH ? `, h × ${r.preH.copies}` : ''}`, fmtMs(totals[totals.length >> 1]), fmtMs(totals[0]), notes + preNote]);
-    console.log(`partition ${name}: median ${totals[totals.length >> 1].toFixed(1)} ms, min ${totals[0].toFixed(1)} ms; ${notes}`);
+    rows.push([`partition, ${name} PoRep shape (synthetic)${r.preH ? `, h × ${r.preH.copies}` : ''}${acc !== undefined ? `, KILN_MSM_ACC=${acc}` : ''}`, fmtMs(totals[totals.length >> 1]), fmtMs(totals[0]), notes + preNote]);
+    console.log(`partition ${name}${acc !== undefined ? ` (KILN_MSM_ACC=${acc})` : ''}: median ${totals[totals.length >> 1].toFixed(1)} ms, min ${totals[0].toFixed(1)} ms; ${notes}`);
   }
+  if (accs.length) addon.setMsmAcc!(tuning.msmAcc ?? 1);
   const tsweep = opt('threads-sweep');
   if (tsweep) {
     for (const k of list(tsweep, [])) {

@@ -14,6 +14,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   SECTION_NAMES,
+  MAX_H_COPIES,
   deviceBudget,
   footprintOf,
   msmChunkScratch,
@@ -55,6 +56,34 @@ test('32 GiB PoRep on the whole H200: everything resident, as before the plan', 
   assert.equal(p.hostBytes, 0);
   // SRS 44.1 GiB resident as measured
   assert.ok(Math.abs(srsBytes(porep32) / GiB - 44.1) < 0.3, `SRS ${srsBytes(porep32) / GiB} GiB`);
+});
+
+test('copies of h (precomputed multiples): the spare memory of a big card, none on small ones, within the budget', () => {
+  const hb = sectionBytes('h', porep32.sections.h);
+  const single = singlePassScratch(porep32);
+  for (const gib of [16, 24, 80]) assert.equal(planDeviceMemory(porep32, card(gib)).hCopies, 1, `${gib} GiB: no copies`);
+  const everything = planDeviceMemory(porep32, card(139.8));
+  assert.ok(everything.hCopies >= 2, `the H200 keeps copies of h (${everything.hCopies})`);
+  assert.match(everything.summary, new RegExp(`h × ${everything.hCopies} precomputed`));
+  for (const gib of [139.8, 200, 400, 1000]) {
+    const b = card(gib);
+    const p = planDeviceMemory(porep32, b);
+    // the copies sit in the resident bytes; with the single pass and one more section (the precompute's old
+    // table beside the new one) the plan stays within its budget
+    const plain = planDeviceMemory(porep32, b, {});
+    assert.equal(p.residentBytes - (p.hCopies - 1) * hb, plain.residentBytes - (plain.hCopies - 1) * hb);
+    // phase 2 (file comment): the witness (twice, prefetched), h, the single pass's scratch; nothing streams here
+    assert.equal(p.slots, 0);
+    const phase2 = porep32.numVars * 32 * (p.prefetchWitness ? 2 : 1) + 2 ** porep32.logN * 32 + single;
+    assert.ok(p.residentBytes + p.workingBytes <= b);
+    assert.ok(p.residentBytes + phase2 + hb <= b, `${gib} GiB: ${p.hCopies} copies within the budget`);
+    // and one copy more would not have fit
+    if (p.hCopies < MAX_H_COPIES) assert.ok(p.residentBytes + hb + phase2 + hb > b, `${gib} GiB: room for another copy left unused`);
+  }
+  assert.equal(planDeviceMemory(porep32, card(1000)).hCopies, MAX_H_COPIES, 'at most MAX_H_COPIES');
+  // copies × points < 2^31 (the MSM's base index): a (2^28 − 1)-point h takes at most 8 (8 × (2^28 − 1) = 2^31 − 8)
+  const big: CircuitFootprint = { ...porep32, logN: 28, sections: { ...porep32.sections, h: 2 ** 28 - 1 } };
+  assert.equal(planDeviceMemory(big, card(4000)).hCopies, 8);
 });
 
 test('32 GiB PoRep on a 24 GiB card: matrices resident, the SRS streamed, the quotient in place', () => {

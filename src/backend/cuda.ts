@@ -422,6 +422,8 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
   private readonly plans = new Map<object, { fp: CircuitFootprint; plan: DevicePlan; label: string }>();
   /** Host sections this backend streams (their chunks pinned) instead of uploading them. */
   private readonly streamedSections = new WeakSet<object>();
+  /** The h sections whose precomputed copies were made (or tried) here, keyed by device handle. */
+  private readonly precomputed = new WeakMap<object, Promise<void>>();
   /** Circuits uploaded with streamed matrices keep their shape (whose arrays the device reads) alive. */
   private readonly keepShapes = new Map<DeviceCircuit, object>();
   private readonly limit?: MemoryLimit;
@@ -742,6 +744,33 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
     return h !== undefined;
   }
 
+  /** The copies of h the circuit's plan keeps (DevicePlan.hCopies), made once per section before its first
+   *  proof (concurrent first proofs wait for the same). Should they not fit after all (the pool's cached
+   *  memory is trimmed and it is tried once more), the section stays as it was and the plan says why. */
+  private async precomputeH(h: DeviceBases, entry: { plan: DevicePlan }): Promise<void> {
+    const copies = entry.plan.hCopies;
+    if (!(copies > 1) || typeof this.addon.precomputeBases !== 'function') return;
+    let p = this.precomputed.get(h);
+    if (!p) {
+      const make = async (): Promise<void> => {
+        let r: BasesPrecomputed;
+        try {
+          r = await this.addon.precomputeBases!(h, copies);
+        } catch (e) {
+          if (!isOutOfMemory(e)) throw e;
+          this.addon.trimPool?.(this.device);
+          r = await this.addon.precomputeBases!(h, copies);
+        }
+        entry.plan = { ...entry.plan, hCopies: r.copies, summary: `${entry.plan.summary} (h × ${r.copies} made in ${(r.ms / 1000).toFixed(1)} s, window ${r.window})` };
+      };
+      p = make().catch((e: unknown) => {
+        entry.plan = { ...entry.plan, hCopies: 1, summary: `${entry.plan.summary} (h copies not made: ${(e as Error).message})` };
+      });
+      this.precomputed.set(h, p);
+    }
+    await p;
+  }
+
   /** The circuit's plan (made on its first proof when no parameters load planned it). */
   private planOf(input: Pick<PartitionInput, 'shape' | 'logN' | 'aIdx' | 'bIdx'>): { fp: CircuitFootprint; plan: DevicePlan; label: string } {
     let e = this.plans.get(input.shape);
@@ -812,6 +841,7 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
       await this.preloadSection(srs.bG1, 1),
       await this.preloadSection(srs.bG2, 2),
     ];
+    await this.precomputeH(handles[0], entry);
     const circuit = await this.circuitFor(input);
     const t1 = performance.now();
     let r: Awaited<ReturnType<CudaAddon['provePartition']>>;

@@ -60,6 +60,10 @@ export interface DevicePlan {
   prefetchWitness: boolean;
   /** The MSMs' scratch budget; 0: as much as a single pass over every section needs (it fits). */
   msmScratchBytes: number;
+  /** Copies of the h section kept on the device (precomputed multiples: the CUDA addon's precomputeBases,
+   *  made before the circuit's first proof); 1: the section only. Only a resident h with a single-pass MSM
+   *  scratch and a section's worth of room besides gets them. */
+  hCopies: number;
   /** Staging slots for the streamed SRS chunks while the MSMs run (0 when no section streams); an
    *  MSM chunk of a streamed section fills one slot. */
   slots: number;
@@ -149,6 +153,8 @@ interface Config {
   slotBytes: number;
   slots: number;
   msm: number;
+  /** Copies of a resident h (precomputed multiples). */
+  hCopies: number;
 }
 
 function measure(fp: CircuitFootprint, k: Config): { resident: number; p1: number; p2: number; streamed: number; host: number } {
@@ -160,7 +166,7 @@ function measure(fp: CircuitFootprint, k: Config): { resident: number; p1: numbe
   let host = 0;
   for (const s of SECTION_NAMES) {
     const b = sectionBytes(s, fp.sections[s]);
-    if (k.sections[s] === 'resident') resident += b;
+    if (k.sections[s] === 'resident') resident += s === 'h' ? k.hCopies * b : b;
     else {
       streamed += b;
       host += b;
@@ -186,7 +192,7 @@ export interface PlanOptions {
 export function planDeviceMemory(fp: CircuitFootprint, budgetBytes: number, opts: PlanOptions = {}): DevicePlan {
   const all = (p: Placement): Record<SectionName, Placement> => ({ h: p, l: p, a: p, b_g1: p, b_g2: p });
   const minMsm = minMsmScratch(fp);
-  let k: Config = { matrices: 'streamed', sections: all('streamed'), q: 2, prefetch: false, slotBytes: MIN_SLOT, slots: 2, msm: minMsm };
+  let k: Config = { matrices: 'streamed', sections: all('streamed'), q: 2, prefetch: false, slotBytes: MIN_SLOT, slots: 2, msm: minMsm, hCopies: 1 };
   const needed = total(measure(fp, k));
   const fits = (c: Config): boolean => total(measure(fp, c)) <= budgetBytes;
   const feasible = needed <= budgetBytes;
@@ -215,6 +221,9 @@ export function planDeviceMemory(fp: CircuitFootprint, budgetBytes: number, opts
     const room = budgetBytes - m.resident - m.p2;
     const single = singlePassScratch(fp);
     k = { ...k, msm: room >= single ? 0 : Math.max(k.msm, room) };
+    // then copies of a resident h (the dense MSM's digits spread over them): from what the single pass
+    // leaves, less one section (precomputeBases holds the old table beside the new one while it runs)
+    if (k.sections.h === 'resident' && k.msm === 0) k = { ...k, hCopies: hCopiesFor(fp, room - single) };
   }
   const m = measure(fp, k);
   const streamedNames = SECTION_NAMES.filter((s) => k.sections[s] === 'streamed');
@@ -226,6 +235,7 @@ export function planDeviceMemory(fp: CircuitFootprint, budgetBytes: number, opts
     k.q === 4 ? 'quotient 4 buffers' : k.q === 3 ? 'quotient one vector at a time (3 buffers)' : 'quotient in place (2 buffers)',
     k.prefetch ? 'witness prefetched' : 'witness copied in turn',
     k.msm === 0 ? 'MSM single pass' : `MSM scratch ${fmtBytes(k.msm)}`,
+    k.hCopies > 1 ? `h × ${k.hCopies} precomputed` : '',
   ].filter((x) => x !== '');
   return {
     feasible,
@@ -236,6 +246,7 @@ export function planDeviceMemory(fp: CircuitFootprint, budgetBytes: number, opts
     quotientBuffers: k.q,
     prefetchWitness: k.prefetch,
     msmScratchBytes: k.msm,
+    hCopies: k.hCopies,
     slots: anyStreamed ? k.slots : 0,
     slotBytes: anyStreamed ? k.slotBytes : 0,
     matrixSlotBytes: k.matrices === 'streamed' ? MATRIX_SLOT : 0,
@@ -245,6 +256,20 @@ export function planDeviceMemory(fp: CircuitFootprint, budgetBytes: number, opts
     workingBytes: Math.max(m.p1, m.p2),
     summary: feasible ? parts.join('; ') : `does not fit: needs ${fmtBytes(needed)}, ${fmtBytes(budgetBytes)} available`,
   };
+}
+
+/** Most copies of h: 12 (with 22-bit windows a scalar's 12 digits each in their own copy: one window of
+ *  buckets), and copies × points < 2^31 (the MSM's 31-bit base index). */
+export const MAX_H_COPIES = 12;
+
+/** Copies of h that `spare` bytes hold besides the section (1: none; never one that would not fit). */
+export function hCopiesFor(fp: CircuitFootprint, spare: number): number {
+  const n = fp.sections.h;
+  const hb = sectionBytes('h', n);
+  if (n <= 0 || !(spare > hb)) return 1;
+  const extra = Math.floor((spare - hb) / hb);
+  const copies = Math.min(MAX_H_COPIES, 1 + extra, Math.floor((2 ** 31 - 1) / n));
+  return copies >= 2 ? copies : 1;
 }
 
 /** The same plan with less of the per-proof memory (after an out-of-memory failure): the quotient in
