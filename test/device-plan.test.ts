@@ -59,18 +59,21 @@ test('32 GiB PoRep on the whole H200: everything resident, as before the plan', 
 });
 
 test('copies of h (precomputed multiples): the spare memory of a big card, none on small ones, within the budget', () => {
+  const on = { precomputeH: true };
   const hb = sectionBytes('h', porep32.sections.h);
   const single = singlePassScratch(porep32);
-  for (const gib of [16, 24, 80]) assert.equal(planDeviceMemory(porep32, card(gib)).hCopies, 1, `${gib} GiB: no copies`);
-  const everything = planDeviceMemory(porep32, card(139.8));
+  for (const gib of [16, 24, 80]) assert.equal(planDeviceMemory(porep32, card(gib), on).hCopies, 1, `${gib} GiB: no copies`);
+  const everything = planDeviceMemory(porep32, card(139.8), on);
+  assert.equal(planDeviceMemory(porep32, card(139.8)).hCopies, 1, 'none unless asked (precomputeH)');
   assert.ok(everything.hCopies >= 2, `the H200 keeps copies of h (${everything.hCopies})`);
   assert.match(everything.summary, new RegExp(`h × ${everything.hCopies} precomputed`));
   for (const gib of [139.8, 200, 400, 1000]) {
     const b = card(gib);
-    const p = planDeviceMemory(porep32, b);
+    const p = planDeviceMemory(porep32, b, on);
     // the copies sit in the resident bytes; with the single pass and one more section (the precompute's old
     // table beside the new one) the plan stays within its budget
-    const plain = planDeviceMemory(porep32, b, {});
+    const plain = planDeviceMemory(porep32, b);
+    assert.equal(plain.hCopies, 1);
     assert.equal(p.residentBytes - (p.hCopies - 1) * hb, plain.residentBytes - (plain.hCopies - 1) * hb);
     // phase 2 (file comment): the witness (twice, prefetched), h, the single pass's scratch; nothing streams here
     assert.equal(p.slots, 0);
@@ -80,10 +83,10 @@ test('copies of h (precomputed multiples): the spare memory of a big card, none 
     // and one copy more would not have fit
     if (p.hCopies < MAX_H_COPIES) assert.ok(p.residentBytes + hb + phase2 + hb > b, `${gib} GiB: room for another copy left unused`);
   }
-  assert.equal(planDeviceMemory(porep32, card(1000)).hCopies, MAX_H_COPIES, 'at most MAX_H_COPIES');
+  assert.equal(planDeviceMemory(porep32, card(1000), on).hCopies, MAX_H_COPIES, 'at most MAX_H_COPIES');
   // copies × points < 2^31 (the MSM's base index): a (2^28 − 1)-point h takes at most 8 (8 × (2^28 − 1) = 2^31 − 8)
   const big: CircuitFootprint = { ...porep32, logN: 28, sections: { ...porep32.sections, h: 2 ** 28 - 1 } };
-  assert.equal(planDeviceMemory(big, card(4000)).hCopies, 8);
+  assert.equal(planDeviceMemory(big, card(4000), on).hCopies, 8);
 });
 
 test('32 GiB PoRep on a 24 GiB card: matrices resident, the SRS streamed, the quotient in place', () => {

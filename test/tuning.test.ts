@@ -37,6 +37,7 @@ test('tuningFromEnv: every variable, empty values as unset, nothing set = the de
     KILN_MSM_BATCH: '777',
     KILN_MSM_ACC: '2',
     KILN_NTT_FUSED: '1',
+    KILN_PRECOMPUTE_H: '1',
     PATH: '/usr/bin', // not ours: ignored
   });
   assert.deepEqual(all, {
@@ -51,6 +52,7 @@ test('tuningFromEnv: every variable, empty values as unset, nothing set = the de
     msmBatch: 777,
     msmAcc: 2,
     nttFused: 1,
+    precomputeH: true,
   });
   // every field has its variable
   assert.deepEqual(Object.values(TUNING_VARIABLES).sort(), Object.keys(all).sort());
@@ -88,7 +90,7 @@ test('tuningFromEnv refuses a value it does not understand, naming the variable 
 });
 
 // The library paths below run with every variable set to the opposite of what they are passed: they must not look.
-const OPPOSITE: Record<string, string> = { KILN_WITNESS: 'ts', KILN_POST_SHAPE_CACHE: '0', KILN_GPU_MEMORY_LIMIT: '2GiB', KILN_DEV_SETUP: 'cpu', KILN_MSM_ACC: '0', KILN_NTT_FUSED: '0' };
+const OPPOSITE: Record<string, string> = { KILN_WITNESS: 'ts', KILN_POST_SHAPE_CACHE: '0', KILN_GPU_MEMORY_LIMIT: '2GiB', KILN_DEV_SETUP: 'cpu', KILN_MSM_ACC: '0', KILN_NTT_FUSED: '0', KILN_PRECOMPUTE_H: '1' };
 const saved: Record<string, string | undefined> = {};
 let dir: string;
 before(async () => {

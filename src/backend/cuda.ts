@@ -394,6 +394,9 @@ export interface CudaBackendOptions {
   /** A/B ($KILN_NTT_FUSED at the edges): the inverse NTTs' scalings fused into their last stage group (1) or
    *  a pass of their own (0), set in the addon (setNttFused, process-wide) when the backend starts. */
   nttFused?: 0 | 1;
+  /** ($KILN_PRECOMPUTE_H=1 at the edges): the plans keep precomputed copies of a resident h in the memory they
+   *  have to spare (DevicePlan.hCopies). Default off until measured end to end. */
+  precomputeH?: boolean;
   /** Makes the circuits' plans instead of planDeviceMemory (tests force streaming this way on a big
    *  GPU). */
   planner?: (fp: CircuitFootprint, budgetBytes: number) => DevicePlan;
@@ -447,7 +450,8 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
     this.limit = opts.memoryLimit;
     const forceMatrices = opts.planMatrices;
     if (forceMatrices !== undefined && forceMatrices !== 'streamed') throw new RangeError(`planMatrices ${String(forceMatrices)}: only 'streamed' (or undefined)`);
-    this.planner = opts.planner ?? ((fp, budget) => planDeviceMemory(fp, budget, forceMatrices === 'streamed' ? { matrices: 'streamed' } : {}));
+    const precomputeH = opts.precomputeH === true;
+    this.planner = opts.planner ?? ((fp, budget) => planDeviceMemory(fp, budget, { ...(forceMatrices === 'streamed' ? { matrices: 'streamed' as const } : {}), precomputeH }));
     this.gpuDetail = opts.gpuDetail === true;
     // the MSM diagnostics live in the addon, process-wide (read per call there)
     const setting = (name: 'setMsmBatch' | 'setMsmAcc' | 'setNttFused', value: number | undefined): void => {

@@ -186,6 +186,8 @@ const total = (m: ReturnType<typeof measure>): number => m.resident + Math.max(m
 export interface PlanOptions {
   /** 'streamed': the matrices stream even when they would fit (their room goes to the MSMs). */
   matrices?: Placement;
+  /** Copies of a resident h in the room left (hCopies); without it, none (the CUDA backend's precomputeH). */
+  precomputeH?: boolean;
 }
 
 /** The plan of `fp` within `budgetBytes` of device memory (see the file comment). */
@@ -223,7 +225,7 @@ export function planDeviceMemory(fp: CircuitFootprint, budgetBytes: number, opts
     k = { ...k, msm: room >= single ? 0 : Math.max(k.msm, room) };
     // then copies of a resident h (the dense MSM's digits spread over them): from what the single pass
     // leaves, less one section (precomputeBases holds the old table beside the new one while it runs)
-    if (k.sections.h === 'resident' && k.msm === 0) k = { ...k, hCopies: hCopiesFor(fp, room - single) };
+    if (opts.precomputeH === true && k.sections.h === 'resident' && k.msm === 0) k = { ...k, hCopies: hCopiesFor(fp, room - single) };
   }
   const m = measure(fp, k);
   const streamedNames = SECTION_NAMES.filter((s) => k.sections[s] === 'streamed');

@@ -43,6 +43,7 @@ export function cudaOptions(tuning: Tuning | undefined, memoryLimit?: MemoryLimi
     msmBatch: t.msmBatch,
     msmAcc: t.msmAcc,
     nttFused: t.nttFused,
+    precomputeH: t.precomputeH,
   };
 }
 

@@ -61,6 +61,10 @@ export interface Tuning {
   /** KILN_NTT_FUSED (A/B, the CUDA addon): 1 fuses the inverse NTTs' scalings (1/n, the coset shift) into their
    *  last stage group, 0 runs them as a pass of their own. Default: the addon's build default. */
   nttFused?: 0 | 1;
+  /** KILN_PRECOMPUTE_H (the CUDA backend's plans): 1 keeps precomputed copies of a resident h section in the
+   *  memory a plan has to spare (DevicePlan.hCopies, made before the circuit's first proof), 0 (the default
+   *  until measured end to end) none. */
+  precomputeH?: boolean;
 }
 
 /** The variables tuningFromEnv reads, each with the Tuning field it sets. */
@@ -76,6 +80,7 @@ export const TUNING_VARIABLES = {
   KILN_MSM_BATCH: 'msmBatch',
   KILN_MSM_ACC: 'msmAcc',
   KILN_NTT_FUSED: 'nttFused',
+  KILN_PRECOMPUTE_H: 'precomputeH',
 } as const satisfies Record<string, keyof Tuning>;
 
 /** The value of one of `words` (a flag's accepted spellings, lower case, in the order the error lists them), or
@@ -132,6 +137,7 @@ export function tuningFromEnv(env: Readonly<Record<string, string | undefined>>)
   if (noIfma !== undefined) t.noIfma = noIfma !== '' && noIfma !== '0';
   if ((v = get('KILN_MSM_BATCH')) !== undefined) t.msmBatch = integer('KILN_MSM_BATCH', v, 1, 2 ** 32 - 1, 'the most scalars of a Pippenger batch, a positive integer');
   if ((v = get('KILN_MSM_ACC')) !== undefined) t.msmAcc = integer('KILN_MSM_ACC', v, 0, 4, 'the MSM accumulation kernel: 0, 1 (the default), 2, 3 or 4');
+  if ((v = get('KILN_PRECOMPUTE_H')) !== undefined) t.precomputeH = integer('KILN_PRECOMPUTE_H', v, 0, 1, 'copies of h in the spare device memory: 1 kept, 0 none') === 1;
   if ((v = get('KILN_NTT_FUSED')) !== undefined) t.nttFused = integer('KILN_NTT_FUSED', v, 0, 1, 'the inverse NTTs\' scalings: 1 fused into the last stage group, 0 a pass of their own') as 0 | 1;
   return t;
 }

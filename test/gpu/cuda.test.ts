@@ -477,6 +477,23 @@ test('CUDA backend matches the CPU backend', { skip }, async (t) => {
     } finally {
       await prover.close();
     }
+    // precomputeH (KILN_PRECOMPUTE_H=1): the plan keeps copies of h in the spare memory, made before the first
+    // proof; the partition's h MSM then runs over them
+    const pre = new CudaBackend({ cpu, precomputeH: true });
+    const p2 = new LocalProver({ paramsDir: join(cache, 'no-official-params'), cacheDir: cache, backend: pre, say: log });
+    try {
+      for (const round of ['h copies made', 'h copies resident']) {
+        const { bytes, source } = await p2.prove(input);
+        const vk = await loadPorepVerifyingKey(source);
+        assert.deepEqual(verifyPorep(c2.phase1Out, bytes, vk), [true], `${round}: the proof verifies`);
+      }
+      const summaries = pre.memoryPlan().circuits.map((c) => c.summary).join(' | ');
+      assert.match(summaries, /h × \d+ precomputed.*\(h × \d+ made in/, summaries);
+      log(`porep 2KiB with precomputed h: verified twice; plan: ${summaries}`);
+    } finally {
+      await p2.close();
+      pre.evictAll();
+    }
   });
   gpu.evictAll();
 });
