@@ -4,6 +4,8 @@
  * curve formulas (native/src/ff, native/src/ec) on random and edge values: Fq, Fr and Fq2 add, sub, neg, mul,
  * sqr, dbl, inverse; G1 and G2 mixed and general additions, doublings, P + P, P + (−P), normalisation
  * (native/cuda/tools/field-host-check.cpp). test:gpu runs the same code on the device; this is its slow twin in CI.
+ * The MSM's batch-affine levels (native/cuda/msm_affine.cuh) run the same way, one thread at a time, against the
+ * CPU's bucket sums (native/cuda/tools/msm-affine-host-check.cpp); mutants of both must fail.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -67,5 +69,49 @@ test('field-host-check catches a wrong carry: the emulated addc without its carr
     assert.match(r.stdout, /^FAIL /m);
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const affineSource = join(root, 'native/cuda/tools/msm-affine-host-check.cpp');
+
+test('the MSM batch-affine levels (msm_affine.cuh, run on the host) sum every bucket as the CPU does', { skip: hasGxx ? false : 'g++ not installed' }, () => {
+  assert.ok(existsSync(affineSource), affineSource);
+  const dir = mkdtempSync(join(tmpdir(), 'kiln-msm-affine-host-'));
+  try {
+    const bin = join(dir, 'msm-affine-host-check');
+    build(affineSource, bin);
+    const r = spawnSync(bin, gens(), { encoding: 'utf8' });
+    assert.equal(r.status, 0, `msm-affine-host-check: ${r.stdout}${r.stderr}`);
+    const m = /^ok (\d+)$/m.exec(r.stdout);
+    assert.ok(m, r.stdout);
+    assert.ok(Number(m[1]) > 2000, `buckets checked: ${m[1]}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('msm-affine-host-check catches a wrong doubling and a wrong batch inverse', { skip: hasGxx ? false : 'g++ not installed' }, () => {
+  const mutants: [string, string][] = [
+    ['    num = xx.dbl() + xx;', '    num = xx.dbl();'], // λ of a doubling: 2x² instead of 3x²
+    ['      const F il = j >= t + T ? inv * out[j - T].x : inv;', '      const F il = inv;'], // the prefix before the pair dropped
+  ];
+  for (const [from, to] of mutants) {
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-msm-affine-mut-'));
+    try {
+      cpSync(join(root, 'native/cuda'), join(dir, 'native/cuda'), { recursive: true });
+      cpSync(join(root, 'native/src'), join(dir, 'native/src'), { recursive: true });
+      const file = join(dir, 'native/cuda/msm_affine.cuh');
+      const text = readFileSync(file, 'utf8');
+      const broken = text.replace(from, to);
+      assert.notEqual(broken, text, `the line to break is where the test expects it: ${from.trim()}`);
+      writeFileSync(file, broken);
+      const bin = join(dir, 'check');
+      build(join(dir, 'native/cuda/tools/msm-affine-host-check.cpp'), bin);
+      const r = spawnSync(bin, gens(), { encoding: 'utf8' });
+      assert.equal(r.status, 1, r.stdout);
+      assert.match(r.stdout, /^FAIL /m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 });

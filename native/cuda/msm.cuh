@@ -22,23 +22,11 @@
 
 #include "../src/ec/xyzz.hpp"
 #include "field.cuh"
+#include "msm_points.cuh"
 #include "random.cuh"
 
 namespace kiln {
 namespace cuda {
-
-constexpr u32 kSignBit = 0x80000000u;
-
-// Affine point loaded with 16-byte vector loads (both layouts are multiples of 16 bytes).
-template <class F>
-__device__ __forceinline__ Affine<F> load_affine(const Affine<F>* p) {
-  Affine<F> r;
-  const uint4* s = reinterpret_cast<const uint4*>(p);
-  uint4* d = reinterpret_cast<uint4*>(&r);
-#pragma unroll
-  for (int i = 0; i < (int)(sizeof(Affine<F>) / 16); i++) d[i] = __ldg(s + i);
-  return r;
-}
 
 __device__ __forceinline__ u32 lane_id() { return threadIdx.x & 31; }
 

@@ -14,23 +14,13 @@
 // madd-2008-s's 10, plus 1/K of an inversion (K pairs per thread) and the traffic of reading both points
 // twice and writing the result.
 #pragma once
-#include "msm.cuh"
+#include "msm_points.cuh"
 
 namespace kiln {
 namespace cuda {
 
 constexpr u32 kPad = 0xFFFFFFFFu;  // a padded slot of a run: the identity
 
-// The x of an affine point (its first half), by 16-byte loads.
-template <class F>
-__device__ __forceinline__ F load_x(const Affine<F>* p) {
-  F r;
-  const uint4* s = reinterpret_cast<const uint4*>(p);
-  uint4* d = reinterpret_cast<uint4*>(&r);
-#pragma unroll
-  for (int i = 0; i < (int)(sizeof(F) / 16); i++) d[i] = __ldg(s + i);
-  return r;
-}
 
 // A level's input element: level 1 gathers bases (signed, through the padded value array), later levels
 // read the previous level's points. Identity: a pad slot, or (0, 0) in a level's array (x = 0 is no point

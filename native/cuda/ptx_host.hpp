@@ -19,6 +19,20 @@
 #define __constant__
 #define __align__(n) alignas(n)
 
+// The launch coordinates and the vector loads the MSM's kernels use, for host runs of a kernel body one
+// thread at a time (tools/msm-affine-host-check.cpp sets blockIdx.x and keeps blockDim.x = 1).
+struct HostDim3 {
+  unsigned x = 0, y = 0, z = 0;
+};
+inline thread_local HostDim3 blockIdx, threadIdx, blockDim{1, 1, 1}, gridDim{1, 1, 1};
+struct uint4 {
+  uint32_t x, y, z, w;
+};
+template <class T>
+inline T __ldg(const T* p) {
+  return *p;
+}
+
 namespace kiln {
 namespace cuda {
 namespace ptx_host {
