@@ -120,7 +120,7 @@ async function main(): Promise<void> {
     rows.push([`partition, ${name} PoRep shape (synthetic)${r.preH ? `, h × ${r.preH.copies}` : ''}${acc !== undefined ? `, KILN_MSM_ACC=${acc}` : ''}`, fmtMs(totals[totals.length >> 1]), fmtMs(totals[0]), notes + preNote]);
     console.log(`partition ${name}${acc !== undefined ? ` (KILN_MSM_ACC=${acc})` : ''}: median ${totals[totals.length >> 1].toFixed(1)} ms, min ${totals[0].toFixed(1)} ms; ${notes}`);
   }
-  if (accs.length) addon.setMsmAcc!(tuning.msmAcc ?? 1);
+  if (accs.length) addon.setMsmAcc!(tuning.msmAcc ?? 5);
   const tsweep = opt('threads-sweep');
   if (tsweep) {
     for (const k of list(tsweep, [])) {

@@ -82,7 +82,7 @@ test('tuningFromEnv refuses a value it does not understand, naming the variable 
     [{ KILN_MSM_BATCH: '0' }, /^KILN_MSM_BATCH=0: expected the most scalars of a Pippenger batch, a positive integer$/],
     [{ KILN_MSM_BATCH: '1.5' }, /^KILN_MSM_BATCH=1\.5: expected/],
     [{ KILN_MSM_BATCH: '-3' }, /^KILN_MSM_BATCH=-3: expected/],
-    [{ KILN_MSM_ACC: '5' }, /^KILN_MSM_ACC=5: expected the MSM accumulation kernel: 0, 1 \(the default\), 2, 3 or 4$/],
+    [{ KILN_MSM_ACC: '6' }, /^KILN_MSM_ACC=6: expected the MSM accumulation kernel: 0, 1, 2, 3, 4 or 5 \(the default\)$/],
     [{ KILN_MSM_ACC: 'hot' }, /^KILN_MSM_ACC=hot: expected/],
     [{ KILN_NTT_FUSED: '2' }, /^KILN_NTT_FUSED=2: expected the inverse NTTs' scalings: 1 fused into the last stage group, 0 a pass of their own$/],
   ];

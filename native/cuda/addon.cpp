@@ -321,8 +321,8 @@ Napi::Value js_set_msm_batch(const Info& info) {
 
 Napi::Value js_set_msm_acc(const Info& info) {
   const double v = number_arg(info, 0, "variant");
-  if (v != 0 && v != 1 && v != 2 && v != 3 && v != 4)
-    throw_range(info.Env(), "setMsmAcc: 0, 1 (the default), 2, 3 or 4");
+  if (v != 0 && v != 1 && v != 2 && v != 3 && v != 4 && v != 5)
+    throw_range(info.Env(), "setMsmAcc: 0, 1, 2, 3, 4 or 5 (the default)");
   set_msm_acc((int)v);
   return info.Env().Undefined();
 }

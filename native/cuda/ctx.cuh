@@ -137,7 +137,7 @@ inline std::atomic<unsigned> g_msm_threads{32};
 // that tests run a chunk's scalars in several batches.
 inline std::atomic<size_t> g_msm_batch{0};
 // The MSM accumulation kernel (set_msm_acc, msm_impl.cuh accumulate): 1 (k_accumulate_hot) by default.
-inline std::atomic<int> g_msm_acc{1};
+inline std::atomic<int> g_msm_acc{5};  // 5: batch-affine levels in G2, the XYZZ kernel in G1
 
 // Pippenger window width for m points (msm.cu: a small translation unit, quick to rebuild).
 unsigned pick_window(size_t m);

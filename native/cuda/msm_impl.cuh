@@ -21,14 +21,18 @@ constexpr unsigned kFan = 16;    // partials per thread in the tree over a bucke
 // call, for A/B measurements; the edges pass KILN_MSM_ACC): 0 k_accumulate (general additions), 1 (default) k_accumulate_hot, 2 k_accumulate
 // with G1's Fq multiplication inlined (DFp variant 1; G2 takes k_accumulate), 3 k_accumulate_hot with G1's
 // squarings by the dedicated squaring (DFp variant 2; G2 takes k_accumulate, as with 2), 4 the batch-affine
-// levels (msm_affine.cuh) where the runs are long enough and their memory is there, else 1. Capping registers at
+// levels (msm_affine.cuh) wherever the runs are long and their memory is there, else 1; 5 (the default) the
+// levels in G2 passes of at least 1024 digits per resident thread of theirs (the measured win was G2 2^22, 67 M
+// digits; the partitions' sparse G2 MSMs stay on 1), else 1. Measured (H100, 2026-12-07): the levels win in G2 (2^24: 374 → 292 ms; over 7
+// precomputed copies 335 → 251 ms) and lose in G1 (2^24: 125 → 136 ms), whose cheaper multiplication leaves
+// the levels' traffic (both points read twice, the sum written) in front. Capping registers at
 // 128 (__launch_bounds__(32, 16)) was measured and dropped: spills, G1 2^24 127 → 132 ms, G2 2^22
 // 122 → 484 ms.
 template <class F>
 void accumulate(Ctx& c, unsigned blocks, unsigned threads, const Affine<F>* bases, const u32* sv, const u32* start,
                 const u32* end, const u32* choff, u32 nb, Xyzz<F>* partial) {
   const int v = acc_variant();
-  if (v == 1 || v == 4) {  // 4 where its levels did not run: the default's kernel
+  if (v == 1 || v == 4 || v == 5) {  // 4 and 5 where their levels did not run: the XYZZ kernel
     k_accumulate_hot<F><<<blocks, threads, 0, c.stream>>>(bases, sv, start, end, choff, nb, kChunk, partial);
   } else {
     if constexpr (std::is_same_v<F, DFq>) {
@@ -110,8 +114,12 @@ constexpr unsigned kBaPairs = 128;   // fewest pairs per thread of a level: the 
 constexpr unsigned kBaThreads = 128; // block size of the level kernels
 
 // Levels of a pass of `total` digits over nb buckets: the most (≤ 6) with the mean run ≥ 4·2^levels (the
-// padding ≤ a quarter of the points) and ≥ kBaPairs pairs at the last level; 0 (the XYZZ path) below 2.
-inline unsigned ba_levels(size_t total, u32 nb) {
+// padding ≤ a quarter of the points) and ≥ kBaPairs pairs at the last level; 0 (the XYZZ path) below 2 or
+// under `least` digits (the default's 1024 per resident level thread: in a smaller pass a level's few threads
+// each walk a long chain of dependent multiplications; the 2 KiB partition's sparse MSMs took 3.8 → 11.8 ms
+// with the levels everywhere).
+inline unsigned ba_levels(size_t total, u32 nb, size_t least) {
+  if (total < least) return 0;
   unsigned lv = 0;
   while (lv < 6 && (size_t(4) << (lv + 1)) * nb <= total && (total >> (lv + 1)) >= kBaPairs) lv++;
   return lv >= 2 ? lv : 0;
@@ -120,10 +128,14 @@ inline unsigned ba_levels(size_t total, u32 nb) {
 // Resident threads of the level kernels (a full level's grid).
 template <class F>
 size_t ba_resident(Ctx& c) {
+  static std::atomic<size_t> known{0};  // per field; one device kind per process
+  if (const size_t k = known.load()) return k;
   int b1 = 0, b2 = 0;
   KC_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b1, k_ba_level<F, true>, kBaThreads, 0));
   KC_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b2, k_ba_level<F, false>, kBaThreads, 0));
-  return (size_t)std::max(1, std::min(b1, b2)) * (size_t)c.sms * kBaThreads;
+  const size_t r = (size_t)std::max(1, std::min(b1, b2)) * (size_t)c.sms * kBaThreads;
+  known.store(r);
+  return r;
 }
 
 // The batch-affine levels over a sorted pass (keys sk, values sv, bucket runs start/end): the padded runs'
@@ -257,7 +269,9 @@ void pippenger_pass(Ctx& c, Buckets<F>& bk, u32 w0, u32 W, const Affine<F>* base
   KC_LAUNCHED();
   // Variant 4: the batch-affine levels first where they pay; the XYZZ chunks then sum each bucket's
   // ⌈run / 2^levels⌉ points of the last level (start = foff, end = foff + 1, no value array).
-  const unsigned lv = acc_variant() == 4 ? ba_levels(total, nb) : 0;
+  const int av = acc_variant();
+  const bool want = av == 4 || (av == 5 && std::is_same_v<F, DFq2>);
+  const unsigned lv = want ? ba_levels(total, nb, av == 5 ? 1024 * ba_resident<F>(c) : 0) : 0;
   Affine<F>* fin = nullptr;
   u32* foff = nullptr;
   size_t ftot = 0;

@@ -388,7 +388,7 @@ export interface CudaBackendOptions {
   /** Diagnostics ($KILN_MSM_BATCH at the edges): the most scalars of one Pippenger batch, set in the addon
    *  (setMsmBatch, process-wide) when the backend starts. */
   msmBatch?: number;
-  /** Diagnostics ($KILN_MSM_ACC at the edges): the MSM accumulation kernel, 0, 1 (the default), 2, 3 or 4, set in
+  /** Diagnostics ($KILN_MSM_ACC at the edges): the MSM accumulation kernel, 0, 1, 2, 3, 4 or 5 (the default), set in
    *  the addon (setMsmAcc, process-wide) when the backend starts. */
   msmAcc?: number;
   /** A/B ($KILN_NTT_FUSED at the edges): the inverse NTTs' scalings fused into their last stage group (1) or

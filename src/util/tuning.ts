@@ -53,10 +53,10 @@ export interface Tuning {
   /** KILN_MSM_BATCH (diagnostics, the CUDA addon): the most scalars of one Pippenger batch (a positive
    *  integer), so that tests run a chunk's scalars in several batches. Default: the cost model's. */
   msmBatch?: number;
-  /** KILN_MSM_ACC (diagnostics, the CUDA addon): the MSM accumulation kernel, 0 (general additions), 1 (the
-   *  default, k_accumulate_hot), 2 (G1's multiplication inlined), 3 (G1's squarings by the dedicated squaring) or
-   *  4 (batch-affine levels before the XYZZ chunks, where the runs are long and the memory is there), for A/B
-   *  measurements. */
+  /** KILN_MSM_ACC (diagnostics, the CUDA addon): the MSM accumulation kernel, 0 (general additions), 1
+   *  (k_accumulate_hot), 2 (G1's multiplication inlined), 3 (G1's squarings by the dedicated squaring), 4
+   *  (batch-affine levels before the XYZZ chunks wherever the runs are long and the memory is there) or 5 (the
+   *  default: the levels in big G2 passes, 1 elsewhere), for A/B measurements. */
   msmAcc?: number;
   /** KILN_NTT_FUSED (A/B, the CUDA addon): 1 fuses the inverse NTTs' scalings (1/n, the coset shift) into their
    *  last stage group, 0 runs them as a pass of their own. Default: the addon's build default. */
@@ -136,7 +136,7 @@ export function tuningFromEnv(env: Readonly<Record<string, string | undefined>>)
   const noIfma = env.KILN_NO_IFMA;
   if (noIfma !== undefined) t.noIfma = noIfma !== '' && noIfma !== '0';
   if ((v = get('KILN_MSM_BATCH')) !== undefined) t.msmBatch = integer('KILN_MSM_BATCH', v, 1, 2 ** 32 - 1, 'the most scalars of a Pippenger batch, a positive integer');
-  if ((v = get('KILN_MSM_ACC')) !== undefined) t.msmAcc = integer('KILN_MSM_ACC', v, 0, 4, 'the MSM accumulation kernel: 0, 1 (the default), 2, 3 or 4');
+  if ((v = get('KILN_MSM_ACC')) !== undefined) t.msmAcc = integer('KILN_MSM_ACC', v, 0, 5, 'the MSM accumulation kernel: 0, 1, 2, 3, 4 or 5 (the default)');
   if ((v = get('KILN_PRECOMPUTE_H')) !== undefined) t.precomputeH = integer('KILN_PRECOMPUTE_H', v, 0, 1, 'copies of h in the spare device memory: 1 kept, 0 none') === 1;
   if ((v = get('KILN_NTT_FUSED')) !== undefined) t.nttFused = integer('KILN_NTT_FUSED', v, 0, 1, 'the inverse NTTs\' scalings: 1 fused into the last stage group, 0 a pass of their own') as 0 | 1;
   return t;

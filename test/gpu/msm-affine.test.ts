@@ -132,7 +132,7 @@ test('batch-affine MSM accumulation (setMsmAcc 4) equals the CPU', { skip }, asy
       assert.ok(sliced > 0, 'some budget made a pass run its levels in slices');
     });
   } finally {
-    addon.setMsmAcc!(1);
+    addon.setMsmAcc!(5); // the default
     addon.setMsmWindow(0);
     for (const h of handles) addon.freeBases(h);
   }
