@@ -12,7 +12,7 @@
  *          --threads-sweep 24 (G1 and G2 sizes at which the accumulation kernels' block sizes are timed),
  *          --pre 4,12 (the G1/G2 MSM sizes again over bases with that many precomputed copies; --pre-window c forces
  *          their window, else the cost model's), --pre-h 4 (the partitions' h section with that many precomputed
- *          copies), --acc 1,4 (each MSM and partition with those accumulation kernels, setMsmAcc), --quotient 26,27 (the quotient on device buffers, scalings fused and as passes),
+ *          copies), --plan q=3,msm=12GiB (the partitions under that plan: quotient buffers, MSM scratch), --acc 1,4 (each MSM and partition with those accumulation kernels, setMsmAcc), --quotient 26,27 (the quotient on device buffers, scalings fused and as passes),
  *          KILN_NTT_FUSED=0|1 (the inverse NTTs' scalings in the partitions, A/B)
  */
 import { CudaBackend, cudaCapabilities, loadCuda, type PartitionSpec, type PartitionTimings } from '../src/backend/cuda.js';
@@ -103,8 +103,14 @@ async function main(): Promise<void> {
     }
   }
   const preH = Number(opt('pre-h') ?? 0);
+  // --plan q=3,msm=12GiB: the partitions under that plan (an 80 GB card at 32 GiB), else the whole-GPU one
+  const planOpt = Object.fromEntries((opt('plan') ?? '').split(',').filter((x) => x.includes('=')).map((x) => x.split('=') as [string, string]));
+  const planSpec = {
+    ...(planOpt.q ? { quotientBuffers: Number(planOpt.q) as 2 | 3 | 4 } : {}),
+    ...(planOpt.msm ? { msmScratchBytes: Math.round(Number(planOpt.msm.replace(/GiB$/, '')) * 2 ** 30) } : {}),
+  };
   for (const name of partitions) for (const acc of accs.length ? accs : [undefined]) {
-    const spec = { ...PARTITIONS[name], iterations: 3, ...(preH > 1 ? { preH } : {}) };
+    const spec = { ...PARTITIONS[name], iterations: 3, ...(preH > 1 ? { preH } : {}), ...planSpec };
     if (acc !== undefined) addon.setMsmAcc!(acc);
     const r = await addon.benchPartition(device, spec, g1, g2);
     const totals = r.runs.map((x) => x.total).sort((a, b) => a - b);
@@ -117,7 +123,8 @@ async function main(): Promise<void> {
       `msm_a ${last.msmA.toFixed(1)}, msm_b1 ${last.msmB1.toFixed(1)}, msm_b2 (G2) ${last.msmB2.toFixed(1)} (${cnt(m.b2)}); ` +
       `SRS ${(r.srsBytes / 2 ** 30).toFixed(1)} GiB + circuit ${(r.circuitBytes / 2 ** 30).toFixed(1)} GiB resident, pool peak ${(r.peakPoolBytes / 2 ** 30).toFixed(1)} GiB; generated in ${(r.generateMs / 1000).toFixed(1)} s`;
     const preNote = r.preH ? `; h with ${r.preH.copies} precomputed copies (c = ${r.preH.window}, made in ${(r.preH.ms / 1000).toFixed(1)} s)` : '';
-    rows.push([`partition, ${name} PoRep shape (synthetic)${r.preH ? `, h × ${r.preH.copies}` : ''}${acc !== undefined ? `, KILN_MSM_ACC=${acc}` : ''}`, fmtMs(totals[totals.length >> 1]), fmtMs(totals[0]), notes + preNote]);
+    const planName = opt('plan') ? `, plan ${opt('plan')}` : '';
+    rows.push([`partition, ${name} PoRep shape (synthetic)${r.preH ? `, h × ${r.preH.copies}` : ''}${planName}${acc !== undefined ? `, KILN_MSM_ACC=${acc}` : ''}`, fmtMs(totals[totals.length >> 1]), fmtMs(totals[0]), notes + preNote]);
     console.log(`partition ${name}${acc !== undefined ? ` (KILN_MSM_ACC=${acc})` : ''}: median ${totals[totals.length >> 1].toFixed(1)} ms, min ${totals[0].toFixed(1)} ms; ${notes}`);
   }
   if (accs.length) addon.setMsmAcc!(tuning.msmAcc ?? 5);

@@ -683,6 +683,15 @@ Napi::Value js_bench_partition(const Info& info) {
   sp.fracOne = number_of(env, prop(env, o, "fracOne"), "fracOne");
   sp.iters = (int)u32_prop(env, o, "iterations");
   if (!o.As<Napi::Object>().Get("preH").IsUndefined()) sp.preH = u32_prop(env, o, "preH");
+  if (!o.As<Napi::Object>().Get("quotientBuffers").IsUndefined()) {
+    sp.qbufs = u32_prop(env, o, "quotientBuffers");
+    if (sp.qbufs < 2 || sp.qbufs > 4) throw_range(env, "benchPartition: quotientBuffers is 2, 3 or 4");
+  }
+  if (!o.As<Napi::Object>().Get("msmScratchBytes").IsUndefined()) {
+    const double b = number_of(env, prop(env, o, "msmScratchBytes"), "msmScratchBytes");
+    if (!(b >= 0) || b != (double)(uint64_t)b) throw_range(env, "benchPartition: msmScratchBytes is a byte count (0: as needed)");
+    sp.msmBudget = (size_t)b;
+  }
   Bytes g1 = bytes_arg(info, 2, "g1"), g2 = bytes_arg(info, 3, "g2");
   if (g1.len != 96 || g2.len != 192) throw_range(env, "benchPartition: generators must be 96 and 192 bytes");
   auto gens = std::make_shared<std::array<uint8_t, 288>>();

@@ -694,8 +694,11 @@ PartitionBench bench_partition(int dev, const PartitionSpec& sp, const void* g1,
     }
     res.generate_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     PartitionOut out;
+    PartitionPlan plan;
+    if (sp.qbufs) plan.qbufs = sp.qbufs;
+    plan.msm_budget = sp.msmBudget;
     for (int it = -1; it < sp.iters; it++) {
-      prove_partition(cc, srs, hw, out);
+      prove_partition(cc, srs, hw, out, plan);
       if (it >= 0) res.runs.push_back(out.t);
     }
     {

@@ -103,6 +103,10 @@ struct PartitionSpec {
   double fracZero, fracOne;  // the rest full-width
   int iters;
   unsigned preH = 0;  // > 1: the h section with precomputed copies (bases_precompute; the cost model's window)
+  // the proofs' plan: quotient buffers (0: 4) and MSM scratch budget (0: as needed), so that a card smaller
+  // than the whole-GPU plan needs (an 80 GB one at 32 GiB) runs the shape under a plan as the daemon's would
+  unsigned qbufs = 0;
+  size_t msmBudget = 0;
 };
 struct PartitionBench {
   std::vector<PartitionTimes> runs;  // timed runs (warm-up excluded)

@@ -184,6 +184,10 @@ export interface PartitionSpec {
   iterations: number;
   /** > 1: the h section with that many precomputed copies (precomputeBases, the cost model's window). */
   preH?: number;
+  /** The proofs' plan (absent: the whole-GPU one): quotient buffers 2, 3 or 4 and the MSM scratch budget in bytes
+   *  (0: as needed), so that a smaller card runs a shape the whole-GPU plan does not fit. */
+  quotientBuffers?: 2 | 3 | 4;
+  msmScratchBytes?: number;
 }
 
 /** The raw functions of build/cuda/kiln_cuda.node (see native/cuda/addon.cpp). */
