@@ -9,6 +9,7 @@
 #include <random>
 
 #include "../field.cuh"
+#include "hex-arg.hpp"
 #include "../../src/ec/xyzz.hpp"
 #include "../../src/ff/bls12_381.hpp"
 
@@ -163,22 +164,6 @@ static void curve_checks(int cases, const Affine<C>& g, const char* name) {
   }
 }
 
-// Bytes from hex (the generators in the native layout, written by the test with the TypeScript encoder).
-template <class T>
-static T from_hex(const char* h) {
-  T t;
-  unsigned char* o = reinterpret_cast<unsigned char*>(&t);
-  if (std::strlen(h) != 2 * sizeof(T)) {
-    std::printf("FAIL argument: %zu hex digits, expected %zu\n", std::strlen(h), 2 * sizeof(T));
-    std::exit(2);
-  }
-  for (size_t k = 0; k < sizeof(T); k++) {
-    unsigned v = 0;
-    std::sscanf(h + 2 * k, "%2x", &v);
-    o[k] = (unsigned char)v;
-  }
-  return t;
-}
 
 // field-host-check <cases> <G1 generator hex (96 B)> <G2 generator hex (192 B)>
 int main(int argc, char** argv) {

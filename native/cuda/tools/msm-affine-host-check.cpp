@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../msm_affine.cuh"
+#include "hex-arg.hpp"
 #include "../../src/ec/xyzz.hpp"
 #include "../../src/ff/bls12_381.hpp"
 
@@ -26,22 +27,6 @@ using cuda::u32;
 
 static std::mt19937_64 rng(0x61666669);
 static long checked = 0;
-
-template <class T>
-static T from_hex(const char* h) {
-  T t;
-  unsigned char* o = reinterpret_cast<unsigned char*>(&t);
-  if (std::strlen(h) != 2 * sizeof(T)) {
-    std::printf("FAIL argument: %zu hex digits, expected %zu\n", std::strlen(h), 2 * sizeof(T));
-    std::exit(2);
-  }
-  for (size_t k = 0; k < sizeof(T); k++) {
-    unsigned v = 0;
-    std::sscanf(h + 2 * k, "%2x", &v);
-    o[k] = (unsigned char)v;
-  }
-  return t;
-}
 
 static void set_thread(size_t t) {
   blockIdx.x = (unsigned)t;
