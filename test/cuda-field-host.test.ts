@@ -2,7 +2,7 @@
  * The GPU's field arithmetic without a GPU: native/cuda/field.cuh (32-bit limbs, PTX carry chains) compiled by
  * g++ with the PTX primitives emulated (native/cuda/ptx_host.hpp) and compared with the CPU addon's fields and
  * curve formulas (native/src/ff, native/src/ec) on random and edge values: Fq, Fr and Fq2 add, sub, neg, mul,
- * sqr, dbl, inverse; G1 and G2 mixed and general additions, doublings, P + P, P + (−P), normalisation
+ * sqr, dbl, inverse (the binary GCD, which must never need its Fermat fallback, and Fermat); G1 and G2 mixed and general additions, doublings, P + P, P + (−P), normalisation
  * (native/cuda/tools/field-host-check.cpp). test:gpu runs the same code on the device; this is its slow twin in CI.
  * The MSM's batch-affine levels (native/cuda/msm_affine.cuh) run the same way, one thread at a time, against the
  * CPU's bucket sums (native/cuda/tools/msm-affine-host-check.cpp); mutants of both must fail.
@@ -88,6 +88,14 @@ test('field-host-check catches a wrong carry: the emulated addc without its carr
     'field-host-check',
     ['300', ...gens()],
   );
+});
+
+test('field-host-check catches a binary GCD inversion cut short or dividing inexactly', { skip }, () => {
+  const mutants: [string, string][] = [
+    ['  static constexpr int GCD_STEPS = 25;    // 381 bits', '  static constexpr int GCD_STEPS = 12;    // 381 bits'], // too few steps for Fq
+    ['    const long long k = (long long)((t[0] * P::INV) & 0x7fffffffu);', '    const long long k = (long long)((t[0] * P::INV) & 0x3fffffffu);'], // u, v not divisible by 2^31
+  ];
+  for (const [from, to] of mutants) mutantFails('native/cuda/field.cuh', from, to, 'field-host-check', ['300', ...gens()]);
 });
 
 test('the MSM batch-affine levels (msm_affine.cuh, run on the host) sum every bucket as the CPU does', { skip }, () => {

@@ -46,6 +46,7 @@ inline uint32_t hi(uint32_t a, uint32_t b) { return (uint32_t)(((uint64_t)a * b)
 }  // namespace ptx_host
 
 inline uint32_t __umulhi(uint32_t a, uint32_t b) { return ptx_host::hi(a, b); }
+inline int __clz(uint32_t x) { return x ? __builtin_clz(x) : 32; }
 
 inline uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) { return ptx_host::set((uint64_t)ptx_host::lo(a, b) + c); }
 inline uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) {

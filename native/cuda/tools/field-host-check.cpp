@@ -122,6 +122,44 @@ static void field_checks(int cases, const char* name) {
   }
 }
 
+// The binary GCD inversion (DFp::inverse_gcd) against the CPU's inverse: the edges, random values, values of
+// every length (raw Montgomery bytes with few bits) and values just below the modulus. It must never need its
+// Fermat fallback (ok = false: the step bound failed), and the Fermat twin must agree as well.
+template <class D, class C>
+static void inverse_checks(int cases, const char* name) {
+  using P = typename ParamsOf<C>::P;
+  char what[64];
+  for (int i = 1; i < cases; i++) {
+    C a = i < 5 ? sample<C>(i) : random_field<C>();
+    if (i >= 5 && i % 3 == 0) {  // a value of 1 … bits(MOD) − 1 bits
+      const int bits = 1 + (i / 3) % (64 * C::N - 4);
+      for (int k = 0; k < C::N; k++) {
+        const int lo = 64 * k;
+        a.v[k] = bits >= lo + 64 ? a.v[k] : bits <= lo ? 0 : a.v[k] & ((1ull << (bits - lo)) - 1);
+      }
+      if (a.is_zero()) a.v[0] = 1;
+    } else if (i >= 5 && i % 3 == 1) {  // MOD − small
+      for (int k = 0; k < C::N; k++) a.v[k] = P::MOD[k];
+      a.v[0] -= 1 + (rng() & 0xffff) * 2;
+    }
+    bool ok = false;
+    const D r = to_dev<D>(a).inverse_gcd(ok);
+    checks++;
+    if (!ok) {
+      std::printf("FAIL %s inverse_gcd: the step bound failed (case %d)\n", name, i);
+      std::exit(1);
+    }
+    std::snprintf(what, sizeof what, "%s inverse_gcd", name);
+    expect_same(r, a.inverse(), what, i);
+    if (i % 16 == 0) {
+      std::snprintf(what, sizeof what, "%s inverse_fermat", name);
+      expect_same(to_dev<D>(a).inverse_fermat(), a.inverse(), what, i);
+    }
+  }
+  std::snprintf(what, sizeof what, "%s inverse of zero", name);
+  expect_same(D::zero().inverse(), C::zero(), what, 0);
+}
+
 static Fq2 fq2_sample(int i) { return {sample<Fq>(i % 7 < 5 ? i % 7 : 9), sample<Fq>((i / 3) % 7 < 5 ? (i / 3) % 7 : 9)}; }
 
 static void fq2_checks(int cases) {
@@ -178,6 +216,8 @@ int main(int argc, char** argv) {
   field_checks<cuda::DFp<cuda::FqP, 2>, Fq>(cases, "Fq (squaring variant)");
   field_checks<cuda::DFp<cuda::FrP, 2>, Fr>(cases, "Fr (squaring variant)");
   fq2_checks(cases);
+  inverse_checks<DFq, Fq>(cases, "Fq");
+  inverse_checks<DFr, Fr>(cases, "Fr");
   curve_checks<DFq, Fq>(cases / 10 + 5, from_hex<Affine<Fq>>(argv[2]), "G1");
   curve_checks<DFq2, Fq2>(cases / 20 + 5, from_hex<Affine<Fq2>>(argv[3]), "G2");
   curve_checks<cuda::DFp<cuda::FqP, 2>, Fq>(cases / 10 + 5, from_hex<Affine<Fq>>(argv[2]), "G1 (squaring variant)");
