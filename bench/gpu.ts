@@ -12,7 +12,8 @@
  *          --threads-sweep 24 (G1 and G2 sizes at which the accumulation kernels' block sizes are timed),
  *          --pre 4,12 (the G1/G2 MSM sizes again over bases with that many precomputed copies; --pre-window c forces
  *          their window, else the cost model's), --pre-h 4 (the partitions' h section with that many precomputed
- *          copies), --plan q=3,msm=12GiB (the partitions under that plan: quotient buffers, MSM scratch), --acc 1,4 (each MSM and partition with those accumulation kernels, setMsmAcc), --quotient 26,27 (the quotient on device buffers, scalings fused and as passes),
+ *          copies), --plan q=3,msm=12GiB (the partitions under that plan: quotient buffers, MSM scratch), --acc 1,4 (each MSM and partition with those accumulation kernels, setMsmAcc), --pairs 32,128 (each MSM with
+ *          that many fewest pairs per thread of a batch-affine level, setMsmAffinePairs), --quotient 26,27 (the quotient on device buffers, scalings fused and as passes),
  *          KILN_NTT_FUSED=0|1 (the inverse NTTs' scalings in the partitions, A/B)
  */
 import { CudaBackend, cudaCapabilities, loadCuda, type PartitionSpec, type PartitionTimings } from '../src/backend/cuda.js';
@@ -85,15 +86,19 @@ async function main(): Promise<void> {
   const preWindow = Number(opt('pre-window') ?? 0);
   const accs = list(opt('acc'), []);
   if (accs.length && typeof addon.setMsmAcc !== 'function') throw new Error('this build of the CUDA addon has no setMsmAcc');
+  // --pairs 32,128: each MSM with that many fewest pairs per thread of a batch-affine level (setMsmAffinePairs)
+  const pairsList = list(opt('pairs'), []);
+  if (pairsList.length && typeof addon.setMsmAffinePairs !== 'function') throw new Error('this build of the CUDA addon has no setMsmAffinePairs');
   for (const copies of [0, ...list(opt('pre'), [])]) {
     for (const [curve, sizes] of [[1, g1Sizes], [2, g2Sizes]] as const) {
-      for (const k of sizes) for (const acc of accs.length ? accs : [undefined]) {
+      for (const k of sizes) for (const acc of accs.length ? accs : [undefined]) for (const pairs of pairsList.length ? pairsList : [undefined]) {
         const iters = k >= 26 ? 3 : 5;
         const gen = curve === 1 ? g1 : g2;
         if (acc !== undefined) addon.setMsmAcc!(acc);
+        if (pairs !== undefined) addon.setMsmAffinePairs!(pairs);
         const r = copies > 1 ? await addon.benchMsm(device, curve, k, gen, iters, copies, preWindow) : await addon.benchMsm(device, curve, k, gen, iters);
         const pre = r.pre;
-        const name = `${curve === 1 ? 'G1' : 'G2'} MSM 2^${k}${copies > 1 ? `, ${pre ? pre.copies : 1} copies of the bases` : ''}${acc !== undefined ? `, KILN_MSM_ACC=${acc}` : ''}`;
+        const name = `${curve === 1 ? 'G1' : 'G2'} MSM 2^${k}${copies > 1 ? `, ${pre ? pre.copies : 1} copies of the bases` : ''}${acc !== undefined ? `, KILN_MSM_ACC=${acc}` : ''}${pairs !== undefined ? `, ${pairs} pairs per level thread` : ''}`;
         const t = r.timings as typeof r.timings & { pippenger?: Record<string, number> };
         const ph = t.pippenger ? Object.entries(t.pippenger).map(([k2, v]) => `${k2} ${v.toFixed(1)}`).join(', ') : '';
         const made = pre ? `; ${pre.windows} window(s) of buckets, ${(pre.bytes / 2 ** 30).toFixed(1)} GiB of bases made in ${pre.ms.toFixed(0)} ms` : '';
@@ -102,6 +107,7 @@ async function main(): Promise<void> {
       }
     }
   }
+  if (pairsList.length) addon.setMsmAffinePairs!(128);
   const preH = Number(opt('pre-h') ?? 0);
   // --plan q=3,msm=12GiB: the partitions under that plan (an 80 GB card at 32 GiB), else the whole-GPU one
   const planOpt = Object.fromEntries((opt('plan') ?? '').split(',').filter((x) => x.includes('=')).map((x) => x.split('=') as [string, string]));

@@ -309,6 +309,14 @@ Napi::Value js_set_msm_threads(const Info& info) {
   return info.Env().Undefined();
 }
 
+Napi::Value js_set_msm_affine_pairs(const Info& info) {
+  const double n = number_arg(info, 0, "pairs");
+  if (n < 8 || n > 4096 || n != (int)n || ((int)n & ((int)n - 1)) != 0)
+    throw_range(info.Env(), "setMsmAffinePairs: a power of two in 8 … 4096");
+  set_msm_affine_pairs((unsigned)n);
+  return info.Env().Undefined();
+}
+
 // setMsmBatch(n) / setMsmAcc(v): the edge's KILN_MSM_BATCH / KILN_MSM_ACC (src/util/tuning.ts), passed by
 // CudaBackend's constructor; nothing in the addon reads the environment.
 Napi::Value js_set_msm_batch(const Info& info) {
@@ -840,6 +848,7 @@ const Export kExports[] = {
     {"benchQuotient", js_bench_quotient},
     {"setMsmWindow", js_set_msm_window},
     {"setMsmThreads", js_set_msm_threads},
+    {"setMsmAffinePairs", js_set_msm_affine_pairs},
     {"setMsmBatch", js_set_msm_batch},
     {"setMsmAcc", js_set_msm_acc},
     {"setNttFused", js_set_ntt_fused},

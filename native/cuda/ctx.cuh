@@ -136,6 +136,10 @@ inline std::atomic<unsigned> g_msm_threads{32};
 // The most scalars of one Pippenger batch (set_msm_batch; 0 = the cost model's batch): a diagnostic, so
 // that tests run a chunk's scalars in several batches.
 inline std::atomic<size_t> g_msm_batch{0};
+// Fewest pairs per thread of a batch-affine level (set_msm_affine_pairs; msm_impl.cuh ba_reduce): each
+// thread's run of pairs shares one inversion. 128 while the inversion was Fermat's (~570 multiplications);
+// a diagnostic for benches since the binary GCD made it ~10× cheaper.
+inline std::atomic<unsigned> g_ba_pairs{128};
 // The MSM accumulation kernel (set_msm_acc, msm_impl.cuh accumulate): 1 (k_accumulate_hot) by default.
 inline std::atomic<int> g_msm_acc{5};  // 5: batch-affine levels in G2, the XYZZ kernel in G1
 

@@ -85,6 +85,8 @@ unsigned csr_mat_vec(int dev, uint32_t rows, uint32_t cols, const uint32_t* rowP
 void set_msm_window(unsigned c);
 // Diagnostics: threads per block of the accumulation kernels (32 … 1024, a multiple of 32). Process-wide.
 void set_msm_threads(unsigned t);
+// Diagnostics: fewest pairs per thread of a batch-affine level (a power of two, 8 … 4096; 128 by default).
+void set_msm_affine_pairs(unsigned n);
 // Diagnostics: the most scalars of one Pippenger batch (0 = the cost model's). Process-wide.
 void set_msm_batch(size_t n);
 // Diagnostics: the accumulation kernel, 0 (general), 1 (default, k_accumulate_hot), 2 (G1's Fq

@@ -127,6 +127,7 @@ int acc_variant() { return g_msm_acc.load(); }
 
 void set_msm_window(unsigned c) { g_msm_window.store(c); }
 void set_msm_threads(unsigned t) { g_msm_threads.store(t); }
+void set_msm_affine_pairs(unsigned n) { g_ba_pairs.store(n); }
 void set_msm_batch(size_t n) { g_msm_batch.store(n); }
 void set_msm_acc(int v) { g_msm_acc.store(v); }
 

@@ -110,18 +110,18 @@ inline size_t device_free_bytes(Ctx& c) {
   return fr + (reserved > used ? (size_t)(reserved - used) : 0);
 }
 
-constexpr unsigned kBaPairs = 128;   // fewest pairs per thread of a level: the inversion's share ≤ 1/128
 constexpr unsigned kBaThreads = 128; // block size of the level kernels
 
 // Levels of a pass of `total` digits over nb buckets: the most (≤ 6) with the mean run ≥ 4·2^levels (the
-// padding ≤ a quarter of the points) and ≥ kBaPairs pairs at the last level; 0 (the XYZZ path) below 2 or
+// padding ≤ a quarter of the points) and ≥ g_ba_pairs pairs at the last level; 0 (the XYZZ path) below 2 or
 // under `least` digits (the default's 1024 per resident level thread: in a smaller pass a level's few threads
 // each walk a long chain of dependent multiplications; the 2 KiB partition's sparse MSMs took 3.8 → 11.8 ms
 // with the levels everywhere).
 inline unsigned ba_levels(size_t total, u32 nb, size_t least) {
   if (total < least) return 0;
   unsigned lv = 0;
-  while (lv < 6 && (size_t(4) << (lv + 1)) * nb <= total && (total >> (lv + 1)) >= kBaPairs) lv++;
+  const size_t pairs = g_ba_pairs.load();
+  while (lv < 6 && (size_t(4) << (lv + 1)) * nb <= total && (total >> (lv + 1)) >= pairs) lv++;
   return lv >= 2 ? lv : 0;
 }
 
@@ -148,7 +148,7 @@ bool ba_reduce(Ctx& c, unsigned lv, const Affine<F>* bases, const u32* sk, const
                u32 sentinel, const u32* start, const u32* end, size_t spare, u32* (&sortbufs)[4], Affine<F>*& fin,
                u32*& foff, size_t& ftot, MsmTimes& tm) {
   const u32 M = 1u << lv;
-  const size_t T = ba_resident<F>(c);
+  const size_t T = ba_resident<F>(c), pairs = g_ba_pairs.load();
   u32* cc = dalloc<u32>(c, nb);
   u32* off = dalloc<u32>(c, (size_t)nb + 1);
   KC_CHECK(cudaMemsetAsync(off, 0, sizeof(u32), c.stream));
@@ -195,7 +195,7 @@ bool ba_reduce(Ctx& c, unsigned lv, const Affine<F>* bases, const u32* sk, const
     for (unsigned l = 1; l <= lv; l++) {
       const size_t np = n >> l;
       Affine<F>* dst = l == lv ? fin + s0 / M : buf[(l - 1) & 1];
-      const size_t Tl = std::min(T, std::max<size_t>(1, np / kBaPairs));
+      const size_t Tl = std::min(T, std::max<size_t>(1, np / pairs));
       const unsigned grid = (unsigned)((Tl + kBaThreads - 1) / kBaThreads);
       if (l == 1)
         k_ba_level<F, true><<<grid, kBaThreads, 0, c.stream>>>(bases, pv + s0, np, (u32)Tl, dst);

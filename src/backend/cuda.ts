@@ -273,6 +273,9 @@ export interface CudaAddon {
   setMsmWindow(c: number): void;
   /** Diagnostics: threads per block of the MSM accumulation kernels (multiple of 32, 32 … 1024). */
   setMsmThreads(t: number): void;
+  /** Diagnostics: fewest pairs per thread of a batch-affine level (a power of two, 8 … 4096; 128 by default),
+   *  process-wide. Absent from addons built before it. */
+  setMsmAffinePairs?(n: number): void;
   /** Diagnostics: the most scalars of one Pippenger batch (0: the cost model's), process-wide. Absent from
    *  addons built before it. */
   setMsmBatch?(n: number): void;
