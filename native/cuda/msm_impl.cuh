@@ -167,7 +167,13 @@ bool ba_reduce(Ctx& c, unsigned lv, const Affine<F>* bases, const u32* sk, const
   const size_t pb = sizeof(Affine<F>);
   // the budget's spare and what the device has (less a margin), plus the sort's buffers, freed first
   const size_t margin = size_t(256) << 20, dev_free = device_free_bytes(c);
-  const size_t avail = std::min(spare, dev_free > margin ? dev_free - margin : 0) + 16 * total;
+  const size_t room = std::min(spare, dev_free > margin ? dev_free - margin : 0);
+  // the padded value array is made while the sort's buffers are still held (it is scattered from them)
+  if (4 * P > room) {
+    dfree(c, off);
+    return false;
+  }
+  const size_t avail = room + 16 * total;
   const size_t fixed = 4 * P + (size_t)h_ftot * pb;
   size_t S = avail > fixed ? (avail - fixed) / (pb * 3 / 4) : 0;  // a slice: S/2 + S/4 points of levels
   S = std::min(S, P) / M * M;

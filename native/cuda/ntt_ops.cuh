@@ -21,7 +21,7 @@ struct ScaleTables {
 // stage group (set_ntt_fused(1), the addon's setNttFused, KILN_NTT_FUSED=1 at the edges) or a pass of their own (0).
 // KILN_CUDA_FUSED_SCALE is the default at build time.
 #ifndef KILN_CUDA_FUSED_SCALE
-#define KILN_CUDA_FUSED_SCALE 0
+#define KILN_CUDA_FUSED_SCALE 1
 #endif
 ScaleTables scale_tables(Ctx& c, unsigned log_n, const uint8_t* factor, const uint8_t* g);
 void free_scale_tables(Ctx& c, ScaleTables& t);
