@@ -59,6 +59,18 @@ size_t msm_persistent(int curve, unsigned cbits, unsigned wins) {
   return nb * X + nb * X / 8 + 2 * X;  // the buckets, the window segments at the end
 }
 
+// What a pass of `digits` digits adds when the batch-affine levels take it (msm_impl.cuh ba_reduce): the padded
+// value array (4 B per padded digit, ≤ 1.125 per digit) is made while the sort's buffers are still held, and after
+// they are freed the last level's points and one slice must fit (6 B per digit lets 4 … 6 levels of G2 run in
+// ≤ 64 slices). Without it a pass sized to fill a tight budget leaves the levels no room and they fall back to
+// the XYZZ chunks (WindowPoSt's G2 B MSM under an 80 GB card's plan, 2026-12-07).
+static size_t levels_reserve(size_t digits) { return 6 * digits; }
+// Whether the levels may take this curve's passes (the accumulation variant; the pass's size decides the rest).
+static bool levels_may_run(int curve) {
+  const int av = acc_variant();
+  return av == 4 || (av == 5 && curve == 2);
+}
+
 MsmShape msm_shape(int curve, size_t n, size_t others, size_t budget, size_t max_chunk, MsmPre pre) {
   const bool pc = pre.copies > 1;
   MsmShape best;
@@ -82,19 +94,26 @@ MsmShape msm_shape(int curve, size_t n, size_t others, size_t budget, size_t max
       const double share = n ? (double)others * (double)nc / (double)n : 0.0;
       return std::min<size_t>(nc, (size_t)(2.0 * share) + 65536);
     };
-    // the most windows per pass that fit with nc points (0 when not even one does)
-    auto group = [&](size_t nc) -> unsigned {
+    // the most windows per pass that fit with nc points (0 when not even one does); `levels`: with the batch-affine
+    // levels' room beside each pass
+    auto group = [&](size_t nc, bool levels) -> unsigned {
       if (!W) return msm_chunk_scratch(curve, nc, 0) <= budget - P ? 1u : 0u;
       const size_t bt = batch_of(nc);
-      for (unsigned g = (unsigned)W; g >= 1; g--)
-        if (bt * g * cp < (size_t(1) << 32) && msm_chunk_scratch(curve, nc, c, g, bt, cp, (unsigned)W) <= budget - P)
+      for (unsigned g = (unsigned)W; g >= 1; g--) {
+        const size_t digits = bt * g * cp;
+        if (digits < (size_t(1) << 32) &&
+            msm_chunk_scratch(curve, nc, c, g, bt, cp, (unsigned)W) + (levels ? levels_reserve(digits) : 0) <= budget - P)
           return g;
+      }
       return 0;
     };
     size_t nc = cap;
-    while (nc > floor_pts && !group(nc)) nc = std::max(floor_pts, nc / 2);
-    const unsigned g = group(nc);
+    while (nc > floor_pts && !group(nc, false)) nc = std::max(floor_pts, nc / 2);
+    unsigned g = group(nc, false);
     if (!g) continue;
+    // where the levels may run, fewer windows per pass if that leaves them their room (spare, below)
+    if (W && levels_may_run(curve))
+      if (const unsigned gl = group(nc, true)) g = gl;
     const double chunks = std::ceil((double)std::max<size_t>(n, 1) / nc);
     const double passes = W ? chunks * std::ceil((double)W / g) : 0;
     const double K = c ? double(1u << (c - 1)) : 0;
