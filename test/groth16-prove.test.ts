@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Backend } from '../src/backend/backend.js';
+import type { Backend, PartitionInput } from '../src/backend/backend.js';
 import { ReferenceBackend } from '../src/backend/reference.js';
 import { FR_MODULUS, writeFr } from '../src/field/layout.js';
 import { LinearCombination, ONE, type Circuit, type CircuitShape, type ConstraintSystem, type Variable } from '../src/r1cs/cs.js';
@@ -19,7 +19,7 @@ import { TestConstraintSystem } from '../src/r1cs/test.js';
 import { WitnessGenerator } from '../src/r1cs/witness.js';
 import { decodeParams, encodeParams, encodeVerifyingKey, type Parameters } from '../src/groth16/keys.js';
 import { PROOF_BYTES, decodeProof, encodeProof } from '../src/groth16/proof.js';
-import { PROVER_PHASES, prove, proveWithRandomness } from '../src/groth16/prover.js';
+import { PROVER_PHASES, partitionSumsStepwise, prove, proveWithRandomness } from '../src/groth16/prover.js';
 import { domainSize, queryIndices } from '../src/groth16/queries.js';
 import { devParamsPath, insecureDevSetup, loadOrCreateDevParams, vkPathOf } from '../src/groth16/setup.js';
 import { prepareVerifyingKey, verifyProof } from '../src/groth16/verifier.js';
@@ -242,6 +242,25 @@ if (backends.length > 1) {
     assert.deepEqual(encodeParams(other), encodeParams(params));
   });
 }
+
+test("a backend's notes on its MSM phases reach the phases' spans; the proof is unchanged", async () => {
+  const ref = new ReferenceBackend();
+  const { shape, assignment, inputs } = compile(new RandomCircuit(41, 2, 6));
+  const params = await insecureDevSetup(shape, ref);
+  // the reference backend's own sums through the whole-partition call, with notes as the CUDA backend gives them
+  const noted = Object.assign(Object.create(ref) as Backend, {
+    provePartition: async (input: PartitionInput) => ({ ...(await partitionSumsStepwise(ref, input)), notes: { msm_b2: 'c = 5, 9 others, 1 pass, XYZZ buckets', msm_h: '' } }),
+  });
+  const span = new Span('prove');
+  const { proof } = await proveWithRandomness(params, shape, assignment, 7n, 9n, noted, span);
+  span.end();
+  const byName = new Map(span.children.map((c) => [c.name, c]));
+  assert.equal(byName.get('msm_b2')?.note, 'c = 5, 9 others, 1 pass, XYZZ buckets');
+  assert.equal(byName.get('msm_h')?.note, undefined);
+  assert.equal(byName.get('msm_l')?.note, undefined);
+  assert.deepEqual(encodeProof(proof), encodeProof((await proveWithRandomness(params, shape, assignment, 7n, 9n, ref)).proof));
+  assert.ok(verifyProof(prepareVerifyingKey(params.vk), proof, inputs));
+});
 
 test('loadOrCreateDevParams caches by shape digest, atomically, and rebuilds a bad file', async () => {
   const backend = backends[0];

@@ -46,6 +46,7 @@ Napi::Object timings(Napi::Env env, const MsmTimes& t) {
   ph.Set("affineLevels", t.ba_levels);
   ph.Set("affinePasses", (double)t.ba_passes);
   ph.Set("affineSlices", (double)t.ba_slices);
+  ph.Set("passes", (double)t.passes);
   o.Set("pippenger", ph);
   return o;
 }

@@ -44,6 +44,7 @@ struct MsmTimes {
   // their slices (a pass in several slices when the memory for its levels at once is not there)
   unsigned ba_levels = 0;
   size_t ba_passes = 0, ba_slices = 0;
+  size_t passes = 0;  // Pippenger passes in all
 };
 
 // msm.cu: bases resident on one device (the SRS): uploaded once, kept until bases_free.

@@ -239,6 +239,7 @@ void pippenger_pass(Ctx& c, Buckets<F>& bk, u32 w0, u32 W, const Affine<F>* base
                     size_t m, MsmTimes& tm) {
   Events ev(4);
   KC_CHECK(cudaEventRecord(ev.e[0], c.stream));
+  tm.passes++;
   const unsigned cbits = bk.cbits;
   const u32 nb = W * bk.K;  // this pass's buckets: windows w0 … w0 + W − 1
   const u32 sentinel = nb;

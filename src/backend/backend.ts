@@ -98,6 +98,9 @@ export interface PartitionSums {
      *  (a WinningPoSt's) had the machine's threads (lanes.ts: the urgent lane). */
     urgent_wait?: number;
   };
+  /** A few words per MSM phase on what its time went to, where the backend knows (the CUDA backend: window,
+   *  Pippenger passes, batch-affine levels); shown beside the phase's span. */
+  notes?: Partial<Record<'msm_h' | 'msm_l' | 'msm_a' | 'msm_b1' | 'msm_b2', string>>;
 }
 
 /** What Backend.devSetupInsecure needs: the circuit (as for provePartition: a backend may keep it

@@ -97,7 +97,27 @@ export interface PippengerTimings {
   affineLevels: number;
   affinePasses: number;
   affineSlices: number;
+  /** Pippenger passes in all (a pass: one sort and accumulation of some windows' digits). Absent from addons built
+   *  before it. */
+  passes?: number;
 }
+
+/** One MSM of a partition in a few words, for its span: the window, the full-width scalars, the Pippenger passes
+ *  and whether the batch-affine levels took them (and in how many slices), e.g. "c = 18, 41.9 M others,
+ *  2 passes, batch-affine 5 levels in 2 passes (6 slices)"; "0/1 scalars only" without Pippenger. */
+export function msmNote(t: PartitionMsmTimings): string {
+  if (!t.window) return `0/1 scalars only (${fmtCount(t.ones)} ones)`;
+  const p = t.pippenger;
+  const parts = [`c = ${t.window}`, `${fmtCount(t.others)} others`];
+  if (p.passes !== undefined) parts.push(`${p.passes} pass${p.passes === 1 ? '' : 'es'}`);
+  parts.push(
+    p.affineLevels > 0
+      ? `batch-affine ${p.affineLevels} levels in ${p.affinePasses} pass${p.affinePasses === 1 ? '' : 'es'}${p.affineSlices > p.affinePasses ? ` (${p.affineSlices} slices)` : ''}`
+      : 'XYZZ buckets',
+  );
+  return parts.join(', ');
+}
+const fmtCount = (n: number): string => (n >= 1e6 ? `${(n / 1e6).toFixed(1)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} k` : String(n));
 
 export interface CudaMsmResult extends MsmResult {
   timings: MsmResult['timings'] & { pippenger: PippengerTimings };
@@ -913,6 +933,7 @@ export class CudaBackend implements Backend, DeviceTarget, ResidentMsm {
         circuit_upload: t1 - t0,
         host_wait: hostWait,
       },
+      notes: { msm_h: msmNote(m.h), msm_l: msmNote(m.l), msm_a: msmNote(m.a), msm_b1: msmNote(m.b1), msm_b2: msmNote(m.b2) },
       gpu: t,
     };
   }

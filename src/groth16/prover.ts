@@ -232,7 +232,8 @@ export async function proveWithRandomness(
     if (hostWait !== undefined) span.record('host_wait', hostWait);
     if (deviceWait !== undefined) span.record('device_wait', deviceWait);
     if (urgentWait !== undefined) span.record('urgent_wait', urgentWait);
-    for (const p of PROVER_PHASES) span.record(p, timings[p]);
+    const notes: Partial<Record<string, string>> = sums.notes ?? {};
+    for (const p of PROVER_PHASES) span.record(p, timings[p], notes[p]);
     // a device that streams data from host memory says how long its compute waited for copies
     if (streamWait !== undefined) span.record('stream_wait', streamWait);
   }

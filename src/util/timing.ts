@@ -12,6 +12,9 @@ export class Span {
   readonly children: Span[] = [];
   readonly startMs: number;
   endMs: number | undefined;
+  /** What the time went to, in a few words, where the one measuring it knows (e.g. an MSM's window, passes and
+   *  batch-affine levels); shown beside the span in the tree and in its JSON. */
+  note: string | undefined;
 
   constructor(
     /** Mutable for one case: a prover lane renames a failed proof attempt (lanes.ts), which then
@@ -30,12 +33,13 @@ export class Span {
   }
 
   /** Records an already measured child (e.g. a phase timed inside the native addon), laid end to
-   *  end after the previous child. */
-  record(name: string, durationMs: number): Span {
+   *  end after the previous child, with its note if one is given. */
+  record(name: string, durationMs: number, note?: string): Span {
     const prev = this.children[this.children.length - 1];
     const start = prev?.endMs ?? this.startMs;
     const s = new Span(name, this, start);
     s.endMs = start + durationMs;
+    if (note !== undefined && note !== '') s.note = note;
     return s;
   }
 
@@ -92,6 +96,7 @@ export class Span {
       name: this.name,
       ms: round(this.durationMs),
       gapMs: this.children.length ? round(this.gapMs) : undefined,
+      note: this.note,
       children: this.children.length ? this.children.map((c) => c.toJSON()) : undefined,
     };
   }
@@ -101,6 +106,7 @@ export interface SpanJson {
   name: string;
   ms: number;
   gapMs?: number;
+  note?: string;
   children?: SpanJson[];
 }
 
@@ -119,7 +125,7 @@ export function formatSpanTree(root: Span, opts: { gaps?: boolean } = {}): strin
   const lines: string[] = [];
   const walk = (s: Span, depth: number, parentMs: number): void => {
     const pct = parentMs > 0 ? ` ${((100 * s.durationMs) / parentMs).toFixed(1).padStart(5)}%` : '';
-    lines.push(`${'  '.repeat(depth)}${s.name.padEnd(Math.max(1, 28 - 2 * depth))}${spanTime(s.durationMs)}${pct}`);
+    lines.push(`${'  '.repeat(depth)}${s.name.padEnd(Math.max(1, 28 - 2 * depth))}${spanTime(s.durationMs)}${pct}${s.note ? `  ${s.note}` : ''}`);
     for (const c of s.children) walk(c, depth + 1, s.durationMs);
     if (opts.gaps && s.children.length) {
       const gap = s.gapMs;
