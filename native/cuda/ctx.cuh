@@ -147,6 +147,10 @@ inline std::atomic<int> g_msm_acc{5};  // 5: batch-affine levels in G2, the XYZZ
 unsigned pick_window(size_t m);
 // The MSM accumulation kernel (msm_impl.cuh accumulate): g_msm_acc, read per call.
 int acc_variant();
+// Whether the batch-affine levels may take a pass of this curve's MSM (1 G1, 2 G2) under `av` (acc_variant):
+// 4 everywhere, 5 (the default) in G2; the pass's size decides the rest (msm_impl.cuh ba_levels). One rule for
+// the pass itself and for msm_shape, which leaves the levels their room.
+inline bool levels_may_run(int av, int curve) { return av == 4 || (av == 5 && curve == 2); }
 
 // MSM bases: resident on the device (`d`), or in host memory (`host`: pinned pieces in order, whole
 // points each, owned by the caller; `d` null) and streamed through a Streamer when used.

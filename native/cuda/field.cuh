@@ -549,13 +549,15 @@ struct __align__(16) DFp {
   __device__ static __forceinline__ void gcd_mul(u32* t, const u32* x, long long f) {
     const u32 m = (u32)(f < 0 ? -f : f);
     const u32 neg = f < 0 ? 0xffffffffu : 0u;
-    u32 p[L + 1];
-    // the low halves at their limbs, the high halves one limb up, in one carry chain
-    p[0] = (kMod ? P::mod(0) : x[0]) * m;
-    p[1] = mad_hi_cc(kMod ? P::mod(0) : x[0], m, (kMod ? P::mod(1) : x[1]) * m);
+    u32 a[L], p[L + 1];
 #pragma unroll
-    for (int i = 2; i < L; i++) p[i] = madc_hi_cc(kMod ? P::mod(i - 1) : x[i - 1], m, (kMod ? P::mod(i) : x[i]) * m);
-    p[L] = madc_hi(kMod ? P::mod(L - 1) : x[L - 1], m, 0);
+    for (int i = 0; i < L; i++) a[i] = kMod ? P::mod(i) : x[i];
+    // the low halves at their limbs, the high halves one limb up, in one carry chain
+    p[0] = a[0] * m;
+    p[1] = mad_hi_cc(a[0], m, a[1] * m);
+#pragma unroll
+    for (int i = 2; i < L; i++) p[i] = madc_hi_cc(a[i - 1], m, a[i] * m);
+    p[L] = madc_hi(a[L - 1], m, 0);
     // negated when f < 0: (p XOR neg) + 1
     t[0] = add_cc(p[0] ^ neg, neg & 1u);
 #pragma unroll

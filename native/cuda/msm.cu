@@ -65,11 +65,6 @@ size_t msm_persistent(int curve, unsigned cbits, unsigned wins) {
 // ≤ 64 slices). Without it a pass sized to fill a tight budget leaves the levels no room and they fall back to
 // the XYZZ chunks (WindowPoSt's G2 B MSM under an 80 GB card's plan, 2026-12-07).
 static size_t levels_reserve(size_t digits) { return 6 * digits; }
-// Whether the levels may take this curve's passes (the accumulation variant; the pass's size decides the rest).
-static bool levels_may_run(int curve) {
-  const int av = acc_variant();
-  return av == 4 || (av == 5 && curve == 2);
-}
 
 MsmShape msm_shape(int curve, size_t n, size_t others, size_t budget, size_t max_chunk, MsmPre pre) {
   const bool pc = pre.copies > 1;
@@ -112,7 +107,7 @@ MsmShape msm_shape(int curve, size_t n, size_t others, size_t budget, size_t max
     unsigned g = group(nc, false);
     if (!g) continue;
     // where the levels may run, fewer windows per pass if that leaves them their room (spare, below)
-    if (W && levels_may_run(curve))
+    if (W && levels_may_run(acc_variant(), curve))
       if (const unsigned gl = group(nc, true)) g = gl;
     const double chunks = std::ceil((double)std::max<size_t>(n, 1) / nc);
     const double passes = W ? chunks * std::ceil((double)W / g) : 0;

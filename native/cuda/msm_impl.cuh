@@ -277,7 +277,7 @@ void pippenger_pass(Ctx& c, Buckets<F>& bk, u32 w0, u32 W, const Affine<F>* base
   // Variant 4: the batch-affine levels first where they pay; the XYZZ chunks then sum each bucket's
   // ⌈run / 2^levels⌉ points of the last level (start = foff, end = foff + 1, no value array).
   const int av = acc_variant();
-  const bool want = av == 4 || (av == 5 && std::is_same_v<F, DFq2>);
+  const bool want = levels_may_run(av, std::is_same_v<F, DFq2> ? 2 : 1);
   const unsigned lv = want ? ba_levels(total, nb, av == 5 ? 1024 * ba_resident<F>(c) : 0) : 0;
   Affine<F>* fin = nullptr;
   u32* foff = nullptr;
